@@ -1,0 +1,41 @@
+# s2r: one-command set-up. Every target installs what is missing and nothing more:
+# the virtualenv is rebuilt only when requirements*.txt change (stamp file).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.s2r-installed
+PORT   ?= 8501
+
+.PHONY: setup browser-deps run test test-fast bench clean-cache
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install -r requirements.txt -r requirements-dev.txt
+	@touch $@
+
+setup: $(STAMP)
+
+# Debian's Chromium for the real-browser test (Playwright drives it; no browser download).
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the browser test"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# Start the dashboard on the built-in demo dataset.
+run: setup
+	$(BIN)/streamlit run app.py --server.port $(PORT)
+
+# The whole test suite: unit, app (AppTest) and real-browser tests.
+test: setup browser-deps
+	$(BIN)/python -m pytest
+
+# Everything but the browser test (no Chromium needed).
+test-fast: setup
+	$(BIN)/python -m pytest -m "not browser"
+
+bench: setup
+	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done
+
+clean-cache:
+	$(BIN)/python -m s2r cache clear

@@ -1,0 +1,78 @@
+"""``python -m s2r``: the command-line face of the library.
+
+Each subcommand lives in its own module under :mod:`s2r.commands` and exposes
+``register(subparsers)`` which adds its parser and sets ``func=run``. Every command that reads
+data takes the same DATASET syntax (see :func:`add_dataset_args`):
+
+- ``demo`` or ``demo:gap=0.5,episodes=8,seed=0`` -- the built-in procedural demo;
+- ``PATH`` -- a folder in the s2r folder layout (see README);
+- ``SIM_PATH REAL_PATH`` -- two FurnitureBench zarr or robomimic HDF5 files, sim then real.
+
+Errors meant for the user (:class:`s2r.errors.S2RError`) print one line and exit with status 2;
+``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Optional, Sequence
+
+from s2r.errors import S2RError
+
+# Order = order in ``--help``. Each name is a module in s2r/commands/.
+COMMANDS = ("demo", "info", "encoders", "embed", "score", "project", "saliency", "cache")
+
+
+def add_dataset_args(parser: argparse.ArgumentParser) -> None:
+    """Add the shared DATASET positional argument and dataset options to ``parser``."""
+    parser.add_argument(
+        "dataset", nargs="+", metavar="DATASET",
+        help="'demo[:key=value,...]', a folder in the s2r layout, or two files SIM REAL "
+             "(FurnitureBench .zarr or robomimic .hdf5)")
+    group = parser.add_argument_group("dataset options")
+    group.add_argument("--image-key", default=None,
+                       help="zarr image key (default color_image2) or robomimic camera "
+                            "(default agentview)")
+    group.add_argument("--action-key", default=None,
+                       help="zarr action key (default action/pos) or robomimic key (default actions)")
+    group.add_argument("--state-key", default=None,
+                       help="state key used to pair frames (default robot_state when present)")
+
+
+def dataset_from_args(args: argparse.Namespace):
+    """Load the FrameSet named by the shared dataset arguments."""
+    from s2r.datasets import load_dataset
+
+    return load_dataset(args.dataset, image_key=args.image_key, action_key=args.action_key,
+                        state_key=args.state_key)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m s2r",
+        description="Score pretrained vision encoders for sim-to-real transfer of robot policies.")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMANDS:
+        module = importlib.import_module(f"s2r.commands.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.func(args)
+    except S2RError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return int(result or 0)

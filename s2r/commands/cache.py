@@ -1,0 +1,11 @@
+"""`python -m s2r cache` (placeholder until its issue lands)."""
+
+
+def register(subparsers):
+    p = subparsers.add_parser("cache", help="(not implemented yet)")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    from s2r.errors import S2RError
+    raise S2RError("'cache' is not implemented yet")

@@ -1,0 +1,145 @@
+"""Lazy image sources: read frames on demand, never the whole dataset at once.
+
+An *image source* is any object with a ``shape`` attribute ``(N, H, W, 3)`` (or ``(N, H, W)``
+for masks) and a ``read(indices)`` method returning ``uint8`` frames for an integer index
+array. The FrameSet holds one; loaders pick the implementation (in-memory array, zarr array,
+HDF5 dataset, list of image files).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from s2r.errors import DataError
+
+
+@runtime_checkable
+class ImageSource(Protocol):
+    """What a FrameSet needs from its images: a shape and random access by index."""
+
+    shape: tuple
+
+    def read(self, indices: np.ndarray) -> np.ndarray:
+        """Return frames ``indices`` (1-D int array) as ``uint8`` of shape ``(n, H, W, 3)``."""
+        ...
+
+
+def as_indices(indices, n: int) -> np.ndarray:
+    """Normalise an int, slice, list or array of frame indices to a 1-D ``int64`` array.
+
+    Raises
+    ------
+    IndexError
+        If any index is outside ``[-n, n)``.
+    """
+    if isinstance(indices, slice):
+        return np.arange(n, dtype=np.int64)[indices]
+    idx = np.asarray(indices)
+    if idx.dtype == bool:
+        if idx.shape != (n,):
+            raise IndexError(f"boolean mask of shape {idx.shape} for {n} frames")
+        return np.flatnonzero(idx).astype(np.int64)
+    idx = np.atleast_1d(idx).astype(np.int64, copy=False)
+    if idx.ndim != 1:
+        raise IndexError(f"frame indices must be 1-D, got shape {idx.shape}")
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"frame index out of range for {n} frames: {idx.min()}..{idx.max()}")
+    return np.where(idx < 0, idx + n, idx)
+
+
+class ArrayImages:
+    """Frames held by any array-like with numpy fancy indexing (ndarray, memmap, h5py)."""
+
+    def __init__(self, array, *, sorted_reads: bool = False):
+        self.array = array
+        self.shape = tuple(int(s) for s in array.shape)
+        # h5py needs increasing indices; zarr prefers them for chunk locality.
+        self._sorted_reads = sorted_reads
+
+    def read(self, indices: np.ndarray) -> np.ndarray:
+        idx = as_indices(indices, self.shape[0])
+        if not self._sorted_reads:
+            return np.asarray(self.array[idx])
+        order = np.argsort(idx, kind="stable")
+        uniq, inverse = np.unique(idx[order], return_inverse=True)
+        block = np.asarray(self.array[uniq])
+        out = np.empty((idx.size,) + block.shape[1:], dtype=block.dtype)
+        out[order] = block[inverse]
+        return out
+
+
+class ConcatImages:
+    """Several image sources end to end (e.g. the sim file's frames then the real file's)."""
+
+    def __init__(self, parts: Sequence[ImageSource]):
+        if not parts:
+            raise ValueError("ConcatImages needs at least one part")
+        tails = {tuple(p.shape[1:]) for p in parts}
+        if len(tails) != 1:
+            raise DataError(
+                f"image shapes differ between sources: {sorted(tails)}; every domain must use "
+                "the same frame size (H, W, 3)")
+        self.parts = list(parts)
+        self.offsets = np.cumsum([0] + [p.shape[0] for p in parts])
+        self.shape = (int(self.offsets[-1]),) + tuple(parts[0].shape[1:])
+
+    def read(self, indices: np.ndarray) -> np.ndarray:
+        idx = as_indices(indices, self.shape[0])
+        out = np.empty((idx.size,) + self.shape[1:], dtype=np.uint8)
+        which = np.searchsorted(self.offsets, idx, side="right") - 1
+        for k, part in enumerate(self.parts):
+            sel = np.flatnonzero(which == k)
+            if sel.size:
+                out[sel] = part.read(idx[sel] - self.offsets[k])
+        return out
+
+
+class SubsetImages:
+    """A view of ``source`` restricted to ``indices`` (no copy of pixels)."""
+
+    def __init__(self, source: ImageSource, indices: np.ndarray):
+        self.source = source
+        self.indices = as_indices(indices, source.shape[0])
+        self.shape = (int(self.indices.size),) + tuple(source.shape[1:])
+
+    def read(self, indices: np.ndarray) -> np.ndarray:
+        return self.source.read(self.indices[as_indices(indices, self.shape[0])])
+
+
+def decode_image_file(path: Path, *, expected_hw: tuple | None = None) -> np.ndarray:
+    """Decode one PNG/JPEG file to ``uint8 (H, W, 3)``, with errors that name the file."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as im:
+            im.load()
+            if im.mode not in ("RGB", "L", "RGBA", "P"):
+                raise DataError(f"{path}: image mode {im.mode!r} is not 8-bit RGB")
+            arr = np.asarray(im.convert("RGB"), dtype=np.uint8)
+    except FileNotFoundError:
+        raise DataError(f"{path}: image file does not exist") from None
+    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
+        raise DataError(f"{path}: unreadable or truncated image file ({exc})") from None
+    if expected_hw is not None and arr.shape[:2] != tuple(expected_hw):
+        raise DataError(
+            f"{path}: image is {arr.shape[0]}x{arr.shape[1]}, expected "
+            f"{expected_hw[0]}x{expected_hw[1]} like the other frames")
+    return arr
+
+
+class FileImages:
+    """Frames stored one file each (PNG/JPEG), decoded on demand."""
+
+    def __init__(self, paths: Sequence[Path], frame_shape: tuple):
+        self.paths = [Path(p) for p in paths]
+        self.shape = (len(self.paths),) + tuple(int(s) for s in frame_shape)
+
+    def read(self, indices: np.ndarray) -> np.ndarray:
+        idx = as_indices(indices, self.shape[0])
+        out = np.empty((idx.size,) + self.shape[1:], dtype=np.uint8)
+        for j, i in enumerate(idx):
+            out[j] = decode_image_file(self.paths[i], expected_hw=self.shape[1:3])
+        return out

@@ -1,0 +1,36 @@
+"""Shared fixtures. Keep heavy fixtures session-scoped: the suite runs on 2 CPU cores."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# Tests never reach a model hub (there is no network in CI).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dirs(tmp_path_factory, monkeypatch):
+    """Every test gets its own cache and weights folders (never the user's ./cache)."""
+    root = tmp_path_factory.mktemp("s2r")
+    monkeypatch.setenv("S2R_CACHE_DIR", str(root / "cache"))
+    monkeypatch.setenv("S2R_WEIGHTS_DIR", str(root / "weights"))
+    yield
+
+
+@pytest.fixture(scope="session")
+def small_demo():
+    """A small demo FrameSet: 4 sim + 4 real episodes of 12 steps, gap 0.5, 96x128 frames."""
+    from s2r.datasets.demo import make_demo
+
+    return make_demo(episodes=4, steps=12, gap=0.5, seed=0, height=96, width=128)
+
+
+@pytest.fixture(scope="session")
+def paired_demo():
+    """A small paired demo: the same states rendered in both domains."""
+    from s2r.datasets.demo import make_demo
+
+    return make_demo(episodes=3, steps=10, gap=0.5, seed=1, paired=True, height=96, width=128)
