@@ -1,0 +1,172 @@
+"""The built-in demo dataset: a procedural sim/real robot assembly scene.
+
+A fixed front camera watches a robot arm with a two-finger gripper do FurnitureBench's
+``one_leg`` task: a tabletop part lies in a black fixture, furniture legs stand on a work
+table; a scripted policy approaches a leg, grasps it, lifts, carries it to a corner hole of the
+tabletop, inserts and twists it, releases and retreats. Each frame has a 10-D action (target
+position, 6-D rotation, gripper), the robot/part state, its episode and step and a per-pixel
+mask of the task-relevant pixels (arm, gripper, parts).
+
+``sim`` frames are flat shaded; ``real`` frames add what separates a photo from a render
+(see :mod:`s2r.datasets.demo.realism`), all scaled by one ``gap`` in ``[0, 1]``.
+
+Modules: :mod:`.scene` (geometry, camera, kinematics), :mod:`.policy` (scripted episodes),
+:mod:`.render` (flat shading), :mod:`.realism` (the real look), :mod:`.source` (renderer and
+lazy sources).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from s2r.datasets.demo.policy import ACTION_NAMES, STATE_NAMES, run_episode
+from s2r.datasets.demo.source import DemoRenderer, RenderedImages
+from s2r.errors import DataError
+from s2r.frameset import FrameSet
+from s2r.progress import ProgressCallback, report
+
+__all__ = ["make_demo", "demo_renderer", "ACTION_NAMES", "STATE_NAMES", "EAGER_LIMIT_BYTES",
+           "MIN_SIZE", "MAX_SIZE"]
+
+EAGER_LIMIT_BYTES = 512 * 2 ** 20   # frames above this size are rendered lazily on read
+MIN_SIZE, MAX_SIZE = 64, 4096       # allowed frame height/width (pixels)
+_TAG_TASK = 10                      # SeedSequence stream of the task (layout, trajectory)
+
+
+def _check_int(name: str, value, low: int, high: int | None = None) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise DataError(f"make_demo: {name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < low or (high is not None and value > high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise DataError(f"make_demo: {name} must be {rng}, got {value}")
+    return value
+
+
+def _check_params(episodes, steps, gap, seed, paired, height, width) -> dict:
+    """Validate :func:`make_demo`'s arguments; ``DataError`` naming the parameter otherwise."""
+    out = {
+        "episodes": _check_int("episodes", episodes, 1),
+        "steps": _check_int("steps", steps, 2),
+        "seed": _check_int("seed", seed, 0),
+        "height": _check_int("height", height, MIN_SIZE, MAX_SIZE),
+        "width": _check_int("width", width, MIN_SIZE, MAX_SIZE),
+    }
+    if isinstance(gap, (bool, np.bool_)) or not isinstance(gap, numbers.Real):
+        raise DataError(f"make_demo: gap must be a number in [0, 1], got {gap!r}")
+    if not (0.0 <= float(gap) <= 1.0):   # also rejects NaN
+        raise DataError(f"make_demo: gap must be in [0, 1], got {gap!r}")
+    out["gap"] = float(gap)
+    if isinstance(paired, (bool, np.bool_)) or (isinstance(paired, numbers.Integral)
+                                                and int(paired) in (0, 1)):
+        out["paired"] = bool(paired)
+    else:
+        raise DataError(f"make_demo: paired must be True or False, got {paired!r}")
+    return out
+
+
+def _simulate(episodes: int, steps: int, seed: int, paired: bool):
+    """Run the scripted policy for both domains; arrays in FrameSet order (sim, then real)."""
+    layouts, states, actions, local = {}, [], [], []
+    runs = {}
+    for d_index, domain in enumerate(("sim", "real")):
+        for e in range(episodes):
+            task_domain = 0 if paired else d_index
+            key = (task_domain, e)
+            if key not in runs:
+                runs[key] = run_episode(np.random.default_rng([seed, _TAG_TASK, *key]), steps)
+            ep = runs[key]
+            layouts[(domain, e)] = ep.layout
+            states.append(ep.states)
+            actions.append(ep.actions)
+            local.append(np.full(steps, e))
+    n = 2 * episodes * steps
+    domain = np.repeat(np.array(["sim", "real"]), episodes * steps)
+    return {
+        "layouts": layouts, "states": np.concatenate(states), "actions": np.concatenate(actions),
+        "domain": domain, "local_episode": np.concatenate(local),
+        "episode": np.repeat(np.arange(2 * episodes), steps),
+        "step": np.tile(np.arange(steps), 2 * episodes), "n": n,
+    }
+
+
+def demo_renderer(*, episodes: int = 8, steps: int = 40, gap: float = 0.5, seed: int = 0,
+                  paired: bool = False, height: int = 240, width: int = 320
+                  ) -> tuple[DemoRenderer, dict]:
+    """The renderer behind :func:`make_demo` and the simulated labels, without any pixels.
+
+    Returns
+    -------
+    renderer : DemoRenderer
+        ``renderer.render(i)`` -> ``(image (H, W, 3) uint8, mask (H, W) uint8)`` of frame ``i``.
+    labels : dict
+        ``states (N, 22)``, ``actions (N, 10)``, ``domain``, ``episode`` (global ids),
+        ``step``, ``local_episode``, ``layouts``, and the validated ``params``.
+    """
+    params = _check_params(episodes, steps, gap, seed, paired, height, width)
+    sim = _simulate(params["episodes"], params["steps"], params["seed"], params["paired"])
+    renderer = DemoRenderer(states=sim["states"], domain=sim["domain"],
+                            local_episode=sim["local_episode"], step=sim["step"],
+                            layouts=sim["layouts"], seed=params["seed"], gap=params["gap"],
+                            height=params["height"], width=params["width"])
+    return renderer, {**sim, "params": params}
+
+
+def make_demo(*, episodes: int = 8, steps: int = 40, gap: float = 0.5, seed: int = 0,
+              paired: bool = False, height: int = 240, width: int = 320,
+              progress: ProgressCallback | None = None) -> FrameSet:
+    """Render the procedural sim/real robot assembly dataset.
+
+    Parameters
+    ----------
+    episodes : int
+        Episodes *per domain* (>= 1).
+    steps : int
+        Frames per episode (>= 2).
+    gap : float
+        Size of the sim-to-real gap in ``[0, 1]``: 0 renders real frames exactly like sim
+        frames of the same state, 1 applies every real-camera effect at full strength.
+    seed : int
+        Seed (>= 0); the same arguments give byte-identical frames and labels.
+    paired : bool
+        False (default): sim and real episodes are independent draws (different layouts and
+        trajectories). True: real episode ``E + e`` replays the states of sim episode ``e``.
+    height, width : int
+        Frame size in pixels, each in [64, 4096].
+    progress : ProgressCallback, optional
+        Called as frames are rendered (eager rendering only).
+
+    Returns
+    -------
+    FrameSet
+        ``N = 2 * episodes * steps`` frames, sim episodes ``0..E-1`` then real ``E..2E-1``;
+        ``images (N, H, W, 3) uint8``, ``actions (N, 10)`` (:data:`ACTION_NAMES`),
+        ``state (N, 22)`` (:data:`STATE_NAMES`), ``masks (N, H, W)`` in {0, 1}. Frames are
+        held in memory when ``N * H * W * 3 <= 512 MiB``, else rendered on each read.
+
+    Raises
+    ------
+    DataError
+        If a parameter is out of range (the message names it).
+    """
+    renderer, labels = demo_renderer(episodes=episodes, steps=steps, gap=gap, seed=seed,
+                                     paired=paired, height=height, width=width)
+    p = labels["params"]
+    n, h, w = labels["n"], p["height"], p["width"]
+    if n * h * w * 3 <= EAGER_LIMIT_BYTES:
+        images = np.empty((n, h, w, 3), dtype=np.uint8)
+        masks = np.empty((n, h, w), dtype=np.uint8)
+        renderer.render_into(images, masks, progress)
+    else:
+        images = RenderedImages(renderer)
+        masks = RenderedImages(renderer, masks=True)
+        report(progress, n, n, "demo frames render lazily on read (too large to hold)")
+    return FrameSet(
+        images=images, actions=labels["actions"], domain=labels["domain"],
+        episode=labels["episode"], step=labels["step"], masks=masks, state=labels["states"],
+        action_names=list(ACTION_NAMES), name="demo",
+        source={"kind": "demo", "episodes": p["episodes"], "steps": p["steps"], "gap": p["gap"],
+                "seed": p["seed"], "paired": p["paired"], "height": h, "width": w},
+    )
