@@ -44,9 +44,11 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
 def dataset_from_args(args: argparse.Namespace):
     """Load the FrameSet named by the shared dataset arguments."""
     from s2r.datasets import load_dataset
+    from s2r.progress import tqdm_progress
 
-    return load_dataset(args.dataset, image_key=args.image_key, action_key=args.action_key,
-                        state_key=args.state_key)
+    with tqdm_progress("loading dataset") as progress:
+        return load_dataset(args.dataset, image_key=args.image_key, action_key=args.action_key,
+                            state_key=args.state_key, progress=progress)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,11 +1,24 @@
-"""`python -m s2r info` (placeholder until its issue lands)."""
+"""``python -m s2r info DATASET``: print a JSON summary of a dataset (counts, shapes, fingerprint)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from s2r.cli import add_dataset_args, dataset_from_args
 
 
-def register(subparsers):
-    p = subparsers.add_parser("info", help="(not implemented yet)")
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "info", help="print frame/episode counts, image shape, action dim and fingerprint (JSON)",
+        description="Load a dataset and print its summary as JSON: frames and episodes per "
+                    "domain, image shape, action dimension and names, masks, state, "
+                    "fingerprint and where it came from.")
+    add_dataset_args(p)
     p.set_defaults(func=run)
 
 
-def run(args):
-    from s2r.errors import S2RError
-    raise S2RError("'info' is not implemented yet")
+def run(args: argparse.Namespace) -> int:
+    fs = dataset_from_args(args)
+    print(json.dumps(fs.summary(), indent=2, default=str))
+    return 0

@@ -45,7 +45,7 @@ def _check_int(name: str, value, low: int, high: int | None = None) -> int:
     return value
 
 
-def _check_params(episodes, steps, gap, seed, paired, height, width) -> dict:
+def check_demo_params(episodes, steps, gap, seed, paired, height, width) -> dict:
     """Validate :func:`make_demo`'s arguments; ``DataError`` naming the parameter otherwise."""
     out = {
         "episodes": _check_int("episodes", episodes, 1),
@@ -105,7 +105,7 @@ def demo_renderer(*, episodes: int = 8, steps: int = 40, gap: float = 0.5, seed:
         ``states (N, 22)``, ``actions (N, 10)``, ``domain``, ``episode`` (global ids),
         ``step``, ``local_episode``, ``layouts``, and the validated ``params``.
     """
-    params = _check_params(episodes, steps, gap, seed, paired, height, width)
+    params = check_demo_params(episodes, steps, gap, seed, paired, height, width)
     sim = _simulate(params["episodes"], params["steps"], params["seed"], params["paired"])
     renderer = DemoRenderer(states=sim["states"], domain=sim["domain"],
                             local_episode=sim["local_episode"], step=sim["step"],

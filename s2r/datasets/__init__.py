@@ -1,0 +1,192 @@
+"""Dataset specs: one string (or two) names every dataset s2r can read.
+
+=====================================  ===================================================
+spec                                   dataset
+=====================================  ===================================================
+``"demo"``                             the built-in procedural demo (default options)
+``"demo:gap=0.5,episodes=8,seed=0"``   the demo with options (episodes, steps, gap, seed,
+                                       paired, height, width)
+``"path/to/folder"``                   a folder in the s2r layout (:mod:`.folder`)
+``["sim.zarr", "real.zarr"]``          FurnitureBench zarr stores, sim then real
+``["sim.hdf5", "real.hdf5"]``          robomimic HDF5 files (``.h5`` too), sim then real
+=====================================  ===================================================
+
+The word ``demo`` always means the built-in demo; write ``./demo`` for a folder of that name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+from s2r.datasets._checks import existing_path
+from s2r.errors import DataError
+from s2r.frameset import FrameSet
+
+__all__ = ["DEMO_DEFAULTS", "load_dataset", "parse_spec"]
+
+Spec = Union[str, Path, Sequence[Union[str, Path]]]
+
+
+
+def _demo_defaults() -> dict:
+    import inspect
+
+    from s2r.datasets.demo import make_demo
+
+    return {name: p.default for name, p in inspect.signature(make_demo).parameters.items()
+            if name != "progress"}
+
+
+#: Options of a ``demo:...`` spec and their defaults: the keyword arguments of ``make_demo``
+#: (episodes 8, steps 40, gap 0.5, seed 0, paired False, height 240, width 320).
+DEMO_DEFAULTS = _demo_defaults()
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+_FILE_KINDS = {".zarr": "furniturebench", ".hdf5": "robomimic", ".h5": "robomimic"}
+
+
+def _parse_demo_value(key: str, text: str, spec: str):
+    """Convert one ``key=value`` of a demo spec to the type of its default."""
+    default = DEMO_DEFAULTS[key]
+    where = f"dataset spec {spec!r}: option {key}={text!r}"
+    if isinstance(default, bool):
+        low = text.strip().lower()
+        if low in _TRUE + _FALSE:
+            return low in _TRUE
+        raise DataError(f"{where} must be true or false")
+    try:
+        return int(text) if isinstance(default, int) else float(text)
+    except ValueError:
+        kind = "an integer" if isinstance(default, int) else "a number"
+        raise DataError(f"{where} must be {kind}") from None
+
+
+def _parse_demo(spec: str) -> dict:
+    from s2r.datasets.demo import check_demo_params  # the demo's own limits, one source of truth
+
+    options = dict(DEMO_DEFAULTS)
+    _, _, rest = spec.partition(":")
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if key not in DEMO_DEFAULTS:
+            raise DataError(f"dataset spec {spec!r}: unknown demo option {key!r}; known options: "
+                            f"{', '.join(DEMO_DEFAULTS)}")
+        if not eq or not value.strip():
+            raise DataError(f"dataset spec {spec!r}: option {key!r} needs a value ({key}=...)")
+        options[key] = _parse_demo_value(key, value.strip(), spec)
+    try:
+        check_demo_params(**options)
+    except DataError as exc:
+        raise DataError(f"dataset spec {spec!r}: {str(exc).replace('make_demo: ', '')}") from None
+    return {"kind": "demo", "options": options}
+
+
+def _file_kind(path: str) -> Optional[str]:
+    return _FILE_KINDS.get(Path(path.rstrip("/\\")).suffix.lower())
+
+
+def parse_spec(spec: Spec) -> dict:
+    """Validate a dataset spec and say what it names, without loading anything.
+
+    Parameters
+    ----------
+    spec : str or Path or sequence of 1-2 of them
+        See the module docstring.
+
+    Returns
+    -------
+    dict
+        ``{"kind": "demo", "options": {...all demo options...}}``,
+        ``{"kind": "folder", "path": ...}``, or
+        ``{"kind": "furniturebench" | "robomimic", "sim": ..., "real": ...}``.
+
+    Raises
+    ------
+    DataError
+        Unknown demo option or bad value, a path that does not exist, one zarr/HDF5 file
+        without its partner, two files of different kinds, more than two paths.
+
+    Examples
+    --------
+    >>> parse_spec("demo:episodes=4,paired=true")["options"]["episodes"]
+    4
+    """
+    if isinstance(spec, (list, tuple)):
+        parts = [str(s) for s in spec]
+        if len(parts) == 1:
+            return parse_spec(parts[0])
+        if len(parts) != 2:
+            raise DataError(f"a dataset is 'demo', one folder, or two files SIM REAL; got "
+                            f"{len(parts)} paths: {parts}")
+        kinds = [_file_kind(p) for p in parts]
+        if None in kinds:
+            bad = parts[kinds.index(None)]
+            raise DataError(f"{bad!r}: two paths must be SIM REAL files of one kind, .zarr "
+                            "(FurnitureBench) or .hdf5/.h5 (robomimic), decided by extension")
+        if kinds[0] != kinds[1]:
+            raise DataError(f"sim {parts[0]!r} is {kinds[0]} but real {parts[1]!r} is {kinds[1]}; "
+                            "both files must be the same kind")
+        existing_path(parts[0], f"sim {kinds[0]} file")
+        existing_path(parts[1], f"real {kinds[1]} file")
+        return {"kind": kinds[0], "sim": parts[0], "real": parts[1]}
+    if not isinstance(spec, (str, Path)):
+        raise DataError(f"a dataset spec is a string or a list of 1-2 paths, got {type(spec).__name__}")
+    text = str(spec)
+    if isinstance(spec, str) and (text == "demo" or text.startswith("demo:")):
+        return _parse_demo(text)
+    kind = _file_kind(text)
+    if kind is not None:
+        raise DataError(f"{text!r} is one {kind} file; give two, SIM REAL (e.g. "
+                        f"sim{Path(text).suffix} real{Path(text).suffix}), one per domain")
+    existing_path(text, "dataset folder")
+    return {"kind": "folder", "path": text}
+
+
+def load_dataset(spec: Spec, *, image_key: Optional[str] = None, action_key: Optional[str] = None,
+                 state_key: Optional[str] = None, progress=None) -> FrameSet:
+    """Load the FrameSet named by ``spec`` (see the module docstring and :func:`parse_spec`).
+
+    Parameters
+    ----------
+    spec : str or Path or sequence of 1-2 of them
+    image_key : str, optional
+        zarr image array (default ``color_image2``) or robomimic camera (default ``agentview``).
+    action_key : str, optional
+        zarr action array (default ``action/pos``) or robomimic action dataset (``actions``).
+    state_key : str, optional
+        zarr state array / robomimic obs keys (comma-separated) used for pairing; by default
+        the usual state when present.
+    progress : ProgressCallback, optional
+        Passed to the demo renderer (the file loaders read no pixels, so need none).
+
+    Returns
+    -------
+    FrameSet
+        Both domains present (``require_domains`` holds).
+    """
+    parsed = parse_spec(spec)
+    kind = parsed["kind"]
+    keys = {"image_key": image_key, "action_key": action_key, "state_key": state_key}
+    given = [k for k, v in keys.items() if v is not None]
+    if kind in ("demo", "folder") and given:
+        raise DataError(f"--{given[0].replace('_', '-')} applies to zarr and HDF5 datasets only; "
+                        f"a {kind} dataset has one image set and its own action columns")
+    if kind == "demo":
+        from s2r.datasets.demo import make_demo
+
+        fs = make_demo(**parsed["options"], progress=progress)
+    elif kind == "folder":
+        from s2r.datasets.folder import load_folder
+
+        fs = load_folder(parsed["path"])
+    elif kind == "furniturebench":
+        from s2r.datasets.furniturebench import load_furniturebench
+
+        fs = load_furniturebench(parsed["sim"], parsed["real"], **keys)
+    else:
+        from s2r.datasets.robomimic import load_robomimic
+
+        fs = load_robomimic(parsed["sim"], parsed["real"], camera=image_key,
+                            action_key=action_key, state_key=state_key)
+    return fs.require_domains()
