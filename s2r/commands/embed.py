@@ -1,11 +1,68 @@
-"""`python -m s2r embed` (placeholder until its issue lands)."""
+"""``python -m s2r embed DATASET --encoder NAME --out FILE.npz``: embed every frame, cached.
+
+The npz holds ``embeddings`` (N, D) float32, ``domain`` (N,) str, ``episode`` (N,) int64,
+``step`` (N,) int64, ``actions`` (N, A) float32 and ``encoder`` (the registry id), row ``i``
+of each describing frame ``i``. A second run with the same dataset and encoder reads the
+embeddings from the disk cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from s2r.cli import add_dataset_args, dataset_from_args
+from s2r.errors import S2RError
 
 
 def register(subparsers):
-    p = subparsers.add_parser("embed", help="(not implemented yet)")
+    p = subparsers.add_parser(
+        "embed", help="embed every frame of a dataset with one encoder (cached) into an .npz",
+        description="Embed every frame of DATASET with one encoder and write an .npz with "
+                    "embeddings (N, D) float32, domain, episode, step, actions and encoder. "
+                    "Results are cached (see 'python -m s2r cache').")
+    add_dataset_args(p)
+    p.add_argument("--encoder", required=True, metavar="NAME",
+                   help="encoder id from 'python -m s2r encoders' (e.g. resnet18, "
+                        "efficientnet-lite0, pixels; ID@random for random weights)")
+    p.add_argument("--out", required=True, metavar="FILE.npz", help="output file (.npz)")
+    p.add_argument("--batch-size", type=int, default=None, metavar="B",
+                   help="frames per forward pass (default 64 on CPU, 256 on CUDA; halved "
+                        "automatically on out-of-memory)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default=None,
+                   help="where to run the encoder (default: cuda when available)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="cache folder (default $S2R_CACHE_DIR or ./cache)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.set_defaults(func=run)
 
 
-def run(args):
-    from s2r.errors import S2RError
-    raise S2RError("'embed' is not implemented yet")
+def run(args) -> int:
+    import numpy as np
+
+    from s2r.cache import Cache
+    from s2r.embed import embed_frameset
+    from s2r.progress import tqdm_progress
+
+    out = Path(args.out)
+    if out.suffix != ".npz":
+        raise S2RError(f"--out must name an .npz file, got {str(out)!r}")
+    if args.batch_size is not None and args.batch_size < 1:
+        raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise S2RError("--device cuda: no CUDA device is available here; use --device cpu")
+    frameset = dataset_from_args(args)
+    cache = False if args.no_cache else Cache(args.cache_dir)
+    with tqdm_progress(f"embed {args.encoder}") as progress:
+        Z = embed_frameset(frameset, args.encoder, cache=cache, device=args.device,
+                           batch_size=args.batch_size, progress=progress)
+    if out.parent and not out.parent.exists():
+        out.parent.mkdir(parents=True)
+    np.savez(out, embeddings=np.asarray(Z, dtype=np.float32), domain=frameset.domain,
+             episode=frameset.episode, step=frameset.step, actions=frameset.actions,
+             encoder=np.array(args.encoder))
+    print(f"wrote {out}: embeddings {Z.shape[0]} x {Z.shape[1]} float32 ({args.encoder}) for "
+          f"{frameset.n_frames('sim')} sim + {frameset.n_frames('real')} real frames")
+    return 0
