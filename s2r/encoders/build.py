@@ -1,0 +1,452 @@
+"""Build an encoder from its registry entry: one :class:`Encoder` protocol over timm, open_clip,
+released checkpoints, the packaged EfficientNet-Lite0 and raw pixels.
+
+Preprocessing policy (the same for every encoder)
+-------------------------------------------------
+uint8 frames ``(B, H, W, 3)`` -> ``torchvision.transforms.v2.functional.resize`` of the uint8
+batch to the entry's ``input_size`` (bilinear, ``antialias=True``) -> float / 255 -> minus
+``mean``, divided by ``std``. Frames are *squashed* (240x320 -> 224x224), never cropped: a
+robot policy needs the whole workspace (a centre crop would cut the gripper or the objects at
+the edges), and one policy for all encoders keeps the comparison fair (the paper's reference
+code used a PIL squash for some encoders and timm's resize + centre crop for others).
+
+Speed
+-----
+CUDA: fp16 weights and inputs, channels_last. CPU: fp32, channels_last for CNNs (faster for
+ResNet18 on CPU, see ``bench/bench_encoder_layout.py``); never bf16 autocast on CPU.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from s2r.encoders.registry import EncoderSpec, get_spec, random_variant
+from s2r.errors import EncoderError
+
+# Architectures that released checkpoints load into (CheckpointSpec.arch); any other name is
+# looked up in timm.
+CHECKPOINT_ARCHS = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet18-gn16",
+                    "resnet50-fc1024", "vit_base_patch16_224")
+
+
+def pick_device():
+    """``torch.device("cuda")`` when a GPU is available, else ``torch.device("cpu")``."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def resolve_module(root, path: str):
+    """The submodule of ``root`` at dotted ``path``; integer parts index (``-1`` = last).
+
+    >>> resolve_module(model, "layer4.-1")        # doctest: +SKIP
+    """
+    module = root
+    for part in path.split("."):
+        try:
+            if part.lstrip("-").isdigit():
+                module = list(module.children())[int(part)] if not hasattr(
+                    module, "__getitem__") else module[int(part)]
+            else:
+                module = getattr(module, part)
+        except (AttributeError, IndexError, TypeError):
+            children = [name for name, _ in module.named_children()]
+            raise EncoderError(f"layer path {path!r}: no submodule {part!r} in "
+                               f"{type(module).__name__} (children: {children[:12]})") from None
+    return module
+
+
+# ---------------------------------------------------------------------------------------------
+# Architectures
+# ---------------------------------------------------------------------------------------------
+
+def build_architecture(arch: str):
+    """An untrained embedding model for a checkpoint architecture name (or a timm name).
+
+    ``resnetNN``: torchvision ResNet with ``fc = Identity`` (pooled features);
+    ``resnet18-gn16``: the same with ``GroupNorm(16, C)`` (data4robotics/HRP);
+    ``resnet50-fc1024``: ResNet50 with ``fc = Linear(2048, 1024)`` (VIP);
+    anything else: ``timm.create_model(arch, num_classes=0)``.
+    """
+    import torchvision
+
+    if arch in ("resnet18", "resnet34", "resnet50", "resnet101"):
+        model = getattr(torchvision.models, arch)(weights=None)
+        model.fc = nn.Identity()
+        return model
+    if arch == "resnet18-gn16":
+        model = torchvision.models.resnet18(weights=None,
+                                            norm_layer=lambda c: nn.GroupNorm(16, c))
+        model.fc = nn.Identity()
+        return model
+    if arch == "resnet50-fc1024":
+        model = torchvision.models.resnet50(weights=None)
+        model.fc = nn.Linear(2048, 1024)
+        return model
+    return _timm_create(arch, {})
+
+
+def _timm_create(name: str, kwargs: dict):
+    import timm
+
+    if not timm.is_model(name):
+        from s2r.encoders.custom import close_timm_names
+
+        raise EncoderError(f"timm has no model {name!r}. {close_timm_names(name)}")
+    try:
+        return timm.create_model(name, pretrained=False, num_classes=0, **kwargs)
+    except RuntimeError as exc:  # e.g. an unknown pretrained tag
+        raise EncoderError(f"timm could not build {name!r}: {exc}") from None
+
+
+def _timm_filter_fn(model):
+    module = sys.modules.get(type(model).__module__)
+    return getattr(module, "checkpoint_filter_fn", None) or getattr(module, "_filter_fn", None)
+
+
+def _timm_state_dict(raw, model, source: str) -> dict:
+    """A timm-format state_dict for ``model`` from a file's contents (hub
+    ``model.safetensors``, or an original release that the model's own
+    ``checkpoint_filter_fn`` converts), minus the classifier the embedding model lacks."""
+    from s2r.encoders.checkpoints import extract_state_dict, strip_prefix
+
+    state_dict = extract_state_dict(raw, ("", "state_dict", "model", "state_dict_ema"),
+                                    source=source)
+    state_dict = strip_prefix(state_dict, "module.")
+    filter_fn = _timm_filter_fn(model)
+    if filter_fn is not None:
+        try:
+            state_dict = filter_fn(state_dict, model)
+        except Exception:  # noqa: BLE001 - not that release's format: load as is, report keys
+            pass
+    own = model.state_dict()
+    heads = model.pretrained_cfg.get("classifier") or ()
+    heads = (heads,) if isinstance(heads, str) else tuple(heads)
+    return {k: v for k, v in state_dict.items()
+            if k in own or not any(k.startswith(h + ".") for h in heads)}
+
+
+def _open_clip_visual(spec: EncoderSpec):
+    import open_clip
+
+    cfg = open_clip.get_model_config(spec.identifier)
+    if cfg is None:
+        from s2r.encoders.custom import close_open_clip_names
+
+        raise EncoderError(f"open_clip has no model {spec.identifier!r}. "
+                           f"{close_open_clip_names(spec.identifier)}")
+    try:
+        from open_clip.model import _build_vision_tower
+
+        return _build_vision_tower(cfg["embed_dim"], cfg["vision_cfg"],
+                                   quick_gelu=cfg.get("quick_gelu", False))
+    except ImportError:  # pragma: no cover - private helper moved: build the whole model
+        return open_clip.create_model(spec.identifier, pretrained=None).visual
+
+
+def _open_clip_state_dict(raw, visual, source: str) -> dict:
+    """The image tower's state_dict from an open_clip / OpenAI CLIP file (``visual.*`` keys;
+    a visual-only state_dict is accepted too)."""
+    from s2r.encoders.checkpoints import extract_state_dict, strip_prefix
+
+    state_dict = extract_state_dict(raw, ("", "state_dict", "model"), source=source)
+    state_dict = strip_prefix(state_dict, "module.")
+    if any(k.startswith("visual.") for k in state_dict):
+        state_dict = strip_prefix(state_dict, "visual.", keep_others=False)
+    return state_dict
+
+
+def _build_with_weights(make, prepare, path, source: str):
+    """Build ``make()`` and load the file at ``path`` into it strictly.
+
+    Fast path: build on the meta device (no random init of weights that are about to be
+    replaced) and load with ``assign=True``; if anything is left on meta (non-persistent
+    buffers computed in ``__init__``) or the fast path fails, build on CPU and load normally,
+    so errors come from the ordinary path.
+    """
+    from s2r.encoders.checkpoints import load_state_dict_strict
+    from s2r.encoders.weights import read_checkpoint
+
+    raw = read_checkpoint(path)
+    try:
+        with torch.device("meta"):
+            model = make()
+        load_state_dict_strict(model, prepare(raw, model, source), source=source, assign=True)
+        tensors = list(model.parameters()) + list(model.buffers())
+        if not any(t.is_meta for t in tensors):
+            return model
+    except Exception:  # noqa: BLE001 - fall back to the ordinary path, which reports errors
+        pass
+    model = make()
+    load_state_dict_strict(model, prepare(raw, model, source), source=source)
+    return model
+
+
+def _pixels_model():
+    """Raw pixels: the preprocessed (B, 3, 32, 32) batch flattened channel-first."""
+    return nn.Flatten(1)
+
+
+def _seeded(seed: int, fn):
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return fn()
+
+
+def build_model(spec: EncoderSpec, *, pretrained: bool):
+    """The bare embedding module of ``spec`` on CPU (fp32) and its weights file.
+
+    Returns
+    -------
+    (model, path or None)
+        ``model(x)`` maps normalised ``(B, 3, h, w)`` to ``(B, spec.dim)``.
+    """
+    from s2r.encoders.weights import resolve_weights
+
+    if spec.backend == "pixels":
+        return _pixels_model(), None
+    if spec.backend == "package":
+        from s2r.encoders.efficientnet_lite import build_lite0
+
+        if not pretrained:
+            return _seeded(spec.seed, lambda: build_lite0(pretrained=False))
+        return build_lite0(pretrained=True)
+    if spec.backend == "timm":
+        make = lambda: _timm_create(spec.pretrained_name, dict(spec.model_kwargs))  # noqa: E731
+        prepare = _timm_state_dict
+    elif spec.backend == "open_clip":
+        make = lambda: _open_clip_visual(spec)  # noqa: E731
+        prepare = _open_clip_state_dict
+    elif spec.backend == "checkpoint":
+        from s2r.encoders.checkpoints import checkpoint_state_dict
+
+        ck = spec.checkpoint
+        make = lambda: build_architecture(ck.arch)  # noqa: E731
+        prepare = lambda raw, model, source: checkpoint_state_dict(  # noqa: E731
+            raw, model, mapping=ck.mapping, key_paths=ck.key_paths, source=source)
+    else:
+        raise EncoderError(f"encoder {spec.id!r}: unknown backend {spec.backend!r}")
+    if not pretrained:
+        return _seeded(spec.seed, make), None
+    path = resolve_weights(spec)
+    return _build_with_weights(make, prepare, path, f"{spec.id} weights {path}"), path
+
+
+# ---------------------------------------------------------------------------------------------
+# The Encoder module
+# ---------------------------------------------------------------------------------------------
+
+def _as_uint8_batch(frames):
+
+    if isinstance(frames, np.ndarray):
+        if frames.dtype != np.uint8:
+            raise EncoderError(f"frames must be uint8 (B, H, W, 3); got dtype {frames.dtype} "
+                               f"shape {frames.shape}")
+        if not frames.flags.writeable:  # torch wants writable memory; copy read-only input
+            frames = frames.copy()
+        frames = torch.from_numpy(np.ascontiguousarray(frames))
+    elif isinstance(frames, torch.Tensor):
+        if frames.dtype != torch.uint8:
+            raise EncoderError(f"frames must be uint8 (B, H, W, 3); got dtype {frames.dtype} "
+                               f"shape {tuple(frames.shape)}")
+    else:
+        raise EncoderError(f"frames must be a uint8 numpy array or torch tensor of shape "
+                           f"(B, H, W, 3); got {type(frames).__name__}")
+    if frames.ndim != 4 or frames.shape[-1] != 3 or min(frames.shape) < 1:
+        raise EncoderError(f"frames must have shape (B, H, W, 3) with B, H, W >= 1; got "
+                           f"{tuple(frames.shape)}")
+    return frames
+
+
+class Encoder(nn.Module):
+    """A frozen encoder in eval mode: uint8 frames -> ``(B, D)`` embeddings.
+
+    Attributes
+    ----------
+    spec : EncoderSpec
+        The registry entry (its ``random_init`` says whether the weights are pretrained).
+    model : torch.nn.Module
+        The bare embedding module (timm model, open_clip image tower, torchvision ResNet...).
+    device : torch.device
+    dtype : torch.dtype
+        ``float16`` on CUDA, ``float32`` otherwise.
+    weights_fingerprint : str
+        ``sha256:<16 hex>`` of the weights file, ``random:<seed>/...`` for random init,
+        ``pixels:v1`` for raw pixels: part of every embedding cache key.
+    weights_path : str or None
+        The file the weights came from.
+    """
+
+    def __init__(self, spec: EncoderSpec, model, *, device, weights_fingerprint: str,
+                 weights_path: Optional[str] = None):
+
+        super().__init__()
+        self.spec = spec
+        self.model = model
+        self.device = torch.device(device)
+        self.dtype = torch.float16 if self.device.type == "cuda" else torch.float32
+        self.weights_fingerprint = weights_fingerprint
+        self.weights_path = None if weights_path is None else str(weights_path)
+        self.channels_last = spec.family == "cnn" or self.device.type == "cuda"
+        self.register_buffer("_mean", torch.tensor(spec.mean).view(1, 3, 1, 1),
+                             persistent=False)
+        self.register_buffer("_std", torch.tensor(spec.std).view(1, 3, 1, 1), persistent=False)
+        self.model.requires_grad_(False)
+        self.to(self.device)
+        self.model.to(dtype=self.dtype)
+        if self.channels_last:
+            self.model.to(memory_format=torch.channels_last)
+        self._grid_size = None
+        super().train(False)
+
+    def train(self, mode: bool = True):
+        """Encoders stay in eval mode (frozen BatchNorm statistics, no dropout)."""
+        return super().train(False)
+
+    def __repr__(self) -> str:
+        return (f"Encoder({self.spec.id!r}, dim={self.spec.dim}, device={self.device}, "
+                f"weights={self.weights_fingerprint})")
+
+    @property
+    def input_size(self) -> tuple:
+        """(height, width) frames are resized to."""
+        return self.spec.input_size
+
+    @property
+    def dim(self) -> int:
+        """Embedding dimension D."""
+        return self.spec.dim
+
+    @property
+    def cam_layer(self):
+        """The Grad-CAM layer (``spec.cam_layer`` inside :attr:`model`); ``None`` for pixels."""
+        if self.spec.cam_layer is None:
+            return None
+        return resolve_module(self.model, self.spec.cam_layer)
+
+    @property
+    def num_prefix_tokens(self) -> int:
+        """Tokens before the patch grid in the cam layer's (B, N, C) output (CLS + registers);
+        0 for CNN, Swin and pixels."""
+        if self.spec.family == "vit":
+            return int(getattr(self.model, "num_prefix_tokens", 1))
+        if self.spec.family == "clip":
+            return 1
+        return 0
+
+    @property
+    def grid_size(self) -> tuple:
+        """(h, w) of the cam layer's token/feature grid at :attr:`input_size`."""
+        if self._grid_size is None:
+            self._grid_size = self._compute_grid_size()
+        return self._grid_size
+
+    def _compute_grid_size(self) -> tuple:
+
+        family = self.spec.family
+        if family == "pixels":
+            return tuple(self.input_size)
+        if family == "vit" and hasattr(self.model, "patch_embed"):
+            return tuple(int(v) for v in self.model.patch_embed.grid_size)
+        if family == "clip" and hasattr(self.model, "grid_size"):
+            return tuple(int(v) for v in self.model.grid_size)
+        seen = []
+        handle = self.cam_layer.register_forward_hook(lambda m, i, o: seen.append(
+            (o[0] if isinstance(o, (tuple, list)) else o).shape))
+        try:
+            with torch.inference_mode():
+                self.forward(torch.zeros(1, 3, *self.input_size, device=self.device))
+        finally:
+            handle.remove()
+        shape = seen[-1]
+        if family == "swin":
+            return int(shape[1]), int(shape[2])
+        return int(shape[-2]), int(shape[-1])
+
+    def preprocess(self, frames):
+        """uint8 frames ``(B, H, W, 3)`` (numpy or tensor) -> normalised ``(B, 3, h, w)`` on
+        :attr:`device`, dtype :attr:`dtype` (the one resize policy of the module docstring)."""
+        from torchvision.transforms.v2 import functional as TF
+
+        x = _as_uint8_batch(frames).to(self.device, non_blocking=True).permute(0, 3, 1, 2)
+        if tuple(x.shape[-2:]) != tuple(self.input_size):
+            x = TF.resize(x, list(self.input_size), antialias=True)
+        x = (x.float() / 255.0 - self._mean) / self._std
+        x = x.to(self.dtype)
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        return x
+
+    def forward(self, x):
+        """Normalised ``(B, 3, h, w)`` -> pooled embedding ``(B, D)`` (differentiable w.r.t.
+        ``x``; the weights are frozen)."""
+
+        if x.ndim != 4 or x.shape[1] != 3:
+            raise EncoderError(f"{self.spec.id}: forward expects (B, 3, h, w); got "
+                               f"{tuple(x.shape)} (use embed() for uint8 frames)")
+        x = x.to(device=self.device, dtype=self.dtype)
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        out = self.model(x)
+        if out.ndim != 2:
+            out = out.flatten(1)
+        return out
+
+    def embed(self, frames, *, batch_size: Optional[int] = None) -> np.ndarray:
+        """uint8 frames ``(B, H, W, 3)`` -> embeddings ``(B, D)`` float32 (no gradients).
+
+        Parameters
+        ----------
+        frames : ndarray or Tensor, uint8, shape (B, H, W, 3)
+        batch_size : int, optional
+            Split into chunks of this many frames (bounds memory); default: one pass.
+        """
+
+        frames = _as_uint8_batch(frames)
+        step = len(frames) if batch_size is None else int(batch_size)
+        if step < 1:
+            raise EncoderError(f"batch_size must be >= 1, got {batch_size!r}")
+        outs = []
+        with torch.inference_mode():
+            for start in range(0, len(frames), step):
+                out = self.forward(self.preprocess(frames[start:start + step]))
+                outs.append(out.float().cpu().numpy())
+        return np.concatenate(outs, axis=0).astype(np.float32, copy=False)
+
+
+def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None) -> Encoder:
+    """Build a frozen :class:`Encoder` from a registry id or spec.
+
+    Parameters
+    ----------
+    id_or_spec : str or EncoderSpec
+        Registry id (``"resnet18"``, ``"resnet18@random"``, ``"timm:convnext_tiny"``...).
+    device : str or torch.device, optional
+        Default :func:`pick_device`.
+    pretrained : bool, optional
+        ``None``: pretrained unless the entry is a random-init control; ``False``: the
+        entry's ``@random`` control (so the returned ``spec`` is labelled honestly);
+        ``True`` on a random entry is an error.
+
+    Raises
+    ------
+    EncoderError
+        Unknown id; weights missing (the message says how to get them); a checkpoint that
+        does not match the architecture.
+    """
+    spec = get_spec(id_or_spec)
+    if pretrained is False and not spec.random_init and spec.backend != "pixels":
+        spec = random_variant(spec)
+    if pretrained is True and spec.random_init:
+        raise EncoderError(f"{spec.id} is a random-init control; pretrained=True asks for "
+                           f"the weights of {spec.base_id!r} instead")
+    from s2r.encoders.weights import fingerprint_of
+
+    model, path = build_model(spec, pretrained=not spec.random_init)
+    fingerprint = fingerprint_of(spec, path)
+    return Encoder(spec, model, device=device if device is not None else pick_device(),
+                   weights_fingerprint=fingerprint, weights_path=path)

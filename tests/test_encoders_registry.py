@@ -1,0 +1,274 @@
+"""The encoder registry: Table I metadata (and its corrected slips), ids, lookup, status, CLI."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from s2r.encoders import (BUILTIN_SPECS, EncoderRegistry, get_spec, list_encoders,
+                          random_variant, status)
+from s2r.errors import EncoderError
+
+# The paper's Table I, copied by hand: number -> (name, architecture, dim, params (M),
+# training type, pretraining data).
+TABLE_I = {
+    1: ("CLIP-Base-16", "Transformer", 512, 51, "Self-supervised", "General"),
+    2: ("CLIP-Base-32", "Transformer", 512, 151, "Self-supervised", "General"),
+    3: ("CLIP-Large-14", "Transformer", 768, 432, "Self-supervised", "General"),
+    4: ("DinoV2-B", "Transformer", 768, 86, "Self-supervised", "General"),
+    5: ("EfficientNet B0", "CNN", 1280, 5.3, "Supervised", "General"),
+    6: ("HRP-ResNet18", "CNN", 512, 11.7, "Supervised", "Manipulation"),
+    7: ("HRP-ViT", "Transformer", 768, 24, "Supervised", "Manipulation"),
+    8: ("MCR", "CNN", 2048, 5.9, "Self-supervised", "Robot Manipulation"),
+    9: ("MobileNetV3", "CNN", 1280, 5.4, "Supervised", "General"),
+    10: ("MVP", "Transformer", 768, 43, "Self-supervised", "Manipulation"),
+    11: ("R3M ResNet18", "CNN", 512, 11.7, "Self-supervised", "Manipulation"),
+    12: ("R3M ResNet34", "CNN", 512, 21.3, "Self-supervised", "Manipulation"),
+    13: ("R3M ResNet50", "CNN", 2048, 25.6, "Self-supervised", "Manipulation"),
+    14: ("ResNet18", "CNN", 512, 11.7, "Supervised", "General (ImageNet)"),
+    15: ("ResNet34", "CNN", 512, 21.3, "Supervised", "General (ImageNet)"),
+    16: ("ResNet50", "CNN", 2048, 25.6, "Supervised", "General (ImageNet)"),
+    17: ("ResNet101", "CNN", 2048, 44.6, "Supervised", "General (ImageNet)"),
+    18: ("Swin Transformer", "Transformer", 1024, 87, "Self-supervised", "General"),
+    19: ("VC1-B", "CNN", 768, 22.6, "Self-supervised", "General"),
+    20: ("VGG16", "CNN", 4096, 138, "Supervised", "General"),
+    21: ("VGG19", "CNN", 4096, 143, "Supervised", "General"),
+    22: ("VIP", "CNN", 1024, 22.6, "Self-supervised", "Manipulation"),
+    23: ("Vision Transformer (ViT)", "Transformer", 768, 86, "Supervised", "General (ImageNet)"),
+}
+IDS = ["clip-base-16", "clip-base-32", "clip-large-14", "dinov2-b", "efficientnet-b0",
+       "hrp-resnet18", "hrp-vit", "mcr", "mobilenetv3", "mvp", "r3m-resnet18", "r3m-resnet34",
+       "r3m-resnet50", "resnet18", "resnet34", "resnet50", "resnet101", "swin", "vc1-b",
+       "vgg16", "vgg19", "vip", "vit"]
+# Entries whose Table I metadata is wrong: field -> true value.
+SLIPS = {
+    "vc1-b": {"architecture": "Transformer", "pretraining_group": "manipulation"},
+    "vip": {"architecture": "CNN"},
+    "swin": {"training_type": "Supervised"},
+}
+
+
+@pytest.fixture(autouse=True)
+def _empty_hub_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a socket fails the test."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the network was touched")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+def test_table_one_ids_numbers_names_dims():
+    table = [s for s in list_encoders() if s.table_number is not None]
+    assert [s.id for s in table] == IDS
+    assert [s.table_number for s in table] == list(range(1, 24))
+    for spec in table:
+        name, _, dim, paper_params, _, _ = TABLE_I[spec.table_number]
+        assert spec.name == name
+        assert spec.dim == dim, spec.id
+        assert spec.paper_params_m == paper_params, spec.id
+
+
+def test_metadata_follows_the_paper_except_documented_slips():
+    for spec in list_encoders():
+        if spec.table_number is None:
+            continue
+        _, arch, _, _, training, data = TABLE_I[spec.table_number]
+        expected = {"architecture": arch, "training_type": training}
+        expected.update(SLIPS.get(spec.id, {}))
+        for field, value in expected.items():
+            assert getattr(spec, field) == value, (spec.id, field)
+        if spec.id not in ("vc1-b",):
+            assert spec.pretraining_data == data, spec.id
+        group = "manipulation" if "Manipulation" in spec.pretraining_data else "general"
+        assert spec.pretraining_group == group, spec.id
+    for slipped in ("vc1-b", "vip", "mcr", "swin", "clip-base-16", "clip-base-32",
+                    "clip-large-14", "hrp-resnet18"):
+        assert "Table I" in get_spec(slipped).notes or "reference" in get_spec(slipped).notes
+
+
+def test_corrected_parameter_counts_are_true_sizes_not_the_papers():
+    assert get_spec("vc1-b").params_m == pytest.approx(85.8, abs=0.5)
+    assert get_spec("mcr").params_m == pytest.approx(23.5, abs=0.5)      # paper: 5.9
+    assert get_spec("clip-base-16").params_m == pytest.approx(86.2, abs=0.5)  # paper: 51
+    assert get_spec("clip-base-32").params_m == pytest.approx(87.8, abs=0.5)  # paper: 151
+    assert get_spec("clip-large-14").params_m == pytest.approx(304.0, abs=1)  # paper: 432
+    assert get_spec("vip").params_m == pytest.approx(25.6, abs=0.2)
+
+
+def test_normalisation_and_backends():
+    clip = get_spec("clip-base-32")
+    assert clip.backend == "open_clip" and clip.identifier == "ViT-B-32-quickgelu"
+    assert clip.tag == "openai" and clip.mean[0] == pytest.approx(0.4815, abs=1e-4)
+    assert get_spec("vit").mean == (0.5, 0.5, 0.5)
+    assert get_spec("resnet18").pretrained_name == "resnet18.tv_in1k"
+    assert dict(get_spec("dinov2-b").model_kwargs) == {"img_size": 224}
+    assert get_spec("r3m-resnet50").checkpoint.mapping == "r3m"
+    assert get_spec("hrp-resnet18").checkpoint.arch == "resnet18-gn16"
+    assert get_spec("vip").checkpoint.arch == "resnet50-fc1024"
+    for spec in list_encoders():
+        assert spec.input_size == ((32, 32) if spec.id == "pixels" else (224, 224))
+
+
+def test_hub_repos_match_the_libraries_pretrained_configs():
+    import open_clip
+    import timm
+
+    for spec in list_encoders():
+        if spec.backend == "timm":
+            cfg = timm.models.get_pretrained_cfg(spec.pretrained_name)
+            assert cfg is not None, spec.id
+            assert spec.hub_repo == cfg.hf_hub_id, spec.id
+            assert tuple(spec.mean) == pytest.approx(tuple(cfg.mean)), spec.id
+            assert tuple(spec.std) == pytest.approx(tuple(cfg.std)), spec.id
+        elif spec.backend == "open_clip":
+            cfg = open_clip.get_pretrained_cfg(spec.identifier, spec.tag)
+            assert cfg["hf_hub"].rstrip("/") == spec.hub_repo, spec.id
+            assert tuple(spec.mean) == pytest.approx(tuple(cfg["mean"])), spec.id
+
+
+def test_list_encoders_wildcards_and_random_controls():
+    assert [s.id for s in list_encoders("r3m-*")] == ["r3m-resnet18", "r3m-resnet34",
+                                                      "r3m-resnet50"]
+    assert [s.id for s in list_encoders("clip-*-1?")] == ["clip-base-16", "clip-large-14"]
+    plain = list_encoders()
+    assert len(plain) == 25 and not any(s.random_init for s in plain)
+    assert {"pixels", "efficientnet-lite0"} <= {s.id for s in plain}
+    full = list_encoders(include_random=True)
+    randoms = [s for s in full if s.random_init]
+    assert len(randoms) == 24  # every architecture; pixels has no weights to randomise
+    assert {s.id for s in randoms} == {s.id + "@random" for s in plain if s.id != "pixels"}
+    assert [s.id for s in list_encoders("resnet18*", include_random=True)] == [
+        "resnet18", "resnet18@random"]
+
+
+def test_random_variant_is_labelled_honestly():
+    spec = get_spec("resnet18@random")
+    assert spec.name == "ResNet18 (random init)"
+    assert spec.random_init and spec.table_number is None and spec.base_id == "resnet18"
+    assert spec.pretraining_group == "none" and "random" in spec.pretraining_data.lower()
+    assert (spec.dim, spec.params_m, spec.identifier) == (512, 11.18, "resnet18")
+    assert random_variant(spec) is spec
+    with pytest.raises(EncoderError, match="no @random variant"):
+        get_spec("pixels@random")
+
+
+def test_unknown_id_lists_close_names():
+    with pytest.raises(EncoderError) as err:
+        get_spec("resnet-18")
+    assert "Did you mean" in str(err.value) and "resnet18" in str(err.value)
+    with pytest.raises(EncoderError, match="r3m-resnet50"):
+        get_spec("r3m_resnet50")
+    with pytest.raises(EncoderError, match="non-empty string"):
+        get_spec("")
+
+
+def test_status_states_and_how_to_get_weights(no_network, tmp_path, monkeypatch):
+    assert status("resnet18@random").state == "random"
+    assert status("pixels").state == "ready"
+    lite = status("efficientnet-lite0")
+    assert lite.state == "ready" and lite.file.endswith("efficientnet-lite0-57934424.pth")
+    ckpt = status("r3m-resnet50")
+    assert ckpt.state == "weights-missing"
+    assert ckpt.file.endswith("r3m_resnet50.pt") and "drive.google.com" in ckpt.url
+    assert "r3m_resnet50.pt" in ckpt.message and "S2R_WEIGHTS_DIR" in ckpt.message
+    hub = status("resnet18")
+    assert hub.state == "weights-missing" and hub.file.endswith("resnet18.safetensors")
+    assert hub.url == ("https://huggingface.co/timm/resnet18.tv_in1k/resolve/main/"
+                       "model.safetensors")
+    assert "run once online" in hub.message and hub.url in hub.message
+    clip = status("clip-base-16")
+    assert clip.url.endswith("vit_base_patch16_clip_224.openai/resolve/main/"
+                             "open_clip_pytorch_model.bin")
+
+
+def test_status_finds_files_in_the_weights_folder(no_network, tmp_path, monkeypatch):
+    folder = tmp_path / "w"
+    folder.mkdir()
+    monkeypatch.setenv("S2R_WEIGHTS_DIR", str(folder))
+    (folder / "vip_resnet50.pt").write_bytes(b"x")
+    (folder / "resnet50.pth").write_bytes(b"x")  # any accepted suffix for hub entries
+    assert status("vip").state == "ready" and status("vip").file == str(folder / "vip_resnet50.pt")
+    assert status("resnet50").state == "ready"
+    assert status("resnet101").state == "weights-missing"
+
+
+def test_status_finds_the_hub_cache_without_network(no_network, tmp_path, monkeypatch):
+    cache = tmp_path / "hf"
+    repo = cache / "models--timm--resnet34.tv_in1k"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("0123abcd")
+    snap = repo / "snapshots" / "0123abcd"
+    snap.mkdir(parents=True)
+    (snap / "model.safetensors").write_bytes(b"x")
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    st = status("resnet34")
+    assert st.state == "ready" and st.file == str(snap / "model.safetensors")
+    assert status("resnet18").state == "weights-missing"
+
+
+def test_spec_validation_names_the_field():
+    base = BUILTIN_SPECS["resnet18"]
+    import dataclasses
+
+    with pytest.raises(EncoderError, match="architecture"):
+        dataclasses.replace(base, architecture="RNN")
+    with pytest.raises(EncoderError, match="std"):
+        dataclasses.replace(base, std=(0.2, 0.0, 0.2))
+    with pytest.raises(EncoderError, match="input_size"):
+        dataclasses.replace(base, input_size=(224,))
+    with pytest.raises(EncoderError, match="checkpoint"):
+        dataclasses.replace(base, backend="checkpoint")
+
+
+def test_register_encoder_uses_an_explicit_registry():
+    import dataclasses
+
+    registry = EncoderRegistry()
+    spec = dataclasses.replace(BUILTIN_SPECS["resnet18"], id="my-resnet", name="Mine",
+                               table_number=None, source="test")
+    registry.register(spec)
+    assert registry.get("my-resnet") is spec
+    assert registry.get("my-resnet@random").name == "Mine (random init)"
+    assert "my-resnet" in [s.id for s in registry.list()]
+    with pytest.raises(EncoderError, match="already registered"):
+        registry.register(spec)
+    with pytest.raises(EncoderError, match="unknown encoder"):
+        get_spec("my-resnet")  # the default registry is untouched
+    with pytest.raises(EncoderError, match="reserved"):
+        registry.register(dataclasses.replace(spec, id="x@random"))
+
+
+def test_to_dict_is_json_ready():
+    d = get_spec("hrp-resnet18").to_dict()
+    assert json.loads(json.dumps(d))["checkpoint"]["key_paths"] == ["features", "model"]
+    assert d["input_size"] == [224, 224] and d["paper_params_m"] == 11.7
+
+
+def test_cli_lists_with_status(capsys, no_network):
+    from s2r.cli import main
+
+    assert main(["encoders", "--json", "--all"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert len(records) == 49
+    by_id = {r["id"]: r for r in records}
+    for key in ("id", "name", "table_number", "architecture", "pretraining_data",
+                "params_m", "dim", "status"):
+        assert key in by_id["vc1-b"]
+    assert by_id["vc1-b"]["architecture"] == "Transformer"
+    assert by_id["efficientnet-lite0"]["status"] == "ready"
+    assert by_id["mvp"]["status"] == "weights-missing"
+    assert by_id["mvp@random"]["status"] == "random"
+    assert main(["encoders", "vgg*"]) == 0
+    out = capsys.readouterr().out
+    assert "VGG16" in out and "VGG19" in out and "CLIP" not in out
+    assert "weights-missing" in out and "S2R_WEIGHTS_DIR" in out
+    assert main(["encoders", "nothing-like-this"]) == 2
+    assert "no encoder id matches" in capsys.readouterr().err
