@@ -1,11 +1,179 @@
-"""`python -m s2r score` (placeholder until its issue lands)."""
+"""``python -m s2r score``: score encoders on a dataset into a leaderboard file; merge files.
+
+Score (one record per encoder, see :func:`s2r.metrics.scoring.score_encoder`)::
+
+    python -m s2r score demo --encoders pixels,efficientnet-lite0 --out scores.csv
+    python -m s2r score sim.zarr real.zarr --encoders 'r3m-*,mcr' --out fb.json --n-boot 500
+
+Merge leaderboards of several runs/datasets (JSON and/or CSV; one row per encoder, dataset
+fingerprint and parameters, the file given last wins)::
+
+    python -m s2r score --merge run1.json run2.csv --out all.csv
+
+Embeddings and scores are cached (``python -m s2r cache``): re-running with the same dataset,
+encoder and parameters reads the record back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+from pathlib import Path
+
+from s2r.cli import add_dataset_args, dataset_from_args
+from s2r.errors import S2RError
+
+# Columns of the summary table printed after scoring.
+_SUMMARY = ("sim2real_score", "transfer_score", "dis", "action_score_heldout",
+            "domain_probe_accuracy")
 
 
-def register(subparsers):
-    p = subparsers.add_parser("score", help="(not implemented yet)")
+def register(subparsers) -> None:
+    from s2r.metrics.bootstrap import DEFAULT_CI, DEFAULT_N_BOOT
+    from s2r.metrics.dis import DEFAULT_PCA_DIM
+    from s2r.metrics.probes import DEFAULT_DOMAIN_C, DEFAULT_N_FOLDS, DEFAULT_RIDGE_ALPHA
+
+    p = subparsers.add_parser(
+        "score", help="score encoders on a dataset (DIS, action/transfer scores, domain probe, "
+                      "Sim2Real score, bootstrap CIs) into a .json/.csv leaderboard",
+        description="Embed DATASET with each encoder (cached) and write one record per encoder "
+                    "with every score and its episode-bootstrap confidence interval. With "
+                    "--merge, the positional arguments are leaderboard files to merge instead.")
+    add_dataset_args(p)
+    p.add_argument("--encoders", default=None, metavar="A,B,...",
+                   help="comma-separated encoder ids or wildcards ('r3m-*'); see "
+                        "'python -m s2r encoders'")
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="leaderboard file to write: .json (nested records) or .csv (flat)")
+    p.add_argument("--merge", action="store_true",
+                   help="merge the leaderboard files given as positional arguments into --out "
+                        "instead of scoring")
+    g = p.add_argument_group("score parameters (recorded in every row)")
+    g.add_argument("--pca-dim", type=int, default=DEFAULT_PCA_DIM, metavar="K",
+                   help=f"DIS: common PCA dimension, the same K for every encoder compared "
+                        f"(default {DEFAULT_PCA_DIM})")
+    g.add_argument("--distance", choices=("squared", "euclidean"), default="squared",
+                   help="DIS: squared centroid distance (eq. 1, default) or plain Euclidean")
+    g.add_argument("--ridge-alpha", type=_alpha, default=DEFAULT_RIDGE_ALPHA, metavar="A",
+                   help="action probes: ridge penalty per frame on z-scored embeddings, or "
+                        "'auto' (default: chosen per encoder by episode-grouped "
+                        "cross-validation)")
+    g.add_argument("--seed", type=int, default=0, metavar="S",
+                   help="seed of the PCA, the episode folds and the bootstrap (default 0)")
+    g.add_argument("--n-boot", type=int, default=DEFAULT_N_BOOT, metavar="B",
+                   help=f"bootstrap replicates, 0 = no confidence intervals (default "
+                        f"{DEFAULT_N_BOOT})")
+    g.add_argument("--ci", type=float, default=DEFAULT_CI,
+                   help=f"confidence level (default {DEFAULT_CI})")
+    g.add_argument("--n-folds", type=int, default=DEFAULT_N_FOLDS,
+                   help=f"episode folds of the held-out scores (default {DEFAULT_N_FOLDS})")
+    g.add_argument("--domain-c", type=float, default=DEFAULT_DOMAIN_C, metavar="C",
+                   help=f"domain probe: inverse L2 penalty of the logistic regression "
+                        f"(default {DEFAULT_DOMAIN_C})")
+    r = p.add_argument_group("running")
+    r.add_argument("--device", choices=("cpu", "cuda"), default=None,
+                   help="where to run the encoders (default: cuda when available)")
+    r.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="cache folder (default $S2R_CACHE_DIR or ./cache)")
+    r.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.set_defaults(func=run)
 
 
-def run(args):
-    from s2r.errors import S2RError
-    raise S2RError("'score' is not implemented yet")
+def _alpha(text: str):
+    """``--ridge-alpha`` value: ``auto`` or a number."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+
+
+def expand_encoder_ids(text: str) -> list[str]:
+    """``"a,r3m-*"`` -> registry ids, wildcards expanded in registry order, duplicates dropped."""
+    from s2r.encoders import get_spec, list_encoders
+
+    ids: list[str] = []
+    for item in (t.strip() for t in (text or "").split(",")):
+        if not item:
+            continue
+        if any(ch in item for ch in "*?["):
+            found = [s.id for s in list_encoders(item, include_random=item.endswith("@random")
+                                                 or "@" in item)]
+            found = [i for i in found if fnmatch.fnmatchcase(i, item)]
+            if not found:
+                raise S2RError(f"--encoders: no encoder id matches {item!r}; see "
+                               "'python -m s2r encoders'")
+        else:
+            found = [get_spec(item).id]
+        ids += [i for i in found if i not in ids]
+    if not ids:
+        raise S2RError("--encoders: give at least one encoder id (e.g. --encoders pixels,"
+                       "efficientnet-lite0)")
+    return ids
+
+
+def params_from_args(args):
+    """The :class:`~s2r.metrics.scoring.ScoreParams` of the command line (validated)."""
+    from s2r.metrics.scoring import ScoreParams
+
+    return ScoreParams(pca_dim=args.pca_dim, distance=args.distance,
+                       ridge_alpha=args.ridge_alpha, seed=args.seed, n_boot=args.n_boot,
+                       ci=args.ci, n_folds=args.n_folds, domain_C=args.domain_c).validate()
+
+
+def _summary_table(records) -> str:
+    from s2r.metrics.leaderboard import records_to_frame
+
+    frame = records_to_frame(records)
+    cols = ["encoder.id"] + [c for c in _SUMMARY if c in frame.columns]
+    table = frame[cols].copy()
+    for c in _SUMMARY:
+        lo, hi = frame.get(f"{c}_ci_low"), frame.get(f"{c}_ci_high")
+        if c in table and lo is not None and lo.notna().all():
+            table[c] = [f"{v:.3f} [{a:.3f}, {b:.3f}]" for v, a, b in zip(frame[c], lo, hi)]
+        elif c in table:
+            table[c] = [f"{v:.3f}" for v in frame[c]]
+    return table.sort_values("encoder.id").to_string(index=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from s2r.metrics.leaderboard import (FORMATS, merge_leaderboard_records,
+                                         write_records)
+
+    out = Path(args.out)
+    if out.suffix.lower() not in FORMATS:
+        raise S2RError(f"--out must name a .json or .csv file, got {str(out)!r}")
+    if args.merge:
+        if args.encoders:
+            raise S2RError("--merge takes leaderboard files, not --encoders")
+        records = merge_leaderboard_records(args.dataset)
+        write_records(records, out)
+        print(f"merged {len(args.dataset)} file(s) into {out}: {len(records)} row(s)")
+        return 0
+    if not args.encoders:
+        raise S2RError("--encoders is required (e.g. --encoders pixels,efficientnet-lite0)")
+    from s2r.cache import Cache
+    from s2r.metrics.scoring import score_encoders
+    from s2r.progress import tqdm_progress
+
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise S2RError("--device cuda: no CUDA device is available here; use --device cpu")
+    params = params_from_args(args)
+    ids = expand_encoder_ids(args.encoders)
+    frameset = dataset_from_args(args)
+    cache = False if args.no_cache else Cache(args.cache_dir)
+    with tqdm_progress("scoring encoders") as progress:
+        records = score_encoders(frameset, ids, params=params, cache=cache, device=args.device,
+                                 progress=progress)
+    write_records(records, out)
+    print(_summary_table(records))
+    for r in records:
+        for w in r.get("warnings", []):
+            print(f"warning ({r['encoder']['id']}): {w}")
+    print(f"wrote {out}: {len(records)} encoder(s) on {frameset.name!r} "
+          f"({frameset.fingerprint})")
+    return 0

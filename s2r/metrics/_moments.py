@@ -1,0 +1,304 @@
+"""Closed-form ridge probes from per-group sufficient statistics.
+
+Every ridge fit s2r needs (all frames, sim only, real only, each cross-validation fold, each
+bootstrap replicate) is a weighted sum of the same per-group statistics
+
+    n_g, sum x, sum y, sum x x^T, sum x y^T, sum y y^T      (g = one episode or time block)
+
+so the frames are read once; a fit is then one ``r x r`` solve and a score a few matrix
+products, with no pass over the frames.
+
+Coordinates. Embeddings are z-scored once with the mean and standard deviation of **all**
+frames given (unsupervised: no action label is used), actions with their global statistics
+(later re-standardised per training set, which the action score needs). Every fit then works
+in these fixed coordinates, centring on its own training mean (the intercept). Because the
+coordinates are fixed, a rotation does not change any fit: when there are fewer frames than
+dimensions (``N < D``, typical of the demo and of wide encoders) the frames are expressed in an
+orthonormal basis ``V`` of their span (thin SVD, ``r = rank <= N``), which makes every solve
+``r x r`` instead of ``D x D`` and gives exactly the same predictions (the ridge solution lies
+in that span; ``W = V B``).
+
+Memory. The per-group ``r x r`` sums take ``G * r^2`` numbers: float64 when that fits the
+budget, else float32 (relative error ~1e-7; used only by bootstrap replicates -- fits whose
+weights are constant within a (domain, fold) block use exact float64 block sums), else they
+are not stored and a weighted sum is recomputed from the frames (``N * r^2`` per call).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import scipy.linalg
+
+# Variance (in globally z-scored units) below which an action dimension counts as constant in
+# a training set.
+CONSTANT_VARIANCE = 1e-12
+# Singular values below this fraction of the largest span no direction of the data (rank).
+RANK_RTOL = 1e-10
+# alpha = 0: eigenvalues below this fraction of the largest are dropped (minimum-norm solution).
+PINV_RTOL = 1e-10
+_CHUNK = 4096
+
+
+@dataclass
+class Moments:
+    """Raw sums over a (weighted) set of frames, in the fixed coordinates (float64)."""
+
+    n: float
+    sx: np.ndarray   # (r,)
+    sy: np.ndarray   # (A,)
+    sxx: np.ndarray  # (r, r)
+    sxy: np.ndarray  # (r, A)
+    syy: np.ndarray  # (A, A)
+
+    def __add__(self, other: "Moments") -> "Moments":
+        return Moments(self.n + other.n, self.sx + other.sx, self.sy + other.sy,
+                       self.sxx + other.sxx, self.sxy + other.sxy, self.syy + other.syy)
+
+
+@dataclass
+class LinearModel:
+    """A fitted ridge probe in the fixed coordinates.
+
+    ``standardised_action = (x - x_center) @ B`` where ``x`` are the frame's coordinates and
+    the standardised action is ``(y - y_center) / y_scale`` (``y`` globally z-scored).
+    """
+
+    x_center: np.ndarray  # (r,)
+    y_center: np.ndarray  # (A,)
+    y_scale: np.ndarray   # (A,)
+    scored: np.ndarray    # (A,) bool: action dims that vary in the training set
+    B: np.ndarray         # (r, A)
+
+
+def prescale(X: np.ndarray, *, center: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Global ``(shift, scale)`` per column, float64.
+
+    ``scale`` is the standard deviation, or 1 for a constant column: one whose standard
+    deviation is below ``1e-9 * max(1, |mean|)`` (round-off of a constant is not variation).
+    ``shift`` is the mean (0 when ``center`` is False).
+    """
+    mean = X.mean(axis=0, dtype=np.float64)
+    std = X.std(axis=0, dtype=np.float64)
+    constant = std <= 1e-9 * np.maximum(1.0, np.abs(mean))
+    return (mean if center else np.zeros_like(mean)), np.where(constant, 1.0, std)
+
+
+class GroupMoments:
+    """Per-group sufficient statistics of ``(X, Y)`` for fast weighted ridge fits.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (N, D)
+        Embeddings (float32 or float64).
+    Y : ndarray of shape (N, A)
+        Actions (float64).
+    group : ndarray of shape (N,), int
+        Group index in ``0..G-1`` per frame.
+    n_groups : int
+        ``G``.
+    block : ndarray of shape (G,), int, optional
+        Block index per group (e.g. one per domain and fold). Exact float64 sums are kept
+        per block, so any fit whose weights are constant within blocks (all point estimates)
+        is exact whatever the storage of the per-group sums. Default: one block.
+    center : bool
+        Centre the coordinates on the global mean (False only for probes without intercept).
+    memory_mb : float
+        Budget for the per-group ``r x r`` sums (see module docstring).
+    """
+
+    def __init__(self, Z: np.ndarray, Y: np.ndarray, group: np.ndarray, n_groups: int, *,
+                 block: Optional[np.ndarray] = None, center: bool = True,
+                 memory_mb: float = 2048.0):
+        self.Z = Z
+        self.group = np.asarray(group, dtype=np.int64)
+        self.x_shift, self.x_scale = prescale(Z, center=center)
+        self.y_shift, self.y_scale = prescale(Y)
+        self.Y = (Y - self.y_shift) / self.y_scale
+        N, D = Z.shape
+        self.basis = self._row_space() if N < D else None
+        r = D if self.basis is None else self.basis.shape[1]
+        G, A = int(n_groups), Y.shape[1]
+        self.n_groups, self.dim, self.action_dim = G, r, A
+        per64 = G * r * r * 8 / 2**20
+        self.sxx_dtype = (np.float64 if per64 <= memory_mb
+                          else np.float32 if per64 / 2 <= memory_mb else None)
+        self.block = (np.zeros(G, dtype=np.int64) if block is None
+                      else np.asarray(block, dtype=np.int64))
+        self.n = np.bincount(self.group, minlength=G).astype(np.float64)
+        self.sx = np.zeros((G, r))
+        self.sy = np.zeros((G, A))
+        self.sxy = np.zeros((G, r, A))
+        self.syy = np.zeros((G, A, A))
+        self.sxx = None if self.sxx_dtype is None else np.zeros((G, r, r), dtype=self.sxx_dtype)
+        self.block_sxx = np.zeros((int(self.block.max()) + 1, r, r))
+        order = np.argsort(self.group, kind="stable")
+        bounds = np.searchsorted(self.group[order], np.arange(G + 1))
+        for g in range(G):
+            rows = order[bounds[g]:bounds[g + 1]]
+            for start in range(0, rows.size, _CHUNK):
+                idx = rows[start:start + _CHUNK]
+                X = self.x(idx)
+                Yg = self.Y[idx]
+                xx = X.T @ X
+                self.block_sxx[self.block[g]] += xx
+                if self.sxx is not None:
+                    self.sxx[g] += xx
+                self.sx[g] += X.sum(axis=0)
+                self.sy[g] += Yg.sum(axis=0)
+                self.sxy[g] += X.T @ Yg
+                self.syy[g] += Yg.T @ Yg
+
+    def _row_space(self) -> np.ndarray:
+        """Orthonormal basis ``(D, r)`` of the span of the z-scored frames (N < D)."""
+        X = np.concatenate([self._zscored(np.arange(s, min(s + _CHUNK, len(self.Z))))
+                            for s in range(0, len(self.Z), _CHUNK)])
+        _, s, vt = np.linalg.svd(X, full_matrices=False)
+        keep = s > RANK_RTOL * max(float(s[0]) if s.size else 0.0, 1e-300)
+        return np.ascontiguousarray(vt[keep].T)
+
+    def _zscored(self, rows: np.ndarray) -> np.ndarray:
+        return (np.asarray(self.Z[rows], dtype=np.float64) - self.x_shift) / self.x_scale
+
+    def x(self, rows: np.ndarray) -> np.ndarray:
+        """Coordinates of frames ``rows`` (z-scored, in the row-space basis), float64."""
+        X = self._zscored(rows)
+        return X if self.basis is None else X @ self.basis
+
+    def combine(self, weights: np.ndarray) -> Moments:
+        """Weighted sum of the group statistics (``weights`` of shape (G,), >= 0)."""
+        w = np.asarray(weights, dtype=np.float64)
+        per_block = np.zeros(self.block_sxx.shape[0])
+        per_block[self.block] = w
+        if np.array_equal(per_block[self.block], w):
+            sxx = np.tensordot(per_block, self.block_sxx, axes=1)
+        elif self.sxx is not None:
+            nz = np.flatnonzero(w)
+            lo, hi = (int(nz[0]), int(nz[-1]) + 1) if nz.size else (0, 0)
+            flat = self.sxx[lo:hi].reshape(hi - lo, -1)    # a view: no copy of the sums
+            sxx = (w[lo:hi].astype(self.sxx.dtype) @ flat).astype(np.float64)
+            sxx = sxx.reshape(self.dim, self.dim)
+        else:
+            sxx = self._weighted_gram(w)
+        return Moments(float(w @ self.n), w @ self.sx, w @ self.sy, sxx,
+                       np.tensordot(w, self.sxy, axes=1), np.tensordot(w, self.syy, axes=1))
+
+    def _weighted_gram(self, w: np.ndarray) -> np.ndarray:
+        fw = w[self.group]
+        rows = np.flatnonzero(fw)
+        out = np.zeros((self.dim, self.dim))
+        for start in range(0, rows.size, _CHUNK):
+            idx = rows[start:start + _CHUNK]
+            X = self.x(idx)
+            out += X.T @ (X * fw[idx, None])
+        return out
+
+    def raw_model(self, model: LinearModel) -> tuple[np.ndarray, np.ndarray]:
+        """``(W (D, A), b (A,))`` mapping RAW embeddings to the model's standardised actions."""
+        B = model.B if self.basis is None else self.basis @ model.B
+        W = B / self.x_scale[:, None]
+        b = -(self.x_shift / self.x_scale) @ B - model.x_center @ model.B
+        return W, b
+
+    def raw_action_stats(self, model: LinearModel) -> tuple[np.ndarray, np.ndarray]:
+        """``(mean (A,), scale (A,))`` of the model's action standardisation in RAW units."""
+        return (self.y_shift + self.y_scale * model.y_center,
+                self.y_scale * model.y_scale)
+
+
+def _centered(m: Moments, cx: np.ndarray, cy: np.ndarray):
+    """Second moments about ``(cx, cy)``: ``(Sxx_c, Sxy_c, diag(Syy_c))``."""
+    sxx = m.sxx - np.outer(m.sx, cx) - np.outer(cx, m.sx) + m.n * np.outer(cx, cx)
+    sxy = m.sxy - np.outer(m.sx, cy) - np.outer(cx, m.sy) + m.n * np.outer(cx, cy)
+    syy = np.diag(m.syy) - 2 * m.sy * cy + m.n * cy * cy
+    return sxx, sxy, syy
+
+
+def solve_ridge(M: np.ndarray, R: np.ndarray, alpha: float) -> np.ndarray:
+    """Solve ``(M + alpha I) B = R`` for symmetric PSD ``M`` (minimum-norm when alpha = 0)."""
+    if alpha > 0:
+        try:
+            return scipy.linalg.solve(M + alpha * np.eye(M.shape[0]), R, assume_a="pos",
+                                      check_finite=False)
+        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+            pass
+    vals, vecs = np.linalg.eigh(M)
+    keep = vals + alpha > PINV_RTOL * max(float(vals.max()), 0.0)
+    inv = np.where(keep, 1.0 / np.where(keep, vals + alpha, 1.0), 0.0)
+    return vecs @ (inv[:, None] * (vecs.T @ R))
+
+
+def normal_equations(m: Moments, *, fit_intercept: bool = True):
+    """``(M, R, template)`` of the ridge system ``(M + alpha I) B = R`` of a training set.
+
+    ``template`` is a :class:`LinearModel` with ``B = None`` holding the centring and action
+    scaling of that training set.
+    """
+    n = m.n
+    mx, my = m.sx / n, m.sy / n
+    vy = np.diag(m.syy) / n - my * my
+    scored = vy > CONSTANT_VARIANCE
+    y_scale = np.where(scored, np.sqrt(np.maximum(vy, 0)), 1.0)
+    cx = mx if fit_intercept else np.zeros_like(mx)
+    sxx, sxy, _ = _centered(m, cx, my)
+    R = sxy / n / y_scale
+    R[:, ~scored] = 0.0
+    return sxx / n, R, LinearModel(cx, my, y_scale, scored, None)
+
+
+def fit_moments(m: Moments, alpha: float, *, fit_intercept: bool = True) -> LinearModel:
+    """Ridge fit from raw sums.
+
+    Minimises ``mean_i ||y~_i - (x_i - c) B||^2 + alpha ||B||_F^2`` (``alpha`` per frame) with
+    ``c`` the training mean of the coordinates (0 without intercept) and ``y~`` the actions
+    z-scored with the training mean and standard deviation, i.e. solves
+    ``(Xc'Xc / n + alpha I) B = Xc'Y~ / n``.
+    """
+    M, R, model = normal_equations(m, fit_intercept=fit_intercept)
+    model.B = solve_ridge(M, R, alpha)
+    return model
+
+
+def sse_alpha_path(m_train: Moments, m_test: Moments, alphas) -> np.ndarray:
+    """Summed squared standardised test errors (scored dims) for every alpha, ``(len(alphas),)``.
+
+    One eigendecomposition of the training system serves every alpha.
+    """
+    M, R, model = normal_equations(m_train)
+    vals, vecs = np.linalg.eigh(M)
+    sxx, sxy, syy = _centered(m_test, model.x_center, model.y_center)
+    keep = model.scored
+    P = vecs.T @ R[:, keep]                              # (r, a)
+    T = vecs.T @ sxx @ vecs                              # (r, r)
+    C = vecs.T @ (sxy[:, keep] / model.y_scale[keep])    # (r, a)
+    base = float((syy[keep] / model.y_scale[keep] ** 2).sum())
+    top = max(float(vals.max()), 0.0)
+    out = []
+    for alpha in alphas:
+        ok = vals + alpha > PINV_RTOL * top
+        Bt = np.where(ok, 1.0 / np.where(ok, vals + alpha, 1.0), 0.0)[:, None] * P
+        out.append(base - 2 * float((Bt * C).sum()) + float((Bt * (T @ Bt)).sum()))
+    return np.maximum(np.array(out), 0.0)
+
+
+def sse_moments(model: LinearModel, m: Moments) -> np.ndarray:
+    """Sum over the frames of ``m`` of squared standardised errors, per action dim ``(A,)``."""
+    sxx, sxy, syy = _centered(m, model.x_center, model.y_center)
+    Mxy = sxy / model.y_scale
+    myy = syy / model.y_scale ** 2
+    B = model.B
+    sse = myy - 2 * np.einsum("da,da->a", B, Mxy) + np.einsum("da,da->a", B, sxx @ B)
+    return np.maximum(sse, 0.0)
+
+
+def score_from_sse(sse: np.ndarray, n: float, scored: np.ndarray) -> float:
+    """``1 - SSE / (n * n_scored_dims)`` over the scored action dims (eq. 2)."""
+    k = int(np.count_nonzero(scored))
+    return 1.0 - float(sse[scored].sum()) / (n * k)
+
+
+def predict(model: LinearModel, X: np.ndarray) -> np.ndarray:
+    """Standardised action predictions for coordinates ``X (n, r)``."""
+    return (X - model.x_center) @ model.B

@@ -1,0 +1,159 @@
+"""One input check for every metric entry point (the ``check_array`` of s2r.metrics).
+
+Every public metric calls :func:`_check_embeddings` first, so a bad input fails at the boundary
+with a :class:`~s2r.errors.MetricError` that names the argument, what was expected and what
+arrived, instead of a numpy/scikit-learn traceback deep inside a solver.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from s2r.errors import MetricError
+
+DOMAINS = ("sim", "real")
+
+
+class Checked(NamedTuple):
+    """Validated metric inputs (``None`` where the caller passed ``None``)."""
+
+    Z: np.ndarray                  # (N, D) float32 or float64, finite
+    domain: Optional[np.ndarray]   # (N,) "<U4" in {"sim", "real"}
+    actions: Optional[np.ndarray]  # (N, A) float64, finite
+    episode: Optional[np.ndarray]  # (N,) int64, no id shared by both domains
+
+
+def _check_embeddings(Z, domain=None, actions=None, episode=None, *,
+                      require_both_domains: bool = True, min_frames: int = 2) -> Checked:
+    """Validate and normalise the inputs shared by all metrics.
+
+    Parameters
+    ----------
+    Z : array-like of shape (N, D)
+        Embeddings, one row per frame. Kept as float32/float64 (no copy when already so);
+        integer input is converted to float64.
+    domain : array-like of shape (N,), optional
+        ``"sim"`` or ``"real"`` per frame.
+    actions : array-like of shape (N, A) or (N,), optional
+        Action labels; a 1-D array is one action dimension.
+    episode : array-like of shape (N,), optional
+        Integer episode id per frame; an id may not appear in both domains.
+    require_both_domains : bool
+        Raise unless both domains have frames (only checked when ``domain`` is given).
+    min_frames : int
+        Fewest frames accepted.
+
+    Returns
+    -------
+    Checked
+        The normalised arrays.
+
+    Raises
+    ------
+    MetricError
+        On any shape, value or consistency problem.
+    """
+    try:
+        Z = np.asarray(Z)
+    except Exception as exc:  # ragged lists etc.
+        raise MetricError(f"embeddings could not be read as an array: {exc}") from None
+    if Z.dtype.kind not in "fiub":
+        raise MetricError(f"embeddings must be numeric, got dtype {Z.dtype}")
+    if Z.ndim != 2:
+        raise MetricError(f"embeddings must be 2-D (N frames, D features), got shape {Z.shape}")
+    if Z.dtype.kind != "f" or Z.dtype.itemsize < 4:
+        Z = Z.astype(np.float64)
+    n, d = Z.shape
+    if n < min_frames:
+        raise MetricError(f"embeddings have {n} frames; at least {min_frames} are needed")
+    if d < 1:
+        raise MetricError("embeddings have 0 features (shape (N, 0))")
+    finite = np.isfinite(Z).all(axis=1)
+    if not finite.all():
+        rows = np.flatnonzero(~finite)
+        raise MetricError(
+            f"embeddings contain NaN or inf in {rows.size} of {n} frames (first bad frame "
+            f"{rows[0]}); the encoder output is broken for these frames")
+
+    dom = None
+    if domain is not None:
+        dom = _per_frame("domain", domain, n)
+        dom = dom.astype(str).astype("<U4") if dom.dtype.kind in "USO" else dom
+        if dom.dtype.kind not in "U":
+            raise MetricError(f"domain values must be 'sim' or 'real', got dtype {dom.dtype}")
+        bad = sorted(set(np.unique(dom).tolist()) - set(DOMAINS))
+        if bad:
+            raise MetricError(f"domain values must be 'sim' or 'real', got {bad[:5]}")
+        if require_both_domains:
+            for name in DOMAINS:
+                if not (dom == name).any():
+                    raise MetricError(
+                        f"no {name!r} frames: the metrics compare sim and real frames, so both "
+                        f"domains are needed (got {n} frames, all "
+                        f"{'real' if name == 'sim' else 'sim'})")
+
+    act = None
+    if actions is not None:
+        act = np.asarray(actions)
+        if act.dtype.kind not in "fiub":
+            raise MetricError(f"actions must be numeric, got dtype {act.dtype}")
+        if act.ndim == 1:
+            act = act[:, None]
+        if act.ndim != 2 or act.shape[0] != n:
+            raise MetricError(f"actions must have shape ({n}, A) to match the embeddings, "
+                              f"got {act.shape}")
+        if act.shape[1] < 1:
+            raise MetricError("actions have 0 dimensions (shape (N, 0))")
+        act = act.astype(np.float64)
+        if not np.isfinite(act).all():
+            rows = np.flatnonzero(~np.isfinite(act).all(axis=1))
+            raise MetricError(f"actions contain NaN or inf (first bad frame {rows[0]})")
+
+    ep = None
+    if episode is not None:
+        ep = _per_frame("episode", episode, n)
+        if ep.dtype.kind == "f":
+            if not np.isfinite(ep).all() or not np.all(ep == np.round(ep)):
+                raise MetricError("episode ids must be integers")
+        elif ep.dtype.kind not in "iub":
+            raise MetricError(f"episode ids must be integers, got dtype {ep.dtype}")
+        ep = ep.astype(np.int64)
+        if dom is not None:
+            shared = np.intersect1d(ep[dom == "sim"], ep[dom == "real"])
+            if shared.size:
+                raise MetricError(
+                    f"episode ids must be unique across domains, but {shared.size} id(s) have "
+                    f"both sim and real frames (e.g. {int(shared[0])}); number real episodes "
+                    "after sim ones")
+    return Checked(Z, dom, act, ep)
+
+
+def _per_frame(name: str, values, n: int) -> np.ndarray:
+    """``values`` as a 1-D array of length ``n`` (one value per frame)."""
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise MetricError(f"{name} must have shape ({n},) to match the embeddings, "
+                          f"got {arr.shape}")
+    return arr
+
+
+def _check_choice(name: str, value, choices) -> None:
+    """Raise :class:`MetricError` unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise MetricError(f"{name} must be one of {list(choices)}, got {value!r}")
+
+
+def _check_number(name: str, value, *, low=None, high=None, integer=False,
+                  low_open=False) -> None:
+    """Raise :class:`MetricError` unless ``value`` is a number in the given range."""
+    ok_type = isinstance(value, (int, np.integer)) if integer else \
+        isinstance(value, (int, float, np.integer, np.floating))
+    if isinstance(value, bool) or not ok_type or not np.isfinite(value):
+        kind = "an integer" if integer else "a finite number"
+        raise MetricError(f"{name} must be {kind}, got {value!r}")
+    if low is not None and (value <= low if low_open else value < low):
+        raise MetricError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
+    if high is not None and value > high:
+        raise MetricError(f"{name} must be <= {high}, got {value!r}")

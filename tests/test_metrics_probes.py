@@ -1,0 +1,309 @@
+"""Action probe (eq. 2), held-out and transfer scores, domain probe: against least squares,
+scikit-learn and known truths; the demo's gap; bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from s2r.errors import MetricError
+from s2r.metrics.probes import (ALPHA_GRID, ActionProbe, DomainProbe, action_score,
+                                domain_probe_accuracy, episode_folds, heldout_action_score,
+                                select_ridge_alpha, transfer_score)
+from tests.test_metrics_dis import pixels_embeddings  # noqa: F401  (shared fixture)
+
+
+def linear_data(n_episodes=20, steps=15, dim=8, actions=3, noise=0.5, seed=0, shift=0.0):
+    """Sim then real episodes of ``y = z W + noise``; real embeddings shifted by ``shift``."""
+    rng = np.random.default_rng(seed)
+    n = n_episodes * steps
+    Z = rng.normal(size=(n, dim))
+    W = rng.normal(size=(dim, actions))
+    Y = Z @ W + noise * rng.normal(size=(n, actions)) + 5.0
+    domain = np.repeat(["sim", "real"], n // 2)
+    episode = np.repeat(np.arange(n_episodes), steps)
+    Z[domain == "real"] += shift
+    return Z, domain, Y, episode
+
+
+def standardise(Y):
+    return (Y - Y.mean(0)) / Y.std(0)
+
+
+# --------------------------------------------------------------------------- action score
+def test_training_score_equals_numpy_lstsq():
+    Z, _, Y, _ = linear_data()
+    Ys = standardise(Y)
+    X1 = np.c_[Z, np.ones(len(Z))]
+    B, *_ = np.linalg.lstsq(X1, Ys, rcond=None)
+    expected = 1 - np.mean((X1 @ B - Ys) ** 2)
+    r = action_score(Z, Y, alpha=0.0)
+    assert r.value == pytest.approx(expected, abs=1e-10)
+    assert r.split == "train" and r.solver == "ridge" and r.n_train == len(Z)
+    # Per dimension: the training R^2 of each action dimension.
+    r2 = 1 - np.mean((X1 @ B - Ys) ** 2, axis=0)
+    assert np.allclose(r.per_dim, r2, atol=1e-10)
+
+
+def test_ridge_equals_augmented_least_squares():
+    Z, _, Y, _ = linear_data(n_episodes=6, steps=5, dim=12)   # n=30 frames: ridge matters
+    alpha = 0.3
+    n = len(Z)
+    Xs = standardise(Z)
+    Ys = standardise(Y)
+    aug_X = np.vstack([Xs, np.sqrt(n * alpha) * np.eye(Z.shape[1])])
+    aug_Y = np.vstack([Ys, np.zeros((Z.shape[1], Y.shape[1]))])
+    B, *_ = np.linalg.lstsq(aug_X, aug_Y, rcond=None)
+    probe = ActionProbe(alpha=alpha).fit(Z, Y)
+    W, b = probe.as_linear()
+    assert W.shape == (12, 3) and b.shape == (3,)
+    assert np.allclose(Z @ W + b, Xs @ B, atol=1e-9)
+    assert probe.training_score_ == pytest.approx(1 - np.mean((Xs @ B - Ys) ** 2), abs=1e-10)
+    assert probe.score(Z, Y) == pytest.approx(probe.training_score_, abs=1e-10)
+
+
+def test_fewer_frames_than_dimensions_matches_dense_solution():
+    # N < D uses an exact row-space basis; compare with the D x D ridge solution.
+    rng = np.random.default_rng(5)
+    Z = rng.normal(size=(25, 60))
+    Y = rng.normal(size=(25, 2))
+    alpha = 0.05
+    Xs, Ys = standardise(Z), standardise(Y)
+    B = np.linalg.solve(Xs.T @ Xs / 25 + alpha * np.eye(60), Xs.T @ Ys / 25)
+    probe = ActionProbe(alpha=alpha).fit(Z, Y)
+    assert np.allclose(probe.predict(Z), Xs @ B, atol=1e-9)
+    assert np.allclose(probe.coef_.T * Z.std(0)[:, None], B, atol=1e-9)
+
+
+def test_prediction_units_and_scale_invariance():
+    Z, _, Y, _ = linear_data()
+    probe = ActionProbe(alpha=1e-3).fit(Z, Y)
+    raw = probe.predict_actions(Z)
+    assert np.corrcoef(raw[:, 0], Y[:, 0])[0, 1] > 0.9
+    Y2 = Y * np.array([1000.0, 1.0, 0.01]) - 7.0    # change the units of each dimension
+    assert action_score(Z, Y2, alpha=1e-3).value == pytest.approx(
+        action_score(Z, Y, alpha=1e-3).value, abs=1e-10)
+
+
+def test_constant_action_dimension_is_left_out():
+    Z, _, Y, _ = linear_data()
+    Yc = np.c_[Y, np.full(len(Y), 0.04)]               # e.g. a gripper that never moves
+    r = action_score(Z, Yc, alpha=1e-3)
+    assert r.constant_action_dims == (3,) and r.per_dim[3] is None
+    assert r.value == pytest.approx(action_score(Z, Y, alpha=1e-3).value, abs=1e-10)
+    assert r.warnings and "constant" in r.warnings[0]
+    with pytest.raises(MetricError, match="every action dimension is constant"):
+        action_score(Z, np.ones((len(Z), 2)))
+
+
+def test_shuffled_actions_score_no_better_than_the_mean():
+    Z, domain, Y, episode = linear_data(n_episodes=20, steps=15, dim=20)
+    rng = np.random.default_rng(1)
+    shuffled = Y[rng.permutation(len(Y))]
+    real = heldout_action_score(Z, domain, Y, episode).value
+    null = heldout_action_score(Z, domain, shuffled, episode).value
+    assert real > 0.8
+    assert -0.15 < null < 0.03       # ~0 = predicting the training mean
+
+
+def test_shuffled_demo_actions_score_near_zero(pixels_embeddings):  # noqa: F811
+    fs, Z = pixels_embeddings[1]
+    rng = np.random.default_rng(0)
+    # Shuffle whole episodes' action sequences between episodes: no frame-action link left.
+    perm = rng.permutation(len(Z))
+    null = heldout_action_score(Z, fs.domain, fs.actions[perm], fs.episode, alpha=1.0).value
+    assert null < 0.05
+    # The true actions are predictable from pixels (the arm moves).
+    assert heldout_action_score(Z, fs.domain, fs.actions, fs.episode, alpha=1.0).value > null + 0.2
+
+
+# --------------------------------------------------------------------------- held-out
+def test_folds_hold_out_whole_episodes_of_both_domains():
+    domain = np.repeat(["sim", "real"], [70, 50])
+    episode = np.repeat(np.arange(12), 10)
+    f = episode_folds(domain, episode, n_folds=5, seed=3)
+    assert f.n_folds == 5 and f.unit == {"sim": "episode", "real": "episode"}
+    for k in range(f.n_folds):
+        test = f.frame_fold == k
+        assert not set(episode[test]) & set(episode[~test])     # no episode on both sides
+        assert {"sim", "real"} <= set(domain[test])
+        assert {"sim", "real"} <= set(domain[~test])
+    # 5 real episodes -> K = min(5, 5); fewer -> fewer folds.
+    f3 = episode_folds(domain[:100], np.repeat(np.arange(10), 10)[:100], n_folds=5)
+    assert f3.n_folds == 3
+    assert np.array_equal(episode_folds(domain, episode, seed=3).group_fold, f.group_fold)
+
+
+def test_heldout_equals_sklearn_ridge_per_fold():
+    from sklearn.linear_model import Ridge
+
+    Z, domain, Y, episode = linear_data(n_episodes=10, steps=12, dim=6, noise=1.0)
+    alpha = 0.05
+    f = episode_folds(domain, episode, n_folds=5, seed=0)
+    Xg = standardise(Z)            # features: z-scored with all frames (unsupervised)
+    sse, count = 0.0, 0
+    for k in range(f.n_folds):
+        test = f.frame_fold == k
+        mu, sd = Y[~test].mean(0), Y[~test].std(0)
+        model = Ridge(alpha=alpha * (~test).sum()).fit(Xg[~test], (Y[~test] - mu) / sd)
+        sse += np.sum((model.predict(Xg[test]) - (Y[test] - mu) / sd) ** 2)
+        count += test.sum() * Y.shape[1]
+    r = heldout_action_score(Z, domain, Y, episode, alpha=alpha, n_folds=5, seed=0)
+    assert r.value == pytest.approx(1 - sse / count, abs=1e-9)
+    assert r.split == "heldout"
+
+
+def test_alpha_selection_matches_refitting_each_alpha():
+    Z, domain, Y, episode = linear_data(n_episodes=10, steps=10, dim=30, noise=2.0)
+    sel = select_ridge_alpha(Z, domain, Y, episode, alphas=(1e-3, 1e-1, 10.0, 1e3))
+    each = [heldout_action_score(Z, domain, Y, episode, alpha=a).value for a in sel.alphas]
+    assert np.allclose(sel.cv_scores, each, atol=1e-9)
+    assert sel.alpha == sel.alphas[int(np.argmax(each))]
+    assert each[-1] < max(each)                    # the grid matters on this data
+    auto = heldout_action_score(Z, domain, Y, episode)
+    assert auto.alpha in ALPHA_GRID
+    with pytest.raises(MetricError, match="'auto'"):
+        heldout_action_score(Z, domain, Y, episode, alpha="best")
+
+
+def test_single_episode_per_domain_falls_back_to_time_blocks():
+    Z, domain, Y, _ = linear_data(n_episodes=2, steps=40)
+    episode = np.repeat([0, 1], 40)
+    r = heldout_action_score(Z, domain, Y, episode)
+    assert np.isfinite(r.value) and r.value > 0.5
+    assert r.warnings and "time blocks" in r.warnings[0]
+    f = episode_folds(domain, episode)
+    assert f.unit == {"sim": "time-block", "real": "time-block"}
+    with pytest.raises(MetricError, match="at least 2"):
+        heldout_action_score(Z[:41], domain[:41], Y[:41], episode[:41])
+
+
+# --------------------------------------------------------------------------- transfer
+def test_transfer_equals_least_squares_on_the_other_domain():
+    Z, domain, Y, _ = linear_data(shift=0.7)
+    sim, real = domain == "sim", domain == "real"
+    mu, sd = Z.mean(0), Z.std(0)                  # features z-scored with all frames
+    Xs = (Z - mu) / sd
+    ym, ys = Y[sim].mean(0), Y[sim].std(0)
+    X1 = np.c_[Xs[sim], np.ones(sim.sum())]
+    B, *_ = np.linalg.lstsq(X1, (Y[sim] - ym) / ys, rcond=None)
+    pred = np.c_[Xs[real], np.ones(real.sum())] @ B
+    expected = 1 - np.mean((pred - (Y[real] - ym) / ys) ** 2)
+    r = transfer_score(Z, domain, Y, alpha=0.0)
+    assert r.value == pytest.approx(expected, abs=1e-9)
+    assert r.split == "transfer:sim->real" and r.n_train == sim.sum()
+    assert transfer_score(Z, domain, Y, alpha=0.0, source="real").split == "transfer:real->sim"
+
+
+def test_transfer_drops_when_real_features_shift():
+    same = transfer_score(*linear_data(shift=0.0)[:3], alpha=1e-2).value
+    shifted = transfer_score(*linear_data(shift=1.0)[:3], alpha=1e-2).value
+    assert same > 0.8 and shifted < same - 0.2
+
+
+# --------------------------------------------------------------------------- domain probe
+def test_domain_probe_chance_and_separable():
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(400, 10))
+    domain = np.repeat(["sim", "real"], 200)
+    episode = np.repeat(np.arange(20), 20)
+    chance = domain_probe_accuracy(Z, domain, episode).value
+    assert 0.35 < chance < 0.62
+    Z2 = Z.copy()
+    Z2[domain == "real", 0] += 4.0
+    r = domain_probe_accuracy(Z2, domain, episode)
+    assert r.value > 0.95 and r.recall_sim > 0.9 and r.recall_real > 0.9
+
+
+def test_domain_probe_is_balanced_under_imbalance():
+    # 90 % sim, no signal: plain accuracy could reach 0.9 by always saying "sim";
+    # the balanced accuracy stays near 0.5.
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(500, 5))
+    domain = np.repeat(["sim", "real"], [450, 50])
+    episode = np.repeat(np.arange(50), 10)
+    r = domain_probe_accuracy(Z, domain, episode)
+    assert 0.3 < r.value < 0.65
+
+
+def test_domain_probe_linear_form_matches_sklearn():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(200, 6)) * np.arange(1, 7) + 3.0
+    domain = np.where(Z[:, 0] + rng.normal(size=200) > 3, "real", "sim")
+    probe = DomainProbe(C=0.5).fit(Z, domain)
+    w, b = probe.as_linear()
+    assert w.shape == (6, 1) and b.shape == (1,)
+    Xs = (Z - Z.mean(0)) / Z.std(0)
+    ref = LogisticRegression(C=0.5, class_weight="balanced", max_iter=1000).fit(
+        Xs, domain == "real")
+    assert np.allclose((Z @ w + b)[:, 0], ref.decision_function(Xs), atol=1e-4)
+    assert set(probe.predict(Z)) <= {"sim", "real"}
+    assert 0.5 < probe.score(Z, domain) <= 1.0
+
+
+def test_domain_probe_rises_with_the_demo_gap(pixels_embeddings):  # noqa: F811
+    acc = [domain_probe_accuracy(Z, fs.domain, fs.episode).value for fs, Z in pixels_embeddings]
+    assert acc[0] < 0.65            # gap 0: real frames are the sim frames
+    assert acc[2] > 0.9             # gap 1: easy to tell apart
+    assert acc[2] > acc[0] + 0.3
+
+
+# --------------------------------------------------------------------------- adam protocol
+def test_adam_protocol_approaches_the_closed_form():
+    Z, _, Y, _ = linear_data(n_episodes=20, steps=20, dim=10, noise=0.5)
+    r = action_score(Z, Y, solver="adam", epochs=150, batch_size=50, lr=1e-2, score_last=20,
+                     seed=0)
+    curve = np.asarray(r.loss_curve)
+    assert curve.shape == (150,)
+    assert curve[0] > 2 * curve[-1]                               # it learns
+    assert np.mean(curve[-10:]) <= np.mean(curve[10:20])           # and keeps decreasing
+    ridge = action_score(Z, Y, alpha=0.0).value
+    assert r.value == pytest.approx(ridge, abs=0.02)
+    probe = ActionProbe(solver="adam", epochs=5, batch_size=64, seed=1).fit(Z, Y)
+    W, b = probe.as_linear()
+    assert np.allclose(Z @ W + b, probe.predict(Z))
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("case, message", [
+    ("nan", "NaN or inf"),
+    ("one_domain", "no 'real' frames"),
+    ("actions_rows", "actions must have shape"),
+    ("shared_episode", "unique across domains"),
+    ("no_episode", "episode ids are required"),
+    ("alpha", "alpha must be >= 0"),
+    ("folds", "n_folds must be >= 2"),
+])
+def test_bad_input(case, message):
+    Z, domain, Y, episode = linear_data(n_episodes=4, steps=5)
+    kwargs = {}
+    if case == "nan":
+        Z[2, 2] = np.inf
+    elif case == "one_domain":
+        domain = np.full(len(Z), "sim")
+    elif case == "actions_rows":
+        Y = Y[:-1]
+    elif case == "shared_episode":
+        episode = np.zeros(len(Z), dtype=int)
+    elif case == "no_episode":
+        episode = None
+    elif case == "alpha":
+        kwargs["alpha"] = -1.0
+    elif case == "folds":
+        kwargs["n_folds"] = 1
+    with pytest.raises(MetricError, match=message):
+        heldout_action_score(Z, domain, Y, episode, **kwargs)
+
+
+def test_unfitted_and_mismatched_probes():
+    with pytest.raises(MetricError, match="not fitted"):
+        ActionProbe().predict(np.zeros((2, 3)))
+    with pytest.raises(MetricError, match="not fitted"):
+        DomainProbe().as_linear()
+    probe = ActionProbe().fit(np.random.default_rng(0).normal(size=(10, 3)), np.arange(10.0))
+    with pytest.raises(MetricError, match="3"):
+        probe.predict(np.zeros((2, 4)))
+    with pytest.raises(MetricError, match="solver must be one of"):
+        ActionProbe(solver="sgd").fit(np.zeros((3, 2)), np.zeros(3))

@@ -1,0 +1,84 @@
+"""``python -m s2r score``: scoring into JSON/CSV, merging, and user errors (exit status 2)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from s2r.cli import main
+from s2r.metrics.scoring import SCORE_KEYS
+
+DEMO = "demo:episodes=3,steps=8,height=64,width=64,gap=0.5"
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    """One CLI run writing CSV, one reading the same scores from the cache into JSON."""
+    out = tmp_path_factory.mktemp("score")
+    cache = out / "cache"
+    csv_path, json_path = out / "board.csv", out / "board.json"
+    args = [DEMO, "--encoders", "pixels", "--n-boot", "10", "--pca-dim", "8",
+            "--device", "cpu", "--cache-dir", str(cache)]
+    assert main(["score", *args, "--out", str(csv_path)]) == 0
+    assert main(["score", *args, "--out", str(json_path)]) == 0
+    return csv_path, json_path
+
+
+def test_csv_has_one_flat_row_per_encoder(scored, capsys):
+    csv_path, _ = scored
+    frame = pd.read_csv(csv_path)
+    assert list(frame["encoder.id"]) == ["pixels"]
+    for k in SCORE_KEYS:
+        assert {k, f"{k}_ci_low", f"{k}_ci_high"} <= set(frame.columns)
+        assert frame[f"{k}_ci_low"][0] <= frame[f"{k}_ci_high"][0]
+    assert frame["params.pca_dim"][0] == 8 and frame["params.n_boot"][0] == 10
+    assert frame["params.distance"][0] == "squared"
+    assert frame["params.ridge_alpha"][0] == "auto"
+    assert frame["n_frames.sim"][0] == 24
+
+
+def test_json_is_nested_and_matches_the_csv(scored):
+    csv_path, json_path = scored
+    records = json.loads(json_path.read_text())
+    assert len(records) == 1
+    r = records[0]
+    assert r["params"]["pca_dim"] == 8 and r["encoder"]["id"] == "pixels"
+    assert r["dataset"]["fingerprint"]
+    row = pd.read_csv(csv_path).iloc[0]
+    for k in SCORE_KEYS:
+        assert r[k] == pytest.approx(row[k])
+
+
+def test_merge_files(scored, tmp_path, capsys):
+    csv_path, json_path = scored
+    out = tmp_path / "merged.csv"
+    assert main(["score", "--merge", str(csv_path), str(json_path), "--out", str(out)]) == 0
+    assert "1 row(s)" in capsys.readouterr().out        # same encoder, dataset and params
+    assert len(pd.read_csv(out)) == 1
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["score", DEMO, "--encoders", "pixels", "--out", "x.txt"], "--out must name a .json"),
+    (["score", DEMO, "--encoders", "no-such-encoder", "--out", "x.csv"], "no-such-encoder"),
+    (["score", DEMO, "--encoders", "zz*", "--out", "x.csv"], "no encoder id matches"),
+    (["score", DEMO, "--out", "x.csv"], "--encoders is required"),
+    (["score", DEMO, "--encoders", "pixels", "--pca-dim", "500", "--n-boot", "0",
+      "--device", "cpu", "--out", "x.csv"], "pca_dim=500 is too large"),
+    (["score", DEMO, "--encoders", "pixels", "--distance", "squared", "--ci", "2",
+      "--out", "x.csv"], "ci must be <= 1"),
+    (["score", "--merge", "missing.json", "--out", "x.csv"], "does not exist"),
+])
+def test_user_errors_exit_2(argv, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("error:") and message in last
+
+
+def test_bad_ridge_alpha_is_an_argparse_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["score", DEMO, "--encoders", "pixels", "--ridge-alpha", "lots", "--out", "x.csv"])
+    assert exc.value.code == 2
+    assert "expected a number or 'auto'" in capsys.readouterr().err

@@ -1,0 +1,255 @@
+"""score_embeddings / score_encoder records, the Sim2Real score, caching and leaderboards."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from s2r.errors import MetricError
+from s2r.metrics import leaderboard as lb
+from s2r.metrics.dis import domain_invariance_score
+from s2r.metrics.probes import (ALPHA_GRID, action_score, domain_probe_accuracy,
+                                heldout_action_score, transfer_score)
+from s2r.metrics.scoring import (SCORE_KEYS, SCORE_VERSION, ScoreParams, score_embeddings,
+                                 score_encoder, score_encoders, sim2real_score)
+
+
+def synthetic(n_episodes=12, steps=10, dim=10, shift=0.4, seed=0):
+    rng = np.random.default_rng(seed)
+    n = n_episodes * steps
+    Z = rng.normal(size=(n, dim))
+    Y = Z[:, :3] @ rng.normal(size=(3, 4)) + 0.3 * rng.normal(size=(n, 4))
+    domain = np.repeat(["sim", "real"], n // 2)
+    Z[domain == "real"] += shift
+    episode = np.repeat(np.arange(n_episodes), steps)
+    return Z, domain, Y, episode
+
+
+PARAMS = ScoreParams(pca_dim=4, n_boot=40, seed=3)
+
+
+@pytest.fixture(scope="module")
+def record():
+    return score_embeddings(*synthetic(), params=PARAMS)
+
+
+def test_record_has_every_score_with_its_interval(record):
+    for k in SCORE_KEYS:
+        lo, v, hi = record[f"{k}_ci_low"], record[k], record[f"{k}_ci_high"]
+        assert isinstance(v, float) and np.isfinite(v)
+        assert lo <= v <= hi, k           # re-centred intervals contain the estimate
+        assert hi <= 1.0
+    assert record["params"] == {"pca_dim": 4, "distance": "squared", "ridge_alpha": "auto",
+                                "seed": 3, "n_boot": 40, "ci": 0.95, "n_folds": 5,
+                                "domain_C": 1.0}
+    assert record["ridge_alpha_used"] in ALPHA_GRID
+    assert record["n_frames"] == {"sim": 60, "real": 60}
+    assert record["n_episodes"] == {"sim": 6, "real": 6}
+    assert record["heldout_unit"] == {"sim": "episode", "real": "episode"}
+    assert record["score_version"] == SCORE_VERSION and record["warnings"] == []
+    json.dumps(record, allow_nan=False)       # strict JSON: no NaN anywhere
+
+
+def test_record_agrees_with_the_individual_metrics(record):
+    Z, domain, Y, episode = synthetic()
+    a = record["ridge_alpha_used"]
+    assert record["dis"] == pytest.approx(
+        domain_invariance_score(Z, domain, pca_dim=4, random_state=3).value, abs=1e-12)
+    assert record["action_score_train"] == pytest.approx(action_score(Z, Y, alpha=a).value,
+                                                         abs=1e-9)
+    assert record["action_score_heldout"] == pytest.approx(
+        heldout_action_score(Z, domain, Y, episode, alpha=a, seed=3).value, abs=1e-9)
+    assert record["transfer_score"] == pytest.approx(
+        transfer_score(Z, domain, Y, alpha=a).value, abs=1e-9)
+    assert record["transfer_score_reverse"] == pytest.approx(
+        transfer_score(Z, domain, Y, alpha=a, source="real").value, abs=1e-9)
+    assert record["domain_probe_accuracy"] == pytest.approx(
+        domain_probe_accuracy(Z, domain, episode, seed=3).value, abs=1e-12)
+    assert record["sim2real_score"] == pytest.approx(
+        sim2real_score(record["transfer_score"], record["dis"]))
+
+
+def test_sim2real_formula():
+    assert sim2real_score(0.81, 1.0) == pytest.approx(0.9)
+    assert sim2real_score(0.5, 0.5) == pytest.approx(0.5)
+    assert sim2real_score(0.64, 0.25) == pytest.approx(0.4)
+    assert sim2real_score(-0.3, 0.9) == 0.0           # transfer worse than the mean action
+    assert sim2real_score(0.9, -2.0) == 0.0           # DIS below 0 (big gap)
+    assert sim2real_score(1.0, 1.0) == 1.0
+    # Higher transfer or higher DIS never lowers it.
+    grid = np.linspace(-0.5, 1.0, 7)
+    for t0, t1 in zip(grid, grid[1:]):
+        assert sim2real_score(t1, 0.7) >= sim2real_score(t0, 0.7)
+        assert sim2real_score(0.7, t1) >= sim2real_score(0.7, t0)
+
+
+def test_sim2real_ranks_invariance_and_transfer():
+    # Same action information, growing domain shift: transfer, DIS and Sim2Real all fall.
+    params = ScoreParams(pca_dim=4, n_boot=0)
+    s = [score_embeddings(*synthetic(shift=sh), params=params) for sh in (0.0, 0.5, 1.5)]
+    assert s[0]["sim2real_score"] > s[1]["sim2real_score"] > s[2]["sim2real_score"]
+    assert s[0]["dis"] > s[1]["dis"] > s[2]["dis"]
+
+
+def test_no_bootstrap_gives_none_intervals_and_seeds_are_reproducible():
+    data = synthetic()
+    r0 = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=0))
+    assert all(r0[f"{k}_ci_low"] is None and r0[f"{k}_ci_high"] is None for k in SCORE_KEYS)
+    a = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=15, seed=1))
+    b = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=15, seed=1))
+    c = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=15, seed=2))
+    assert a == b
+    assert a["dis_ci_low"] != c["dis_ci_low"]
+    narrow = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=40, seed=1, ci=0.5))
+    wide = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=40, seed=1, ci=0.99))
+    for k in ("dis", "transfer_score"):
+        assert (wide[f"{k}_ci_high"] - wide[f"{k}_ci_low"]
+                >= narrow[f"{k}_ci_high"] - narrow[f"{k}_ci_low"])
+
+
+def test_single_episode_per_domain_is_a_documented_fallback():
+    Z, domain, Y, _ = synthetic(n_episodes=2, steps=30)
+    r = score_embeddings(Z, domain, Y, np.repeat([0, 1], 30),
+                         params=ScoreParams(pca_dim=4, n_boot=10))
+    assert r["heldout_unit"] == {"sim": "time-block", "real": "time-block"}
+    assert any("time blocks" in w for w in r["warnings"])
+    assert all(np.isfinite(r[k]) for k in SCORE_KEYS)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("one_domain", "no 'sim' frames"),
+    ("nan", "NaN or inf"),
+    ("pca_dim", "pca_dim=500 is too large"),
+    ("constant_embeddings", "constant"),
+    ("constant_actions", "every action dimension is constant"),
+    ("distance", "distance must be one of"),
+    ("alpha", "ridge_alpha must be a number"),
+    ("ci", "ci must be < 1"),
+    ("one_frame", "at least 2"),
+])
+def test_bad_input(case, message):
+    Z, domain, Y, episode = synthetic()
+    params = ScoreParams(pca_dim=4, n_boot=5)
+    if case == "one_domain":
+        domain = np.full(len(Z), "real")
+    elif case == "nan":
+        Z[5] = np.nan
+    elif case == "pca_dim":
+        params = ScoreParams(pca_dim=500)
+    elif case == "constant_embeddings":
+        Z = np.zeros_like(Z)
+    elif case == "constant_actions":
+        Y = np.ones_like(Y)
+    elif case == "distance":
+        params = ScoreParams(distance="cosine")
+    elif case == "alpha":
+        params = ScoreParams(ridge_alpha="big")
+    elif case == "ci":
+        params = ScoreParams(ci=1.0)
+    elif case == "one_frame":
+        Z, domain, Y, episode = Z[:61], domain[:61], Y[:61], episode[:61]
+    with pytest.raises(MetricError, match=message):
+        score_embeddings(Z, domain, Y, episode, params=params)
+
+
+def test_params_round_trip():
+    p = ScoreParams(pca_dim=8, distance="euclidean", ridge_alpha=0.5, n_boot=10)
+    assert ScoreParams.from_dict(p.to_dict()) == p
+    with pytest.raises(MetricError, match="unknown score parameter"):
+        ScoreParams.from_dict({"pca": 3})
+
+
+# --------------------------------------------------------------------------- encoders
+def test_score_encoder_on_the_demo_is_cached(small_demo, monkeypatch):
+    from s2r.cache import Cache
+    from s2r.metrics import scoring
+
+    params = ScoreParams(n_boot=20)
+    cache = Cache()
+    r = score_encoder(small_demo, "pixels", params=params, cache=cache, device="cpu")
+    assert r["encoder"]["id"] == "pixels" and r["encoder"]["dim"] == 3072
+    assert r["encoder"]["random_init"] is False and r["encoder"]["status"] == "ready"
+    assert r["dataset"] == {"name": small_demo.name, "fingerprint": small_demo.fingerprint}
+    assert r["n_frames"] == {"sim": 48, "real": 48}
+    assert 0.0 <= r["sim2real_score"] <= 1.0
+    assert r["domain_probe_accuracy"] > 0.8          # gap 0.5: pixels tell the domains apart
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the score should come from the cache")
+
+    monkeypatch.setattr(scoring, "score_embeddings", boom)
+    again = score_encoder(small_demo, "pixels", params=params, cache=cache, device="cpu")
+    assert again == r
+    with pytest.raises(AssertionError, match="from the cache"):   # new params: recomputed
+        score_encoder(small_demo, "pixels", params=ScoreParams(n_boot=21), cache=cache)
+
+
+def test_score_encoders_reports_progress(small_demo):
+    calls = []
+    records = score_encoders(small_demo, ["pixels"], params=ScoreParams(n_boot=5), cache=False,
+                             device="cpu", progress=lambda d, t, m: calls.append((d, t, m)))
+    assert len(records) == 1
+    assert calls[0][:2] == (0, 1) and calls[-1] == (1, 1, "pixels: done")
+    assert any("bootstrap" in m for _, _, m in calls)
+    with pytest.raises(MetricError, match="no encoders"):
+        score_encoders(small_demo, [])
+
+
+# --------------------------------------------------------------------------- leaderboard
+def _fake(encoder, fingerprint="abc", pca_dim=16, value=0.5):
+    rec = {k: value for k in SCORE_KEYS}
+    rec.update({f"{k}_ci_low": value - 0.1 for k in SCORE_KEYS})
+    rec.update({f"{k}_ci_high": value + 0.1 for k in SCORE_KEYS})
+    rec["transfer_score_ci_low"] = None
+    rec.update({"encoder": {"id": encoder, "name": encoder.upper(), "table_number": None,
+                            "dim": 512, "random_init": False},
+                "dataset": {"name": "demo", "fingerprint": fingerprint},
+                "params": {"pca_dim": pca_dim, "distance": "squared", "ridge_alpha": "auto",
+                           "ci": 0.95},
+                "n_frames": {"sim": 10, "real": 12}, "warnings": ["w1"],
+                "constant_action_dims": [9]})
+    return rec
+
+
+def test_leaderboard_round_trips_json_and_csv(tmp_path):
+    records = [_fake("a"), _fake("b", value=0.7)]
+    for name in ("board.json", "board.csv"):
+        path = lb.write_records(records, tmp_path / name)
+        assert lb.read_records(path) == records
+    text = (tmp_path / "board.csv").read_text().splitlines()[0].split(",")
+    assert text[0] == "encoder.id" and "params.pca_dim" in text and "n_frames.sim" in text
+    nested = json.loads((tmp_path / "board.json").read_text())
+    assert nested[0]["params"]["pca_dim"] == 16
+    frame = lb.records_to_frame(records)
+    assert list(frame["encoder.id"]) == ["a", "b"]
+    assert list(frame.columns[:2]) == ["encoder.id", "encoder.name"]
+
+
+def test_merge_keeps_one_row_per_encoder_dataset_and_params(tmp_path):
+    lb.write_records([_fake("a", value=0.1), _fake("b")], tmp_path / "one.json")
+    lb.write_records([_fake("a", value=0.9), _fake("a", pca_dim=8), _fake("a", fingerprint="x")],
+                     tmp_path / "two.csv")
+    merged = lb.merge_leaderboards([tmp_path / "one.json", tmp_path / "two.csv"])
+    assert len(merged) == 4
+    a = merged[(merged["encoder.id"] == "a") & (merged["params.pca_dim"] == 16)
+               & (merged["dataset.fingerprint"] == "abc")]
+    assert list(a["dis"]) == [0.9]                # the file given last wins
+
+
+def test_leaderboard_bad_files(tmp_path):
+    from s2r.errors import DataError
+
+    with pytest.raises(DataError, match="expected a .json or .csv"):
+        lb.write_records([], tmp_path / "x.txt")
+    with pytest.raises(DataError, match="does not exist"):
+        lb.read_records(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(DataError, match="not valid JSON"):
+        lb.read_records(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text('[{"a": 1}]')
+    with pytest.raises(DataError, match="no encoder id"):
+        lb.read_records(tmp_path / "other.json")
+    with pytest.raises(DataError, match="no leaderboard files"):
+        lb.merge_leaderboards([])
