@@ -1,11 +1,71 @@
-"""`python -m s2r project` (placeholder until its issue lands)."""
+"""``python -m s2r project DATASET --encoder NAME --out FILE.csv``: t-SNE map of sim and real
+frames (openTSNE, cached) and the mixing number.
+
+The CSV has one row per projected frame: ``index`` (FrameSet row), ``domain``, ``x``, ``y``.
+The mixing number (1 = sim and real frames as mixed as random labels, 0 = separated; see
+:func:`s2r.projection.mixing_number`) is printed. ``--mode place-real`` fits the map on sim
+frames only and places each real frame into it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from s2r.cli import add_dataset_args, dataset_from_args
+from s2r.errors import S2RError
 
 
-def register(subparsers):
-    p = subparsers.add_parser("project", help="(not implemented yet)")
+def register(subparsers) -> None:
+    from s2r.projection import MODES
+
+    p = subparsers.add_parser(
+        "project", help="t-SNE map of sim and real embeddings into a CSV (index, domain, x, y) "
+                        "and the mixing number",
+        description="Embed DATASET with one encoder (cached), project sim and real frames to "
+                    "2-D with openTSNE (PCA to 50 dimensions first, PCA initialisation, fixed "
+                    "seed; cached) and write index, domain, x, y per frame. Prints the mixing "
+                    "number: 1 = as mixed as random labels, 0 = separated domains.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    add_dataset_args(p)
+    p.add_argument("--encoder", required=True, metavar="NAME",
+                   help="encoder id from 'python -m s2r encoders' (ID@random: random weights)")
+    p.add_argument("--out", required=True, metavar="FILE.csv", help="output CSV file")
+    p.add_argument("--mode", choices=MODES, default="joint",
+                   help="joint: fit all frames; place-real: fit sim frames, place real ones")
+    p.add_argument("--max-per-domain", type=int, default=2500, metavar="N",
+                   help="subsample each domain to at most N frames (seeded); 0 = all frames")
+    p.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
+    p.add_argument("--seed", type=int, default=0, help="seed of subsampling, PCA and t-SNE")
+    p.add_argument("--k", type=int, default=15, help="neighbours of the mixing number")
+    p.add_argument("--device", choices=("cpu", "cuda"), default=None,
+                   help="where to run the encoder (default: cuda when available)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="cache folder (default $S2R_CACHE_DIR or ./cache)")
     p.set_defaults(func=run)
 
 
-def run(args):
-    from s2r.errors import S2RError
-    raise S2RError("'project' is not implemented yet")
+def run(args) -> int:
+    from s2r.cache import Cache
+    from s2r.progress import tqdm_progress
+    from s2r.projection import project_frameset
+
+    out = Path(args.out)
+    if out.suffix.lower() != ".csv":
+        raise S2RError(f"--out must name a .csv file, got {str(out)!r}")
+    if args.max_per_domain < 0:
+        raise S2RError(f"--max-per-domain must be >= 0 (0 = all frames), got "
+                       f"{args.max_per_domain}")
+    frameset = dataset_from_args(args)
+    with tqdm_progress(f"project {args.encoder}") as progress:
+        proj = project_frameset(
+            frameset, args.encoder, cache=Cache(args.cache_dir), mode=args.mode,
+            max_per_domain=args.max_per_domain or None, perplexity=args.perplexity,
+            seed=args.seed, k=args.k, device=args.device, progress=progress)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    proj.to_frame().to_csv(out, index=False)
+    print(f"wrote {out}: {proj.params['n_sim']} sim + {proj.params['n_real']} real frames "
+          f"({args.mode}, perplexity {proj.params['perplexity']:g})")
+    print(f"mixing number ({args.encoder}, k={args.k}): {proj.mixing:.3f}  "
+          "(1 = as mixed as random labels, 0 = separated)")
+    return 0
