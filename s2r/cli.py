@@ -51,6 +51,32 @@ def dataset_from_args(args: argparse.Namespace):
                             state_key=args.state_key, progress=progress)
 
 
+def add_runtime_args(parser, *, no_cache: bool = True) -> None:
+    """Add ``--device``, ``--cache-dir`` (and ``--no-cache``) to ``parser`` (or a group)."""
+    parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
+                        help="where to run the encoder (default: cuda when available)")
+    parser.add_argument("--cache-dir", default=None, metavar="DIR",
+                        help="cache folder (default $S2R_CACHE_DIR or ./cache)")
+    if no_cache:
+        parser.add_argument("--no-cache", action="store_true",
+                            help="neither read nor write the cache")
+
+
+def cache_from_args(args: argparse.Namespace):
+    """The :class:`s2r.cache.Cache` the runtime arguments ask for (False for ``--no-cache``);
+    checks that ``--device cuda`` is available."""
+    from s2r.cache import Cache
+
+    if getattr(args, "device", None) == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise S2RError("--device cuda: no CUDA device is available here; use --device cpu")
+    if getattr(args, "no_cache", False):
+        return False
+    return Cache(args.cache_dir)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m s2r",

@@ -53,9 +53,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from s2r.errors import EncoderError, S2RError
+from s2r.options import METHODS, TARGET_KINDS
 from s2r.progress import ProgressCallback, report
 
-METHODS = ("gradcam", "ig", "occlusion")
 CAM_FAMILIES = ("cnn", "vit", "swin", "clip")
 TARGET_NAMES = ("embedding", "embedding-sum")
 
@@ -588,8 +588,6 @@ def overlay(frame: np.ndarray, heatmap: np.ndarray, *, alpha: float = 0.45,
 
 
 # --------------------------------------------------------------------------- frame pairs
-TARGET_KINDS = ("embedding", "action", "domain", "pair")
-
 
 def resolve_action_dim(frameset, action_dim: Union[int, str]) -> int:
     """Index of an action dimension given as an index or one of ``frameset.action_names``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from s2r.cli import add_dataset_args, dataset_from_args
+from s2r.cli import add_dataset_args, add_runtime_args, cache_from_args, dataset_from_args
 from s2r.errors import S2RError
 
 
@@ -28,18 +28,13 @@ def register(subparsers):
     p.add_argument("--batch-size", type=int, default=None, metavar="B",
                    help="frames per forward pass (default 64 on CPU, 256 on CUDA; halved "
                         "automatically on out-of-memory)")
-    p.add_argument("--device", choices=("cpu", "cuda"), default=None,
-                   help="where to run the encoder (default: cuda when available)")
-    p.add_argument("--cache-dir", default=None, metavar="DIR",
-                   help="cache folder (default $S2R_CACHE_DIR or ./cache)")
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    add_runtime_args(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     import numpy as np
 
-    from s2r.cache import Cache
     from s2r.embed import embed_frameset
     from s2r.progress import tqdm_progress
 
@@ -48,13 +43,8 @@ def run(args) -> int:
         raise S2RError(f"--out must name an .npz file, got {str(out)!r}")
     if args.batch_size is not None and args.batch_size < 1:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
-    if args.device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            raise S2RError("--device cuda: no CUDA device is available here; use --device cpu")
     frameset = dataset_from_args(args)
-    cache = False if args.no_cache else Cache(args.cache_dir)
+    cache = cache_from_args(args)
     with tqdm_progress(f"embed {args.encoder}") as progress:
         Z = embed_frameset(frameset, args.encoder, cache=cache, device=args.device,
                            batch_size=args.batch_size, progress=progress)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from s2r.cli import add_dataset_args, dataset_from_args
+from s2r.cli import add_dataset_args, add_runtime_args, cache_from_args, dataset_from_args
 from s2r.errors import S2RError
 
 
@@ -38,15 +38,11 @@ def register(subparsers) -> None:
     p.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
     p.add_argument("--seed", type=int, default=0, help="seed of subsampling, PCA and t-SNE")
     p.add_argument("--k", type=int, default=15, help="neighbours of the mixing number")
-    p.add_argument("--device", choices=("cpu", "cuda"), default=None,
-                   help="where to run the encoder (default: cuda when available)")
-    p.add_argument("--cache-dir", default=None, metavar="DIR",
-                   help="cache folder (default $S2R_CACHE_DIR or ./cache)")
+    add_runtime_args(p, no_cache=False)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from s2r.cache import Cache
     from s2r.progress import tqdm_progress
     from s2r.projection import project_frameset
 
@@ -59,7 +55,7 @@ def run(args) -> int:
     frameset = dataset_from_args(args)
     with tqdm_progress(f"project {args.encoder}") as progress:
         proj = project_frameset(
-            frameset, args.encoder, cache=Cache(args.cache_dir), mode=args.mode,
+            frameset, args.encoder, cache=cache_from_args(args), mode=args.mode,
             max_per_domain=args.max_per_domain or None, perplexity=args.perplexity,
             seed=args.seed, k=args.k, device=args.device, progress=progress)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from s2r.cli import add_dataset_args, dataset_from_args
+from s2r.cli import add_dataset_args, add_runtime_args, cache_from_args, dataset_from_args
 from s2r.errors import S2RError
 
 _GAP = 4  # white pixels between the sim and the real overlay
 
 
 def register(subparsers) -> None:
-    from s2r.saliency import METHODS, TARGET_KINDS
+    from s2r.options import METHODS, TARGET_KINDS
 
     p = subparsers.add_parser(
         "saliency", help="saliency maps of sim/real frame pairs: overlay PNGs and a JSON of "
@@ -54,10 +54,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--batch-size", type=int, default=8, metavar="B",
                    help="frames per forward/backward pass")
-    p.add_argument("--device", choices=("cpu", "cuda"), default=None,
-                   help="where to run the encoder (default: cuda when available)")
-    p.add_argument("--cache-dir", default=None, metavar="DIR",
-                   help="cache folder for the embeddings the probes are trained on")
+    add_runtime_args(p, no_cache=False)
     p.set_defaults(func=run)
 
 
@@ -98,7 +95,6 @@ def _mean(values) -> "float | None":
 def run(args) -> int:
     from PIL import Image
 
-    from s2r.cache import Cache
     from s2r.encoders import build_encoder
     from s2r.progress import tqdm_progress
     from s2r.saliency import overlay, pair_saliency
@@ -111,7 +107,7 @@ def run(args) -> int:
     with tqdm_progress(f"saliency {args.encoder}") as progress:
         result = pair_saliency(frameset, encoder, sim_idx, target=args.target,
                                method=args.method, action_dim=args.action_dim,
-                               batch_size=args.batch_size, cache=Cache(args.cache_dir),
+                               batch_size=args.batch_size, cache=cache_from_args(args),
                                progress=progress)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ import argparse
 import fnmatch
 from pathlib import Path
 
-from s2r.cli import add_dataset_args, dataset_from_args
+from s2r.cli import add_dataset_args, add_runtime_args, cache_from_args, dataset_from_args
 from s2r.errors import S2RError
 
 # Columns of the summary table printed after scoring.
@@ -71,11 +71,7 @@ def register(subparsers) -> None:
                    help=f"domain probe: inverse L2 penalty of the logistic regression "
                         f"(default {DEFAULT_DOMAIN_C})")
     r = p.add_argument_group("running")
-    r.add_argument("--device", choices=("cpu", "cuda"), default=None,
-                   help="where to run the encoders (default: cuda when available)")
-    r.add_argument("--cache-dir", default=None, metavar="DIR",
-                   help="cache folder (default $S2R_CACHE_DIR or ./cache)")
-    r.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    add_runtime_args(r)
     p.set_defaults(func=run)
 
 
@@ -153,19 +149,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.encoders:
         raise S2RError("--encoders is required (e.g. --encoders pixels,efficientnet-lite0)")
-    from s2r.cache import Cache
     from s2r.metrics.scoring import score_encoders
     from s2r.progress import tqdm_progress
 
-    if args.device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            raise S2RError("--device cuda: no CUDA device is available here; use --device cpu")
     params = params_from_args(args)
     ids = expand_encoder_ids(args.encoders)
     frameset = dataset_from_args(args)
-    cache = False if args.no_cache else Cache(args.cache_dir)
+    cache = cache_from_args(args)
     with tqdm_progress("scoring encoders") as progress:
         records = score_encoders(frameset, ids, params=params, cache=cache, device=args.device,
                                  progress=progress)
