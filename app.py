@@ -1,0 +1,276 @@
+"""s2r dashboard, home page: pick the dataset and encoders, compute, see what is cached.
+
+Run with ``streamlit run app.py`` (``make run``). The pages in ``pages/`` (Scores,
+Projection, Saliency, Compare) show what this page computed. Every number comes from the
+``s2r`` library; this file only lays out widgets (see ``ui/`` for the glue).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from s2r.errors import S2RError
+from ui import charts, compute, loaders, widgets
+from ui import state as S
+
+widgets.page_header(
+    "s2r: which vision encoder carries a sim-trained policy to the real robot?",
+    "Scores pretrained vision encoders on sim and real frames of a robot task: domain "
+    "invariance (do sim and real frames land in the same place?) and action inference (can a "
+    "linear probe read the action, and does a probe fitted on sim still work on real?).")
+state = st.session_state
+
+# ----------------------------------------------------------------------------- sidebar
+with st.sidebar:
+    st.markdown(f"**Device:** `{loaders.device()}`")
+    st.markdown(f"**Cache:** `{loaders.cache_root()}`")
+
+# ----------------------------------------------------------------------------- 1. dataset
+st.header("1. Dataset")
+DEMO, FILES = "Built-in demo", "Files on disk"
+SIZES = {"96x128 (tiny)": (96, 128), "128x160 (fast)": (128, 160),
+         "240x320 (FurnitureBench size)": (240, 320)}
+
+current = state[S.DATASET_SPEC]
+demo_opts = S.parse_demo_spec(current)
+if S.HOME_SOURCE not in state:
+    state[S.HOME_SOURCE] = DEMO if demo_opts is not None or current == S.default_spec() else FILES
+source = st.radio("Source", [DEMO, FILES], key=S.HOME_SOURCE, horizontal=True,
+                  help="The demo is a procedural sim/real robot assembly scene (FurnitureBench's "
+                       "one_leg task) with a tunable sim-to-real gap; no download needed.")
+
+if source == DEMO:
+    if demo_opts is None and isinstance(current, str) and current.startswith("demo"):
+        from s2r.datasets import parse_spec
+
+        try:
+            parse_spec(current)
+        except S2RError as exc:
+            st.warning(f"{exc}. Showing the default demo instead.")
+    opts = demo_opts or S.parse_demo_spec(S.demo_spec())
+    size_names = {v: k for k, v in SIZES.items()}
+    size_now = (int(opts["height"]), int(opts["width"]))
+    if size_now not in size_names:
+        size_names[size_now] = f"{size_now[0]}x{size_now[1]}"
+    # Widgets open on the spec in effect (their keys are dropped when another page runs).
+    for key, value in ((S.HOME_GAP, float(opts["gap"])),
+                       (S.HOME_EPISODES, max(2, int(opts["episodes"]))),
+                       (S.HOME_STEPS, max(4, int(opts["steps"]))),
+                       (S.HOME_SEED, int(opts["seed"])), (S.HOME_SIZE, size_names[size_now])):
+        state.setdefault(key, value)
+    c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 3])
+    gap = c1.slider("Sim-to-real gap", 0.0, 1.0, step=0.05, key=S.HOME_GAP,
+                    help="0: real frames render exactly like sim frames; 1: every real-camera "
+                         "effect (lighting, texture, noise, blur, colour) at full strength.")
+    episodes = c2.number_input("Episodes per domain", 2, 200, key=S.HOME_EPISODES)
+    steps = c3.number_input("Steps per episode", 4, 400, key=S.HOME_STEPS)
+    seed = c4.number_input("Seed", 0, 2**31 - 1, key=S.HOME_SEED)
+    size = c5.selectbox("Frame size", list(dict.fromkeys([*SIZES, *size_names.values()])),
+                        key=S.HOME_SIZE)
+    height, width = SIZES.get(size, size_now)
+    spec = S.demo_spec(**{**opts, "gap": round(float(gap), 3), "episodes": int(episodes),
+                          "steps": int(steps), "seed": int(seed), "height": height,
+                          "width": width})
+    keys = {"image_key": None, "action_key": None, "state_key": None}
+else:
+    if S.HOME_SIM_PATH not in state and demo_opts is None:
+        paths = [current] if isinstance(current, str) else list(current)
+        state[S.HOME_SIM_PATH] = paths[0] if paths else ""
+        state[S.HOME_REAL_PATH] = paths[1] if len(paths) > 1 else ""
+    c1, c2 = st.columns(2)
+    sim_path = c1.text_input("Sim file (.zarr or .hdf5), or a folder in the s2r layout",
+                             key=S.HOME_SIM_PATH, placeholder="/data/one_leg_sim.zarr")
+    real_path = c2.text_input("Real file (.zarr or .hdf5); empty for a folder",
+                              key=S.HOME_REAL_PATH, placeholder="/data/one_leg_real.zarr")
+    key_fields = (("image_key", "Image key / camera", "color_image2 or agentview"),
+                  ("action_key", "Action key", "action/pos or actions"),
+                  ("state_key", "State key (pairing)", "robot_state"))
+    with st.expander("Keys inside the files (optional)"):
+        keys = {}
+        for col, (name, label, hint) in zip(st.columns(3), key_fields):
+            state.setdefault(f"home.{name}", state[S.DATASET_KEYS].get(name) or "")
+            keys[name] = col.text_input(label, key=f"home.{name}", placeholder=hint) or None
+    if not sim_path.strip():
+        st.info("Enter the path of a FurnitureBench zarr store or robomimic HDF5 file for each "
+                "domain, or of a folder with `sim/` and `real/` frames (see the README).")
+        st.stop()
+    spec = [sim_path.strip(), real_path.strip()] if real_path.strip() else sim_path.strip()
+
+if S.spec_key(spec) != S.spec_key(state[S.DATASET_SPEC]) or keys != state[S.DATASET_KEYS]:
+    state[S.DATASET_SPEC], state[S.DATASET_KEYS] = spec, keys
+    state[S.SELECTION_PAIR] = None  # frame indices of another dataset mean nothing here
+
+try:
+    with st.spinner("Loading the dataset (the demo renders its frames once)..."):
+        frameset = loaders.load_frameset(spec, keys)
+    frameset.require_domains()
+except S2RError as exc:
+    st.error(f"The dataset could not be loaded: {exc}")
+    st.stop()
+
+info = frameset.summary()
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Sim frames", f"{info['frames']['sim']:,}", f"{info['episodes']['sim']} episodes",
+          delta_color="off", delta_arrow="off")
+m2.metric("Real frames", f"{info['frames']['real']:,}", f"{info['episodes']['real']} episodes",
+          delta_color="off", delta_arrow="off")
+m3.metric("Frame size", "x".join(str(v) for v in info["image_shape"][:2]))
+m4.metric("Action", f"{info['action_dim']}-D", "masks: yes" if info["has_masks"] else "masks: no",
+          delta_color="off", delta_arrow="off")
+with st.expander("Sample frames (sim above, real below)", expanded=True):
+    for domain in ("sim", "real"):
+        idx = frameset.indices(domain)
+        sample = idx[np.linspace(0, idx.size - 1, 4).astype(int)]
+        cols = st.columns(len(sample))
+        for col, i, img in zip(cols, sample, loaders.frames(frameset, sample)):
+            col.image(img, caption=widgets.frame_caption(frameset, int(i)), width="stretch")
+
+# ----------------------------------------------------------------------------- 2. encoders
+st.header("2. Encoders")
+from s2r.encoders import list_encoders  # noqa: E402
+
+all_ids = [s.id for s in list_encoders(include_random=True)]
+selected_now = [e for e in state[S.ENCODERS_SELECTED] if e in all_ids]
+unknown = [e for e in state[S.ENCODERS_SELECTED] if e not in all_ids]
+if unknown:
+    st.warning(f"Unknown encoder ids left out: {', '.join(unknown)}")
+state.setdefault(S.HOME_ENCODERS, selected_now)
+table = {row["encoder"]: row for row in loaders.encoder_table(all_ids)}
+
+
+def _option_label(eid: str) -> str:
+    return f"{widgets.encoder_label(eid)} · {widgets.STATUS_BADGE.get(table[eid]['status'], '')}"
+
+
+selected = st.multiselect(
+    "Encoders to score", all_ids, key=S.HOME_ENCODERS, format_func=_option_label,
+    help="The paper's Table I encoders, the offline ones (pixels, EfficientNet-Lite0) and an "
+         "ID@random control of each architecture. Encoders whose weights are missing say how "
+         "to get them below.")
+state[S.ENCODERS_SELECTED] = list(selected)
+if selected:
+    rows = pd.DataFrame([table[e] for e in selected])
+    rows["status"] = rows["status"].map(widgets.STATUS_BADGE)
+    st.dataframe(rows[["name", "encoder", "status", "architecture", "pretraining_group",
+                       "params_m", "dim", "message"]],
+                 hide_index=True, width="stretch",
+                 column_config={"name": "Encoder", "encoder": "id", "status": "Status",
+                                "architecture": "Architecture",
+                                "pretraining_group": "Pretraining",
+                                "params_m": st.column_config.NumberColumn("Params (M)",
+                                                                          format="%.1f"),
+                                "dim": "Dim", "message": "Weights"})
+missing = [e for e in selected if table[e]["status"] == "weights-missing"]
+if missing:
+    with st.expander(f":material/warning: {len(missing)} selected encoder(s) need weights: how to get them",
+                     expanded=True):
+        for e in missing:
+            st.markdown(f"- **{widgets.encoder_label(e)}**: {table[e]['message']}"
+                        + (f" ([download]({table[e]['url']}))" if table[e]["url"] else ""))
+        st.caption(f"Or pick `{missing[0]}@random` (same architecture, random weights) as a "
+                   "control that runs offline.")
+
+# ----------------------------------------------------------------------------- 3. compute
+st.header("3. Compute")
+cache = loaders.get_cache()
+held = compute.session_records(state, frameset.fingerprint)
+todo = [e for e in selected if e not in held]
+# First visit of a session: compute the selection right away. A run interrupted by opening
+# another page resumes on the next visit to this page (HOME_PENDING), and a reload starts a
+# new session that computes again: the disk cache hands back every encoder already done.
+auto = S.autocompute_enabled() and bool(todo) and state.get(S.HOME_AUTOCOMPUTED) != "done"
+resume = bool(todo) and bool(state.get(S.HOME_PENDING))
+c1, c2 = st.columns([1, 3])
+pressed = c1.button("Compute scores", type="primary", disabled=not selected,
+                    help="Embeds every frame with each encoder and scores it. Results are "
+                         "cached on disk: encoders already computed are read back, and an "
+                         "interrupted run resumes where it stopped.")
+progress_note = c2.empty()
+if todo and (pressed or auto or resume):
+    progress_note.caption(f"Scoring {len(todo)} encoder(s)"
+                          + (" automatically on this first visit" if auto else "")
+                          + " -- you can open other pages meanwhile; this resumes on return.")
+
+
+def run_compute(encoder_ids: list[str]) -> None:
+    """Score each encoder with a progress bar; S2R errors are shown, never raised."""
+    overall = st.progress(0.0, text=f"0 of {len(encoder_ids)} encoders")
+    for n, eid in enumerate(encoder_ids):
+        label = widgets.encoder_label(eid)
+        with st.status(f"{label}: starting", expanded=False) as box:
+            bar = box.progress(0.0, text="starting")
+            last = {"frac": -1.0, "msg": ""}
+
+            def progress(done: int, total: int, message: str = "") -> None:
+                frac = min(max(done / total, 0.0), 1.0) if total else 0.0
+                msg = message.split(":")[-1].strip() or "working"
+                if frac - last["frac"] >= 0.02 or msg != last["msg"] or frac >= 1.0:
+                    bar.progress(frac, text=f"{msg} ({done}/{total})")
+                    box.update(label=f"{label}: {msg}")
+                    last.update(frac=frac, msg=msg)
+
+            start = time.perf_counter()
+            try:
+                record = compute.score_one(frameset, eid, cache, progress=progress)
+            except S2RError as exc:
+                box.update(label=f"{label}: failed", state="error", expanded=True)
+                box.error(str(exc))
+                continue
+            held[eid] = record
+            bar.progress(1.0, text="done")
+            box.update(label=f"{label}: done in {time.perf_counter() - start:.1f} s",
+                       state="complete")
+        overall.progress((n + 1) / len(encoder_ids), text=f"{n + 1} of {len(encoder_ids)} encoders")
+
+
+if todo and (pressed or auto or resume):
+    state[S.HOME_PENDING] = True
+    run_compute(todo)
+state[S.HOME_AUTOCOMPUTED] = "done"
+state[S.HOME_PENDING] = False
+progress_note.caption(f"{sum(e in held for e in selected)} of {len(selected)} selected encoders "
+                      "scored for this dataset")
+
+done = [e for e in selected if e in held]
+if done:
+    df = charts.scores_frame([held[e] for e in done])
+    st.subheader("Scores")
+    st.dataframe(
+        df[["label", "dis", "action_score_heldout", "transfer_score", "domain_probe_accuracy",
+            "sim2real_score"]],
+        hide_index=True, width="stretch",
+        column_config={"label": "Encoder",
+                       **{c: st.column_config.NumberColumn(charts.METRIC_TITLES[c], format="%.3f")
+                          for c in charts.METRIC_TITLES}})
+    st.markdown("**Next:** explore the results")
+    l1, l2, l3, l4 = st.columns(4)
+    l1.page_link("pages/1_Scores.py", label="Scores: DIS vs AS", icon=":material/scatter_plot:")
+    l2.page_link("pages/2_Projection.py", label="Projection: t-SNE", icon=":material/bubble_chart:")
+    l3.page_link("pages/3_Saliency.py", label="Saliency maps", icon=":material/local_fire_department:")
+    l4.page_link("pages/4_Compare.py", label="Compare two encoders", icon=":material/compare:")
+elif selected:
+    st.info("Press **Compute scores** to embed and score the selected encoders.")
+
+# ----------------------------------------------------------------------------- cache
+with st.expander("What is cached"):
+    entries = cache.ls()
+    if not entries:
+        st.caption("The cache is empty.")
+    else:
+        rows = []
+        for e in entries:
+            key = e.key
+            inner = key.get("embeddings") if isinstance(key.get("embeddings"), dict) else key
+            rows.append({"kind": e.kind, "encoder": inner.get("encoder", ""),
+                         "dataset": inner.get("frameset", ""),
+                         "this dataset": inner.get("frameset") == frameset.fingerprint,
+                         "MB": e.size_bytes / 2**20,
+                         "created": pd.Timestamp(e.created, unit="s").strftime("%Y-%m-%d %H:%M")})
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                     column_config={"MB": st.column_config.NumberColumn(format="%.2f")})
+        st.caption(f"{len(entries)} entries in `{cache.root}` · clear with "
+                   "`python -m s2r cache clear`")

@@ -1,0 +1,118 @@
+"""Screenshots of every dashboard page on the demo, for the README (docs/screenshots/*.png).
+
+Starts the app on a free port with its own cache folder, lets the home page compute the
+encoder set, clicks a point of the score scatter, a point of the t-SNE map, and saves one PNG
+per page. Needs Debian's chromium (``make browser-deps``).
+
+    .venv/bin/python bench/take_screenshots.py            # the app's default demo and encoders
+    .venv/bin/python bench/take_screenshots.py --quick    # a tiny demo, two encoders
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.browser_utils import browser_page, find_chart_point, running_app  # noqa: E402
+
+OUT = REPO / "docs" / "screenshots"
+WIDTH = 1400
+
+
+def wait_idle(page, timeout_ms: int = 300_000) -> None:
+    """Wait until Streamlit has finished the script run (no 'running' indicator)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:  # a run starts a moment after a click: let its indicator appear first
+        page.wait_for_selector('[data-testid="stStatusWidget"]', timeout=3_000)
+    except PlaywrightTimeout:
+        pass
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+        timeout=timeout_ms)
+    time.sleep(1.5)  # images and Vega finish drawing after the last delta
+
+
+def shoot(page, name: str, out: Path) -> Path:
+    """Resize the viewport to the page's content height and save ``out/name.png``."""
+    height = page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=\"stMain\"]') ||"
+        " document.body; return m.scrollHeight; }")
+    page.set_viewport_size({"width": WIDTH, "height": int(min(max(height, 800), 4200))})
+    time.sleep(1.0)
+    path = out / f"{name}.png"
+    page.screenshot(path=str(path))
+    page.set_viewport_size({"width": WIDTH, "height": 1000})
+    print(f"wrote {path.relative_to(REPO)} ({height} px tall)", flush=True)
+    return path
+
+
+def open_page(page, label: str, ready_text: str) -> None:
+    """Open a page through the sidebar (keeps the session and its selections) and wait
+    until ``ready_text`` is shown and the run has finished."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_text(label, exact=True).click()
+    page.get_by_text(ready_text).first.wait_for(timeout=300_000)
+    wait_idle(page)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny demo, two encoders")
+    parser.add_argument("--demo", default=None, help="dataset spec (default: the app's)")
+    parser.add_argument("--encoders", default=None,
+                        help="comma-separated encoder ids (default: the app's default set)")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.demo = args.demo or "demo:episodes=3,steps=8,height=96,width=128"
+        args.encoders = args.encoders or "resnet18@random,pixels"
+    args.out.mkdir(parents=True, exist_ok=True)
+    env = {"S2R_CACHE_DIR": tempfile.mkdtemp(prefix="s2r-shots-")}
+    if args.demo:
+        env["S2R_DEMO_SPEC"] = args.demo
+    if args.encoders:
+        env["S2R_DEFAULT_ENCODERS"] = args.encoders
+    start = time.perf_counter()
+    with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
+        page.goto(url)
+        page.get_by_text("Scores: DIS vs AS").wait_for(timeout=900_000)
+        wait_idle(page)
+        print(f"home computed in {time.perf_counter() - start:.0f} s", flush=True)
+        shoot(page, "home", args.out)
+
+        open_page(page, "Scores", "sim/real agreement")
+        chart = page.locator(".vega-embed").first
+        ids = (args.encoders or ",efficientnet-lite0").split(",")
+        x, y, _ = find_chart_point(page, chart, wanted=ids[1])
+        page.mouse.click(x, y)
+        page.get_by_role("heading", name=f"({ids[1]})").wait_for(timeout=300_000)
+        wait_idle(page)
+        page.mouse.move(5, 5)
+        shoot(page, "scores", args.out)
+
+        open_page(page, "Projection", "Mixing number")
+        tsne = page.locator(".vega-embed").first
+        x, y, _ = find_chart_point(page, tsne, step=4)
+        page.mouse.click(x, y)
+        page.get_by_text("Frame index").wait_for(timeout=120_000)
+        wait_idle(page)
+        page.mouse.move(5, 5)
+        shoot(page, "projection", args.out)
+
+        open_page(page, "Saliency", "Sim/real agreement")
+        shoot(page, "saliency", args.out)
+
+        open_page(page, "Compare", "Encoder agreement")
+        shoot(page, "compare", args.out)
+    print(f"done in {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""Projection: live t-SNE of sim vs real embeddings, per encoder; click a point to see it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from s2r.errors import S2RError
+from ui import charts, loaders, widgets
+from ui import state as S
+
+frameset, records = widgets.results_page(
+    "Projection",
+    "t-SNE maps of each encoder's embeddings, sim frames in blue and real frames in red. "
+    "Overlapping clouds mean the encoder ignores the domain. The mixing number says the "
+    "same without the drawing: 1 = sim and real fully mixed among nearest neighbours, 0 = "
+    "fully separated. Click a point to see its frame.",
+    "t-SNE maps of the computed encoders")
+state = st.session_state
+
+ids = list(records)
+shared = state.get(S.SELECTION_ENCODER)
+if S.PROJECTION_ENCODERS not in state or not set(state[S.PROJECTION_ENCODERS]) <= set(ids):
+    state[S.PROJECTION_ENCODERS] = [shared if shared in ids else ids[0]]
+MODES = {"joint": "Joint: fit sim and real together (the paper's plot)",
+         "place-real": "Place real: fit on sim, then place each real frame into that map"}
+c1, c2, c3 = st.columns([3, 3, 2])
+chosen = c1.multiselect("Encoders (up to 3)", ids, key=S.PROJECTION_ENCODERS,
+                        format_func=widgets.encoder_label, max_selections=3)
+mode = c2.radio("Mode", list(MODES), key=S.PROJECTION_MODE, format_func=MODES.get,
+                help="'Place real' answers: where do real frames land in the map the policy "
+                     "was trained on?")
+perplexity = c3.select_slider("Perplexity", [5, 10, 20, 30, 50], value=30,
+                              key=S.PROJECTION_PERPLEXITY,
+                              help="Neighbourhood size of t-SNE (capped at (n - 1) / 3)")
+if not chosen:
+    st.info("Pick at least one encoder.")
+    st.stop()
+if len(chosen) == 1 and chosen[0] in ids:
+    state[S.SELECTION_ENCODER] = chosen[0]
+
+cols = st.columns(len(chosen))
+clicked = None
+for col, eid in zip(cols, chosen):
+    with col:
+        bar = st.progress(0.0, text=f"t-SNE of {eid}")
+
+        def progress(done, total, message="", _bar=bar):
+            _bar.progress(min(done / total, 1.0) if total else 0.0, text=message or "t-SNE")
+
+        try:
+            proj = loaders.projection(frameset, eid, mode=mode, perplexity=perplexity,
+                                      progress=progress)
+        except S2RError as exc:
+            bar.empty()
+            st.error(f"{eid}: {exc}")
+            continue
+        bar.empty()
+        df = loaders.projection_frame(frameset, proj)
+        event = st.altair_chart(
+            charts.projection_scatter(df, title=widgets.encoder_label(eid),
+                                      subtitle=f"mixing number {proj.mixing:.2f} · "
+                                               f"{proj.params['n_sim']} sim + "
+                                               f"{proj.params['n_real']} real frames"),
+            on_select="rerun", selection_mode=charts.FRAME_PICK, width="stretch",
+            key=f"projection.chart.{eid}")
+        st.metric("Mixing number", f"{proj.mixing:.2f}",
+                  help="Average share of other-domain frames among each frame's 15 nearest "
+                       "neighbours in embedding space, relative to perfect mixing")
+        picked = charts.selected_values(event, charts.FRAME_PICK, "index")
+        if picked:
+            clicked = (eid, int(picked[0]))
+
+st.subheader("Frame")
+if clicked is None:
+    st.caption("Click a point of a map to show its frame here.")
+else:
+    eid, index = clicked
+    partner_caption = ""
+    f1, f2, f3 = st.columns([2, 2, 3])
+    f1.image(loaders.frames(frameset, [index])[0], caption=widgets.frame_caption(frameset, index),
+             width="stretch")
+    if frameset.domain[index] == "sim":
+        real = int(loaders.paired_real(frameset, [index])[0])
+        f2.image(loaders.frames(frameset, [real])[0],
+                 caption=f"paired real frame · {widgets.frame_caption(frameset, real)}",
+                 width="stretch")
+        state[S.SELECTION_PAIR] = [index, real]
+    f3.markdown(f"**Encoder:** {widgets.encoder_label(eid)}  \n"
+                f"**Domain:** {frameset.domain[index]}  \n"
+                f"**Episode:** {int(frameset.episode[index])}  \n"
+                f"**Step:** {int(frameset.step[index])}  \n"
+                f"**Frame index:** {index}  \n"
+                f"**Action:** " + ", ".join(f"{n}={v:+.2f}" for n, v in
+                                            zip(frameset.action_names, frameset.actions[index])))
+    if frameset.domain[index] == "sim":
+        f3.page_link("pages/3_Saliency.py", label="Saliency of this pair", icon=":material/local_fire_department:")

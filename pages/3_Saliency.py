@@ -1,0 +1,75 @@
+"""Saliency: where an encoder looks in a sim frame and its paired real frame."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from s2r.errors import S2RError
+from ui import loaders, widgets
+from ui import state as S
+
+frameset, records = widgets.results_page(
+    "Saliency",
+    "Sim and real frames of the same robot state side by side, with the pixels that drive the "
+    "chosen target highlighted. Focus = share of the map inside the task-relevant mask (arm, "
+    "gripper, parts); agreement = rank correlation of the sim and real maps (1 = the encoder "
+    "looks at the same places in both domains).",
+    "saliency maps of the computed encoders")
+state = st.session_state
+ids = list(records)
+
+with st.container(border=True):
+    c1, c2, c3 = st.columns([3, 2, 3])
+    with c1:
+        encoder_id = widgets.synced_selectbox("Encoder", ids, key=S.SALIENCY_ENCODER,
+                                              shared_key=S.SELECTION_ENCODER,
+                                              format_func=widgets.encoder_label)
+    with c2:
+        method = widgets.method_picker(encoder_id, S.SALIENCY_METHOD)
+    with c3:
+        target = st.selectbox("Target (what the map explains)", list(loaders.TARGETS),
+                              key=S.SALIENCY_TARGET, format_func=loaders.TARGETS.get)
+    action_dim = 0
+    if target == "action":
+        names = list(frameset.action_names)
+        action_dim = st.selectbox("Action dimension", range(len(names)), key=S.SALIENCY_ACTION_DIM,
+                                  format_func=lambda j: f"{j}: {names[j]}")
+    p1, p2 = st.columns([2, 5])
+    pick_mode = p1.radio("Frames", ["By episode and step", "Random sample"],
+                         key=S.SALIENCY_PICK_MODE)
+    with p2:
+        if pick_mode == "By episode and step":
+            e_col, s_col = st.columns(2)
+            pairs = [widgets.pair_picker(frameset, "saliency", episode_box=e_col,
+                                         step_box=s_col)]
+        else:
+            s1, s2 = st.columns(2)
+            n = s1.slider("Pairs", 1, 6, 3, key=S.SALIENCY_N_SAMPLES)
+            seed = s2.number_input("Sample seed", 0, 10_000, 0, key=S.SALIENCY_SAMPLE_SEED)
+            sims = frameset.indices("sim")
+            rng = np.random.default_rng(int(seed))
+            picks = np.sort(rng.choice(sims, size=min(int(n), sims.size), replace=False))
+            reals = loaders.paired_real(frameset, picks)
+            pairs = [(int(s), int(r)) for s, r in zip(picks, reals)]
+
+st.subheader(f"{widgets.encoder_label(encoder_id)}: {loaders.TARGETS[target].split(':')[0]}")
+agreements = []
+for sim_idx, real_idx in pairs:
+    try:
+        with st.spinner("Computing saliency maps..."):
+            agree = widgets.saliency_pair_row(frameset, encoder_id, sim_idx, real_idx,
+                                              method=method, target=target,
+                                              action_dim=action_dim)
+    except S2RError as exc:
+        st.error(str(exc))
+        st.stop()
+    agreements.append(agree)
+    st.markdown(f"**Sim/real agreement: {widgets.fmt(agree, 2)}** "
+                f"(Spearman rank correlation of the two maps; sim frame {sim_idx}, "
+                f"real frame {real_idx})")
+if len(agreements) > 1:
+    st.metric("Mean sim/real agreement", widgets.fmt(float(np.nanmean(agreements)), 2))
+if frameset.domain.size and not frameset.has_masks:
+    st.caption("This dataset has no task-relevant masks, so focus cannot be computed.")
+st.page_link("pages/4_Compare.py", label="Compare with another encoder on this pair", icon=":material/compare:")

@@ -1,0 +1,160 @@
+"""Run the dashboard in a subprocess and drive it with Playwright + Debian's Chromium.
+
+Used by ``tests/test_browser.py``, ``bench/bench_app.py`` and ``bench/take_screenshots.py``.
+Facts this relies on (see the project's browser-testing notes): Debian's ``chromium`` works
+headless as root with the flags in :data:`CHROMIUM_ARGS`; Playwright drives it through
+``executable_path`` (never ``playwright install``); Streamlit renders after load over a
+websocket, so callers wait for elements, not for the page load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator, Mapping, Optional
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = os.environ.get("S2R_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> float:
+    """Poll ``url/_stcore/health`` until it answers ``ok``; return the seconds waited."""
+    start = time.perf_counter()
+    while time.perf_counter() - start < timeout:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with status {proc.returncode} before it was healthy")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200 and resp.read().strip() == b"ok":
+                    return time.perf_counter() - start
+        except OSError:
+            pass
+        time.sleep(0.25)
+    raise TimeoutError(f"{url}/_stcore/health did not answer 'ok' within {timeout:.0f} s")
+
+
+@contextlib.contextmanager
+def running_app(env: Optional[Mapping[str, str]] = None, *, log_path: Optional[Path] = None,
+                timeout: float = 90.0) -> Iterator[str]:
+    """Start ``streamlit run app.py`` on a free port; yield its URL; stop it by PID on exit.
+
+    Parameters
+    ----------
+    env : mapping, optional
+        Extra environment variables for the app (``S2R_CACHE_DIR``, ``S2R_DEMO_SPEC``, ...).
+    log_path : Path, optional
+        Where the server's stdout/stderr go (a temporary file next to the cache otherwise).
+    """
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
+           "--server.headless", "true", "--server.address", "127.0.0.1",
+           "--server.port", str(port), "--server.fileWatcherType", "none",
+           "--browser.gatherUsageStats", "false"]
+    full_env = {**os.environ, **(env or {})}
+    log_path = Path(log_path or Path(full_env.get("S2R_CACHE_DIR", "/tmp")) / f"streamlit-{port}.log")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        try:
+            wait_healthy(url, proc, timeout)
+            yield url
+        except BaseException:
+            sys.stderr.write(log_path.read_text(errors="replace")[-4000:])
+            raise
+        finally:
+            _stop(proc)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop the server (and only it: its own process group) by PID."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+
+def chromium_available() -> bool:
+    return Path(CHROMIUM).exists() or shutil.which("chromium") is not None
+
+
+@contextlib.contextmanager
+def browser_page(*, width: int = 1400, height: int = 1000) -> Iterator["object"]:
+    """A Playwright page in headless Debian Chromium (closed on exit)."""
+    from playwright.sync_api import sync_playwright
+
+    if not chromium_available():
+        raise RuntimeError(f"Chromium not found at {CHROMIUM}: run `make browser-deps`")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": width, "height": height})
+            yield context.new_page()
+        finally:
+            browser.close()
+
+
+def _grid(box: dict, step: int) -> list[tuple[float, float]]:
+    """Positions on a grid over the central part of a bounding box (where the data sit)."""
+    xs = range(int(box["width"] * 0.05), int(box["width"] * 0.85), step)
+    ys = range(int(box["height"] * 0.05), int(box["height"] * 0.9), step)
+    return [(box["x"] + dx, box["y"] + dy) for dy in ys for dx in xs]
+
+
+def find_chart_point(page, chart, *, wanted: Optional[str] = None, step: int = 6,
+                     timeout_s: float = 60.0) -> tuple[float, float, str]:
+    """Hover over ``chart`` until Vega's tooltip shows (and names ``wanted``, if given).
+
+    Vega draws marks on a canvas or as SVG paths without data attributes, so points are found
+    the way a user finds them: by moving the mouse until ``#vg-tooltip-element.visible``
+    appears. The centres of SVG symbol marks (when Vega renders SVG) are tried first, then a
+    grid of positions over the chart.
+
+    Returns
+    -------
+    (x, y, tooltip_text)
+        Page coordinates of the point and the text of its tooltip.
+    """
+    box = chart.bounding_box()
+    if box is None:
+        raise RuntimeError("chart has no bounding box (not rendered?)")
+    candidates = []
+    for mark in chart.locator("g.mark-symbol path").all():
+        b = mark.bounding_box()
+        if b and b["width"] > 0:
+            candidates.append((b["x"] + b["width"] / 2, b["y"] + b["height"] / 2))
+    candidates += _grid(box, step)
+    tooltip = page.locator("#vg-tooltip-element.visible")
+    deadline = time.perf_counter() + timeout_s
+    for x, y in candidates:
+        if time.perf_counter() > deadline:
+            break
+        page.mouse.move(x, y)
+        if tooltip.count():
+            text = tooltip.inner_text()
+            if wanted is None or wanted in text:
+                return x, y, text
+    raise RuntimeError(f"no chart point{' naming ' + repr(wanted) if wanted else ''} found "
+                       f"under the mouse within {timeout_s:.0f} s")

@@ -1,0 +1,321 @@
+"""The dashboard under Streamlit's AppTest: every page, before and after computing.
+
+A tiny demo (3 + 3 episodes of 8 frames, 96 x 128) and two offline encoders keep the file
+short: the home page computes them once (module fixture, its own cache folder) and the other
+tests read that cache, as a user's later session would.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui import state as S
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGES = ("pages/1_Scores.py", "pages/2_Projection.py", "pages/3_Saliency.py",
+         "pages/4_Compare.py")
+TINY = "demo:episodes=3,steps=8,height=96,width=128"
+ENCODERS = ("resnet18@random", "pixels")
+TIMEOUT = 300
+
+
+def _env(monkeypatch, cache_dir) -> None:
+    monkeypatch.setenv("S2R_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("S2R_DEMO_SPEC", TINY)
+    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", ",".join(ENCODERS))
+
+
+def _app(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if page is not None:
+        at.switch_page(page)
+    return at
+
+
+def _no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def _captions(at: AppTest) -> list[str]:
+    return [c for img in at.image for c in img.captions]
+
+
+@pytest.fixture(scope="module")
+def computed(tmp_path_factory):
+    """A cache folder where the home page has scored ENCODERS on TINY (first visit)."""
+    cache_dir = tmp_path_factory.mktemp("app-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        _env(mp, cache_dir)
+        at = _app()
+        at.run()
+        _no_exception(at)
+        return cache_dir, at
+
+
+# ----------------------------------------------------------------------------- before
+@pytest.mark.parametrize("page", PAGES)
+def test_page_opened_before_anything_was_computed_says_what_to_do(page, tmp_path, monkeypatch):
+    _env(monkeypatch, tmp_path / "empty-cache")
+    at = _app(page)
+    at.run()
+    _no_exception(at)
+    assert any("Nothing computed yet" in i.value for i in at.info)
+    assert [link.value for link in at.page_link] == ["Go to the home page"]
+    assert not at.image  # nothing drawn from results that do not exist
+
+
+# ----------------------------------------------------------------------------- home
+def test_first_visit_computes_the_default_set_with_progress(computed):
+    cache_dir, at = computed
+    records = at.session_state["results.records"]
+    (fingerprint, held), = records.items()
+    assert sorted(held) == sorted(ENCODERS)
+    for rec in held.values():
+        assert -1.0 <= rec["dis"] <= 1.0 and rec["dataset"]["fingerprint"] == fingerprint
+    # one status box per encoder, each finished
+    assert len(at.status) == len(ENCODERS)
+    assert all(box.state == "complete" and "done in" in box.label for box in at.status)
+    table, = [d.value for d in at.dataframe if "dis" in d.value.columns]
+    assert len(table) == len(ENCODERS) and table["dis"].notna().all()
+    assert (cache_dir / "index").exists()
+
+
+def test_reload_reads_the_cache_instead_of_recomputing(computed, monkeypatch):
+    from s2r.cache import Cache
+
+    cache_dir, _ = computed
+    _env(monkeypatch, cache_dir)
+    before = sorted(e.hash for e in Cache(cache_dir).ls())
+    at = _app()
+    at.run()
+    _no_exception(at)
+    # a new session: every encoder is found on disk, none is computed again
+    assert sorted(e.hash for e in Cache(cache_dir).ls()) == before
+    assert len(at.status) == len(ENCODERS)
+    assert all(box.state == "complete" for box in at.status)
+    assert at.session_state[S.HOME_AUTOCOMPUTED] == "done"
+
+
+def test_an_interrupted_run_resumes_when_the_user_comes_back(computed, monkeypatch):
+    cache_dir, _ = computed
+    _env(monkeypatch, cache_dir)
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = _app()
+    at.run()
+    _no_exception(at)
+    assert not at.status  # nothing computed without a reason
+    assert any("Press **Compute scores**" in i.value for i in at.info)
+    # a run left half-way (the user opened another page) is pending: coming back resumes it
+    at.session_state[S.HOME_PENDING] = True
+    at.run()
+    _no_exception(at)
+    assert len(at.status) == len(ENCODERS) and all(b.state == "complete" for b in at.status)
+    assert at.session_state[S.HOME_PENDING] is False
+
+
+def test_library_errors_are_shown_with_st_error(tmp_path, monkeypatch):
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = _app()
+    at.run()
+    _no_exception(at)
+    at.radio(key=S.HOME_SOURCE).set_value("Files on disk").run()
+    at.text_input(key=S.HOME_SIM_PATH).input(str(tmp_path / "missing_sim.zarr"))
+    at.text_input(key=S.HOME_REAL_PATH).input(str(tmp_path / "missing_real.zarr")).run()
+    _no_exception(at)
+    assert at.error and "missing_sim.zarr" in at.error[0].value
+
+
+def test_a_dataset_folder_on_disk_is_loaded_and_scored(tmp_path, monkeypatch):
+    from s2r.datasets import load_dataset
+    from s2r.datasets.folder import write_folder
+
+    folder = write_folder(load_dataset(TINY), tmp_path / "my_robot")
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "resnet18@random")
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = _app()
+    at.run()
+    at.radio(key=S.HOME_SOURCE).set_value("Files on disk").run()
+    at.text_input(key=S.HOME_SIM_PATH).input(str(folder)).run()
+    _no_exception(at)
+    assert at.session_state[S.DATASET_SPEC] == str(folder)
+    assert [m.value for m in at.metric][:2] == ["24", "24"]  # sim and real frames
+    at.button[0].click().run()  # Compute scores
+    _no_exception(at)
+    assert [b.state for b in at.status] == ["complete"]
+    table, = [d.value for d in at.dataframe if "dis" in d.value.columns]
+    assert len(table) == 1
+
+
+def test_encoder_without_weights_says_how_to_get_them(tmp_path, monkeypatch):
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "resnet18")
+    at = _app()
+    at.run()  # auto-compute tries it: the build fails with the library's message
+    _no_exception(at)
+    text = " ".join(m.value for m in at.markdown) + " ".join(e.value for e in at.error)
+    assert "weights" in text and "resnet18" in text
+    assert any(e.value and "resnet18" in e.value for e in at.error)
+
+
+# ----------------------------------------------------------------------------- pages
+@pytest.fixture
+def app_after_compute(computed, monkeypatch):
+    cache_dir, _ = computed
+    _env(monkeypatch, cache_dir)
+    return _app()
+
+
+def test_scores_click_selects_the_encoder_whose_saliency_is_shown(app_after_compute):
+    at = app_after_compute
+    at.switch_page("pages/1_Scores.py").run()
+    _no_exception(at)
+    chart = at.get("vega_lite_chart")[0].proto
+    spec = json.loads(chart.spec)
+    assert "pick" in json.dumps(spec.get("params", [])) + json.dumps(spec.get("layer", []))
+    assert spec["title"]["text"].startswith("Domain invariance vs action score")
+    for pick in ENCODERS:  # a click on each point in turn
+        at.session_state["scores.chart"] = {"selection": {"pick": [{"encoder": pick}]}}
+        at.run()
+        _no_exception(at)
+        assert at.session_state[S.SELECTION_ENCODER] == pick
+        heading = [h.value for h in at.subheader if h.value.startswith("Inside")]
+        assert len(heading) == 1 and pick in heading[0], heading
+        captions = _captions(at)
+        assert sum("sim saliency" in c for c in captions) == 3
+        assert sum("real saliency" in c for c in captions) == 3
+    # the selection carries to the Saliency and Compare pages
+    at.switch_page("pages/3_Saliency.py").run()
+    _no_exception(at)
+    assert at.selectbox(key=S.SALIENCY_ENCODER).value == ENCODERS[-1]
+    at.switch_page("pages/4_Compare.py").run()
+    _no_exception(at)
+    assert at.selectbox(key=S.COMPARE_ENCODER_A).value == ENCODERS[-1]
+
+
+def test_scores_table_has_every_metric_and_downloads(app_after_compute):
+    at = app_after_compute
+    at.switch_page("pages/1_Scores.py").run()
+    _no_exception(at)
+    table, = [d.value for d in at.dataframe if "dis" in d.value.columns]
+    for col in ("dis", "action_score_train", "action_score_heldout", "transfer_score",
+                "domain_probe_accuracy", "sim2real_score", "dis_ci_low", "dis_ci_high"):
+        assert col in table.columns
+    assert sorted(table["encoder"]) == sorted(ENCODERS)
+    assert len(at.get("download_button")) == 2
+
+
+def test_scores_chart_options_change_the_chart(app_after_compute):
+    at = app_after_compute
+    at.switch_page("pages/1_Scores.py").run()
+
+    def spec():
+        return json.loads(at.get("vega_lite_chart")[0].proto.spec)
+
+    def marks(s):
+        return [layer["mark"]["type"] for layer in s["layer"]]
+
+    assert marks(spec()) == ["point", "text"]
+    at.checkbox(key=S.SCORES_ERRORBARS).check().run()
+    _no_exception(at)
+    assert marks(spec()) == ["rule", "rule", "point", "text"]  # CIs of DIS and of AS
+    at.radio(key=S.SCORES_Y).set_value("transfer_score").run()
+    _no_exception(at)
+    point = spec()["layer"][2]["encoding"]
+    assert point["y"]["field"] == "transfer_score"
+    assert point["y"]["title"].startswith("Transfer score")
+    assert point["x"]["field"] == "dis"
+    assert {point["color"]["field"], point["shape"]["field"], point["size"]["field"]} == \
+        {"arch", "group", "params_m"}
+
+
+def test_projection_click_shows_the_frame(app_after_compute):
+    at = app_after_compute
+    at.switch_page("pages/2_Projection.py").run()
+    _no_exception(at)
+    eid = at.multiselect(key=S.PROJECTION_ENCODERS).value[0]
+    at.session_state[f"projection.chart.{eid}"] = {"selection": {"frame": [{"index": 3}]}}
+    at.run()
+    _no_exception(at)
+    captions = _captions(at)
+    assert any("sim · episode 0 · step 3" in c for c in captions), captions
+    assert any(c.startswith("paired real frame") for c in captions)
+    # the other mode is drawn too
+    at.radio(key=S.PROJECTION_MODE).set_value("place-real").run()
+    _no_exception(at)
+    assert at.metric and 0.0 <= float(at.metric[0].value) <= 1.5
+
+
+def test_saliency_page_every_target(app_after_compute):
+    at = app_after_compute
+    at.switch_page("pages/3_Saliency.py").run()
+    at.selectbox(key=S.SALIENCY_ENCODER).set_value("resnet18@random").run()
+    seen = {}
+    for target in ("embedding", "action", "domain", "pair"):
+        at.selectbox(key=S.SALIENCY_TARGET).set_value(target).run()
+        _no_exception(at)
+        captions = _captions(at)
+        assert [c.split(" · ")[0] for c in captions] == [
+            "sim", "sim saliency", "real", "real saliency"], captions
+        assert any("Sim/real agreement" in m.value for m in at.markdown)
+        seen[target] = at.image[1].value + at.image[3].value  # overlay image URLs
+    # each target explains something else: the overlays differ
+    assert len({tuple(v) for v in seen.values()}) == len(seen)
+
+
+def test_saliency_random_sample_and_frame_pick(app_after_compute):
+    at = app_after_compute
+    at.switch_page("pages/3_Saliency.py").run()
+    at.radio(key=S.SALIENCY_PICK_MODE).set_value("Random sample").run()
+    _no_exception(at)
+    assert sum("sim saliency" in c for c in _captions(at)) == 3
+    at.radio(key=S.SALIENCY_PICK_MODE).set_value("By episode and step").run()
+    at.slider(key="saliency.step").set_value(5).run()
+    _no_exception(at)
+    assert any("step 5" in c for c in _captions(at))
+    # the picked pair is shared with the Compare page
+    pair = at.session_state[S.SELECTION_PAIR]
+    at.switch_page("pages/4_Compare.py").run()
+    _no_exception(at)
+    assert at.session_state[S.SELECTION_PAIR] == pair
+    assert at.slider(key="compare.step").value == 5
+
+
+def test_compare_two_encoders_on_one_pair(app_after_compute):
+    at = app_after_compute
+    at.switch_page("pages/4_Compare.py").run()
+    _no_exception(at)
+    a = at.selectbox(key=S.COMPARE_ENCODER_A).value
+    b = at.selectbox(key=S.COMPARE_ENCODER_B).value
+    assert {a, b} == set(ENCODERS)
+    assert len(at.image) == 4  # 2 encoders x (sim, real)
+    labels = [m.label for m in at.metric]
+    assert "A vs B on the sim frame" in labels and "A vs B on the real frame" in labels
+    values = [m.value for m in at.metric]
+    assert all(v == "n/a" or -1.0 <= float(v) <= 1.0 for v in values)
+
+
+# ----------------------------------------------------------------------------- ui helpers
+def test_selected_values_reads_every_event_shape():
+    from ui.charts import selected_values
+
+    assert selected_values(None, "pick", "encoder") == []
+    assert selected_values({"selection": {"pick": {}}}, "pick", "encoder") == []  # nothing
+    assert selected_values({"selection": {"pick": [{"encoder": "vit"}]}}, "pick",
+                           "encoder") == ["vit"]
+    assert selected_values({"selection": {"other": [{"encoder": "vit"}]}}, "pick",
+                           "encoder") == []
+
+
+def test_demo_spec_round_trips_through_the_library_parser():
+    spec = S.demo_spec(episodes=4, gap=0.25, paired=True)
+    opts = S.parse_demo_spec(spec)
+    assert opts["episodes"] == 4 and opts["gap"] == 0.25 and opts["paired"] is True
+    assert S.demo_spec(**opts) == spec  # canonical: one string per demo
+    assert S.parse_demo_spec("/data/sim.zarr") is None
+    assert S.parse_demo_spec("demo:episodes=zero") is None  # invalid: home reports it

@@ -1,0 +1,53 @@
+"""The dashboard in a real browser: compute, click a point of the score scatter, see saliency.
+
+Starts ``streamlit run app.py`` on a free port (tiny demo, two offline encoders, its own
+cache folder) and drives Debian's headless Chromium with Playwright. Needs ``chromium``
+(``make browser-deps``); run with ``pytest -m browser``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser_utils import browser_page, find_chart_point, running_app
+
+pytestmark = pytest.mark.browser
+
+TINY = "demo:episodes=3,steps=8,height=96,width=128"
+ENCODERS = ("resnet18@random", "pixels")
+
+
+def test_click_a_score_point_shows_its_sim_and_real_saliency(tmp_path):
+    env = {"S2R_CACHE_DIR": str(tmp_path / "cache"), "S2R_DEMO_SPEC": TINY,
+           "S2R_DEFAULT_ENCODERS": ",".join(ENCODERS)}
+    with running_app(env, log_path=tmp_path / "streamlit.log") as url, browser_page() as page:
+        page.goto(url)
+        # First visit: the default set is computed with one progress box per encoder.
+        page.get_by_text("Scores: DIS vs AS").wait_for(timeout=300_000)
+        statuses = page.locator('[data-testid="stExpander"] summary').all_inner_texts()
+        assert sum("done in" in s for s in statuses) == len(ENCODERS), statuses
+
+        page.get_by_text("Scores: DIS vs AS").click()
+        page.get_by_role("heading", name="Scores").first.wait_for(timeout=60_000)
+        chart = page.locator(".vega-embed").first
+        chart.wait_for(timeout=60_000)
+        # The inspector opens on the first encoder; click the other one's point.
+        page.get_by_role("heading", name="Inside").wait_for(timeout=120_000)
+        assert ENCODERS[0] in page.get_by_role("heading", name="Inside").inner_text()
+        x, y, tip = find_chart_point(page, chart, wanted=ENCODERS[1])
+        assert ENCODERS[1] in tip and "Domain invariance (DIS) [95% CI]" in tip, tip
+        page.mouse.click(x, y)
+
+        heading = page.get_by_role("heading", name=f"({ENCODERS[1]})")
+        heading.wait_for(timeout=120_000)
+        assert heading.inner_text().startswith("Inside")
+        # Sim and real saliency overlays of that encoder, side by side.
+        captions = page.locator('[data-testid="stImageCaption"]')
+        page.get_by_text("sim saliency").first.wait_for(timeout=120_000)
+        texts = captions.all_inner_texts()
+        assert sum(t.startswith("sim saliency") for t in texts) == 3, texts
+        assert sum(t.startswith("real saliency") for t in texts) == 3, texts
+        images = page.locator('[data-testid="stImage"] img')
+        assert images.count() >= 12
+        assert all(images.nth(i).evaluate("img => img.naturalWidth > 0")
+                   for i in range(images.count()))

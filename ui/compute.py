@@ -1,0 +1,125 @@
+"""Embedding + scoring glue of the home page, and the cache look-up every page uses.
+
+The numbers all come from :func:`s2r.metrics.scoring.score_encoder`; this module only decides
+*whether* to compute (never twice: the disk cache answers first) and routes progress to
+Streamlit widgets through the library's :data:`s2r.progress.ProgressCallback`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+from s2r.errors import S2RError
+
+#: Session-state key of the score records of this session: ``{fingerprint: {id: record}}``.
+RESULTS = "results.records"
+#: Session-state key of encoders not found on disk: ``{fingerprint: {id: error or ""}}``.
+MISSES = "results.misses"
+
+_MISSING = object()
+
+
+class NotCached(Exception):
+    """Raised by :class:`PeekCache` instead of computing a missing entry."""
+
+
+class PeekCache:
+    """A read-only view of an :class:`s2r.cache.Cache`: hits are returned, misses raise.
+
+    Handing it to a library function (``score_encoder(..., cache=PeekCache(cache))``) asks
+    "is this result already on disk?" through the very code path that would compute it, so
+    the record returned is exactly what a full run returns -- and nothing is ever computed.
+    """
+
+    def __init__(self, cache):
+        self._cache = cache
+
+    def get_or_compute_json(self, key: dict, fn: Callable[[], Any], **_: Any) -> Any:
+        value = self._cache.get_json(key, _MISSING)
+        if value is _MISSING:
+            raise NotCached(key.get("kind", "entry"))
+        return value
+
+    def get_or_compute_array(self, key: dict, fn: Callable[[], Any], **_: Any):
+        value = self._cache.get_array(key)
+        if value is None:
+            raise NotCached(key.get("kind", "entry"))
+        return value
+
+    def __getattr__(self, name: str):  # root, ls, ... of the wrapped cache
+        return getattr(self._cache, name)
+
+
+def cached_record(frameset, encoder_id: str, cache) -> Optional[dict]:
+    """The score record of ``encoder_id`` on ``frameset`` if it is on disk, else None.
+
+    Never embeds or scores. (It builds the encoder once to read its weights fingerprint,
+    which is part of the cache key.)
+    """
+    from s2r.metrics.scoring import score_encoder
+
+    try:
+        return score_encoder(frameset, encoder_id, cache=PeekCache(cache))
+    except NotCached:
+        return None
+
+
+def score_one(frameset, encoder_id: str, cache, *,
+              progress: Optional[Callable[[int, int, str], None]] = None) -> dict:
+    """Embed and score one encoder (cache first); the record of ``score_encoder``."""
+    from s2r.metrics.scoring import score_encoder
+
+    return score_encoder(frameset, encoder_id, cache=cache, progress=progress)
+
+
+def session_records(state, fingerprint: str) -> dict:
+    """``{encoder_id: record}`` held by this session for the dataset ``fingerprint``."""
+    return state.setdefault(RESULTS, {}).setdefault(fingerprint, {})
+
+
+def lookup_records(state, frameset, encoder_ids: Sequence[str], cache) -> tuple[dict, dict]:
+    """Records of ``encoder_ids`` from the session, else from the disk cache (no compute).
+
+    Each id is looked up on disk at most once per session and dataset (a look-up builds the
+    encoder to read its weights fingerprint): a miss is remembered, so later reruns of a page
+    cost nothing; an encoder computed later on the home page is in the session anyway.
+
+    Returns
+    -------
+    records : dict
+        ``{encoder_id: record}`` in the order of ``encoder_ids`` (found ones only).
+    errors : dict
+        ``{encoder_id: message}`` for ids the library rejected (unknown id, bad weights...).
+    """
+    held = session_records(state, frameset.fingerprint)
+    misses = state.setdefault(MISSES, {}).setdefault(frameset.fingerprint, {})
+    records, errors = {}, {}
+    for eid in encoder_ids:
+        if eid not in held and eid not in misses:
+            try:
+                rec = cached_record(frameset, eid, cache)
+            except S2RError as exc:
+                rec, misses[eid] = None, str(exc)
+            if rec is None:
+                misses.setdefault(eid, "")
+            else:
+                held[eid] = rec
+        if eid in held:
+            records[eid] = held[eid]
+        elif misses.get(eid):
+            errors[eid] = misses[eid]
+    return records, errors
+
+
+def records_file(records: Sequence[dict], suffix: str) -> bytes:
+    """Records as the bytes of a leaderboard file (``.csv`` or ``.json``), written by
+    :func:`s2r.metrics.leaderboard.write_records` -- the CLI's format, so downloads can be
+    merged with ``python -m s2r score`` results."""
+    import tempfile
+    from pathlib import Path
+
+    from s2r.metrics.leaderboard import write_records
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_records(list(records), Path(tmp) / f"s2r_scores{suffix}")
+        return Path(path).read_bytes()

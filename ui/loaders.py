@@ -1,0 +1,282 @@
+"""Cached loaders: the only place the dashboard touches Streamlit's caches.
+
+- Models and datasets (objects that must not be copied) sit behind ``st.cache_resource``
+  with a bounded ``max_entries``; they are never mutated after they are built.
+- Arrays derived from embeddings (saliency maps, frames) sit behind ``st.cache_data``
+  (returns copies), keyed by hashable ids; unhashable objects are passed as ``_arguments``.
+- Embeddings, score records and t-SNE maps live in the library's disk cache
+  (:class:`s2r.cache.Cache`), so a page reload or a new session never recomputes them.
+
+Every key includes the cache root (``$S2R_CACHE_DIR``) so that two caches (tests, benches)
+never see each other's results through Streamlit's in-process caches.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional, Sequence
+
+import numpy as np
+import streamlit as st
+
+from ui.state import Spec, spec_key
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Frames shown per saliency gallery (Scores page) and sampled on the Saliency page.
+GALLERY_PAIRS = 3
+
+
+def cache_root() -> str:
+    """Absolute path of the disk cache (``$S2R_CACHE_DIR`` or ``./cache``)."""
+    from s2r.cache import default_cache_dir
+
+    return str(Path(default_cache_dir()).resolve())
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _cache(root: str):
+    from s2r.cache import Cache
+
+    return Cache(root)
+
+
+def get_cache():
+    """The :class:`s2r.cache.Cache` of the current cache root (one handle per root)."""
+    return _cache(cache_root())
+
+
+# ----------------------------------------------------------------------------- dataset
+@st.cache_resource(max_entries=3, show_spinner=False)
+def _frameset(key: str, image_key: Optional[str], action_key: Optional[str],
+              state_key: Optional[str]):
+    from s2r.datasets import load_dataset
+
+    spec = json.loads(key) if key.startswith("[") else key
+    return load_dataset(spec, image_key=image_key, action_key=action_key, state_key=state_key)
+
+
+def load_frameset(spec: Spec, keys: Optional[dict] = None):
+    """The FrameSet of a dataset spec (loaded once per server process).
+
+    Raises
+    ------
+    s2r.errors.S2RError
+        When the spec names nothing loadable (the message says what and why).
+    """
+    keys = keys or {}
+    return _frameset(spec_key(spec), keys.get("image_key") or None,
+                     keys.get("action_key") or None, keys.get("state_key") or None)
+
+
+@st.cache_resource(max_entries=3, show_spinner=False)
+def _pairer(fingerprint: str, _frameset):
+    from s2r.pairing import FramePairer
+
+    return FramePairer(_frameset)
+
+
+def paired_real(frameset, sim_indices: Sequence[int]) -> np.ndarray:
+    """FrameSet index of the real frame paired with each sim frame (nearest state)."""
+    return _pairer(frameset.fingerprint, frameset).query(np.asarray(sim_indices, dtype=np.int64))
+
+
+# ----------------------------------------------------------------------------- encoders
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _encoder(encoder_id: str, device: str):
+    from s2r.encoders import build_encoder
+
+    return build_encoder(encoder_id, device=device)
+
+
+def device() -> str:
+    """The torch device the app computes on (CUDA when available, else CPU)."""
+    from s2r.encoders import pick_device
+
+    return str(pick_device())
+
+
+def get_encoder(encoder_id: str):
+    """A built, frozen encoder (at most 4 kept in memory, least recently used dropped)."""
+    return _encoder(encoder_id, device())
+
+
+def encoder_table(ids: Sequence[str]) -> list[dict]:
+    """Registry metadata and weight status of each encoder id, one dict per id."""
+    from s2r.encoders import get_spec, status
+
+    rows = []
+    for eid in ids:
+        spec = get_spec(eid)
+        st_ = status(eid)
+        rows.append({"encoder": spec.id, "name": spec.name, "table_number": spec.table_number,
+                     "architecture": spec.architecture, "pretraining_group": spec.pretraining_group,
+                     "pretraining_data": spec.pretraining_data, "params_m": spec.params_m,
+                     "dim": spec.dim, "status": st_.state, "message": st_.message,
+                     "file": st_.file, "url": st_.url})
+    return rows
+
+
+# ----------------------------------------------------------------------------- embeddings
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _embeddings(root: str, fingerprint: str, encoder_id: str, _frameset):
+    from s2r.embed import embed_frameset
+
+    # The built encoder (kept by _encoder) gives the weights fingerprint of the cache key
+    # without building the model again.
+    return embed_frameset(_frameset, get_encoder(encoder_id), cache=_cache(root))
+
+
+def embeddings(frameset, encoder_id: str) -> np.ndarray:
+    """``(N, D) float32`` embeddings (a read-only memory map of the disk cache)."""
+    return _embeddings(cache_root(), frameset.fingerprint, encoder_id, frameset)
+
+
+# ----------------------------------------------------------------------------- probes
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _action_probe(root: str, fingerprint: str, encoder_id: str, _frameset):
+    from s2r.metrics.probes import ActionProbe
+
+    Z = _embeddings(root, fingerprint, encoder_id, _frameset)
+    sim = _frameset.domain == "sim"
+    return ActionProbe().fit(np.asarray(Z[sim]), _frameset.actions[sim])
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _domain_probe(root: str, fingerprint: str, encoder_id: str, _frameset):
+    from s2r.metrics.probes import DomainProbe
+
+    Z = _embeddings(root, fingerprint, encoder_id, _frameset)
+    return DomainProbe().fit(np.asarray(Z), _frameset.domain)
+
+
+#: Saliency targets offered by the pages: key -> label.
+TARGETS = {
+    "embedding": "Embedding (L2 norm, the paper's Grad-CAM)",
+    "action": "Action probe: one action dimension (probe fitted on sim frames)",
+    "domain": "Domain probe: 'real' logit (sim vs real classifier)",
+    "pair": "Pair similarity: cosine to the paired frame's embedding",
+}
+
+
+def make_target(frameset, encoder_id: str, target: str, *, action_dim: int = 0,
+                partners: Optional[Sequence[int]] = None):
+    """The :mod:`s2r.saliency` target object for a target key of :data:`TARGETS`.
+
+    ``partners`` (pair target only): FrameSet index of each explained frame's partner from
+    the other domain, in the order the frames are explained.
+    """
+    from s2r import saliency as sal
+
+    root, fp = cache_root(), frameset.fingerprint
+    if target == "embedding":
+        return sal.EmbeddingTarget("norm")
+    if target == "action":
+        W, b = _action_probe(root, fp, encoder_id, frameset).as_linear()
+        return sal.ActionTarget(W, b, int(action_dim))
+    if target == "domain":
+        w, b = _domain_probe(root, fp, encoder_id, frameset).as_linear()
+        return sal.DomainTarget(w, b)
+    if target == "pair":
+        if partners is None:
+            raise ValueError("the pair target needs the partner frame of each frame")
+        Z = embeddings(frameset, encoder_id)
+        return sal.PairSimilarityTarget(np.asarray(Z[np.asarray(partners, dtype=np.int64)]))
+    raise ValueError(f"unknown saliency target {target!r}; expected one of {list(TARGETS)}")
+
+
+def default_method(encoder_id: str) -> str:
+    """``"gradcam"`` when the encoder has a Grad-CAM layer, else ``"ig"`` (the pixel baseline)."""
+    from s2r.encoders import get_spec
+
+    return "gradcam" if get_spec(encoder_id).cam_layer else "ig"
+
+
+@st.cache_resource(show_spinner=False)
+def _model_lock(encoder_id: str, device: str) -> threading.Lock:
+    """One lock per shared model: saliency hooks a layer of the model, so two sessions must
+    not run it at the same time."""
+    return threading.Lock()
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def _saliency(root: str, fingerprint: str, encoder_id: str, indices: tuple, method: str,
+              target: str, action_dim: int, partners: Optional[tuple], _frameset):
+    from s2r.saliency import compute_saliency
+
+    encoder = get_encoder(encoder_id)
+    frames = _frameset.read_images(np.asarray(indices, dtype=np.int64))
+    tgt = make_target(_frameset, encoder_id, target, action_dim=action_dim, partners=partners)
+    with _model_lock(encoder_id, device()):
+        result = compute_saliency(encoder, frames, method=method, target=tgt)
+    return result.maps, result.constant
+
+
+def saliency(frameset, encoder_id: str, indices: Sequence[int], *, method: str,
+             target: str = "embedding", action_dim: int = 0,
+             partners: Optional[Sequence[int]] = None) -> tuple[np.ndarray, np.ndarray]:
+    """Saliency maps ``(B, H, W)`` in [0, 1] and constant flags ``(B,)`` of frames ``indices``.
+
+    Cached per (dataset, encoder, frames, method, target): changing back to a frame already
+    seen is instant.
+    """
+    idx = tuple(int(i) for i in indices)
+    part = None if partners is None else tuple(int(i) for i in partners)
+    return _saliency(cache_root(), frameset.fingerprint, encoder_id, idx, method, target,
+                     int(action_dim) if target == "action" else 0,
+                     part if target == "pair" else None, frameset)
+
+
+def overlay(frame: np.ndarray, heatmap: np.ndarray) -> np.ndarray:
+    """Heatmap blended over the frame (``s2r.saliency.overlay``)."""
+    from s2r.saliency import overlay as _overlay
+
+    return _overlay(frame, heatmap)
+
+
+# ----------------------------------------------------------------------------- projection
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _projection(root: str, fingerprint: str, encoder_id: str, mode: str, perplexity: float,
+                _frameset, _progress=None):
+    from s2r.projection import project_frameset
+
+    # A built encoder (not its id) so the library reads its weights fingerprint instead of
+    # building the model again to compute the cache key.
+    return project_frameset(_frameset, get_encoder(encoder_id), cache=_cache(root), mode=mode,
+                            perplexity=float(perplexity), progress=_progress)
+
+
+def projection(frameset, encoder_id: str, *, mode: str = "joint", perplexity: float = 30.0,
+               progress=None):
+    """The t-SNE :class:`s2r.projection.Projection` of one encoder (disk-cached)."""
+    return _projection(cache_root(), frameset.fingerprint, encoder_id, mode, float(perplexity),
+                       frameset, progress)
+
+
+def projection_frame(frameset, proj) -> "pd.DataFrame":
+    """Projection points with their episode and step (for the chart)."""
+    df = proj.to_frame()
+    df["episode"] = frameset.episode[df["index"].to_numpy()]
+    df["step"] = frameset.step[df["index"].to_numpy()]
+    return df
+
+
+# ----------------------------------------------------------------------------- frames
+@st.cache_data(max_entries=256, show_spinner=False)
+def _frames(fingerprint: str, indices: tuple, _frameset) -> np.ndarray:
+    return _frameset.read_images(np.asarray(indices, dtype=np.int64))
+
+
+def frames(frameset, indices: Sequence[int]) -> np.ndarray:
+    """uint8 frames ``(n, H, W, 3)`` (cached per dataset and indices)."""
+    return _frames(frameset.fingerprint, tuple(int(i) for i in indices), frameset)
+
+
+def masks(frameset, indices: Sequence[int]) -> Optional[np.ndarray]:
+    """Task-relevant masks ``(n, H, W)`` or None when the dataset has none."""
+    if not frameset.has_masks:
+        return None
+    return frameset.read_masks(np.asarray(list(indices), dtype=np.int64))

