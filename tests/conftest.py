@@ -20,6 +20,18 @@ def _isolated_dirs(tmp_path_factory, monkeypatch):
     yield
 
 
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a socket fails the test."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the network was touched")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
 @pytest.fixture(scope="session")
 def small_demo():
     """A small demo FrameSet: 4 sim + 4 real episodes of 12 steps, gap 0.5, 96x128 frames."""

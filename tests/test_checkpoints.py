@@ -7,7 +7,6 @@ import argparse
 import gc
 import os
 import pickle
-import socket
 
 import numpy as np
 import pytest
@@ -31,15 +30,6 @@ def _dirs(tmp_path, monkeypatch):
 @pytest.fixture
 def weights(_dirs):
     return _dirs
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("the network was touched")
-
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket.socket, "connect", refuse)
 
 
 def synthetic(make, seed=0) -> dict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 
@@ -55,14 +54,6 @@ def _empty_hub_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
 
 
-@pytest.fixture
-def no_network(monkeypatch):
-    """Any attempt to open a socket fails the test."""
-    def refuse(*args, **kwargs):
-        raise AssertionError("the network was touched")
-
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket.socket, "connect", refuse)
 
 
 def test_table_one_ids_numbers_names_dims():
