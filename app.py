@@ -176,6 +176,21 @@ if missing:
 
 # ----------------------------------------------------------------------------- 3. compute
 st.header("3. Compute")
+PRECISIONS = {"auto": "Exact (fp32 on CPU, fp16 on CUDA)",
+              "int8": "int8 on CPU: ResNet/VGG encoders ~2.5x faster, approximate"}
+on_cpu = loaders.device() == "cpu"
+if not on_cpu:
+    state[S.PRECISION] = "auto"
+state.setdefault(S.HOME_PRECISION, state[S.PRECISION])  # the widget key is dropped on other pages
+st.radio("Embedding precision", list(PRECISIONS), key=S.HOME_PRECISION,
+         format_func=PRECISIONS.get, horizontal=True, disabled=not on_cpu,
+         help="int8 quantizes ResNet/VGG-type encoders (ResNets, R3M, VIP, MCR, HRP, VGG) after "
+              "calibrating on 64 frames of this dataset: embeddings stay at cosine ~0.9997 to "
+              "fp32. Other encoders, and every encoder on CUDA, run exact. Results are cached "
+              "per precision; saliency always uses the exact model.")
+state[S.PRECISION] = state[S.HOME_PRECISION]
+st.sidebar.markdown("**Precision:** " + ("int8 (ResNet/VGG)" if state[S.PRECISION] == "int8"
+                                          else "exact"))
 cache = loaders.get_cache()
 held = compute.session_records(state, frameset.fingerprint)
 todo = [e for e in selected if e not in held]
@@ -215,7 +230,8 @@ def run_compute(encoder_ids: list[str]) -> None:
 
             start = time.perf_counter()
             try:
-                record = compute.score_one(frameset, eid, cache, progress=progress)
+                record = compute.score_one(frameset, eid, cache, progress=progress,
+                                           precision=state[S.PRECISION])
             except S2RError as exc:
                 box.update(label=f"{label}: failed", state="error", expanded=True)
                 box.error(str(exc))
@@ -266,6 +282,7 @@ with st.expander("What is cached"):
             key = e.key
             inner = key.get("embeddings") if isinstance(key.get("embeddings"), dict) else key
             rows.append({"kind": e.kind, "encoder": inner.get("encoder", ""),
+                         "precision": "int8" if inner.get("precision") else "exact",
                          "dataset": inner.get("frameset", ""),
                          "this dataset": inner.get("frameset") == frameset.fingerprint,
                          "MB": e.size_bytes / 2**20,

@@ -51,10 +51,17 @@ def dataset_from_args(args: argparse.Namespace):
                             state_key=args.state_key, progress=progress)
 
 
-def add_runtime_args(parser, *, no_cache: bool = True) -> None:
-    """Add ``--device``, ``--cache-dir`` (and ``--no-cache``) to ``parser`` (or a group)."""
+def add_runtime_args(parser, *, no_cache: bool = True, precision: bool = False) -> None:
+    """Add ``--device``, ``--cache-dir`` (and ``--no-cache``, ``--precision``) to ``parser``
+    (or a group)."""
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
                         help="where to run the encoder (default: cuda when available)")
+    if precision:
+        parser.add_argument("--precision", choices=("auto", "int8"), default="auto",
+                            help="embedding precision: auto = fp16 on CUDA, fp32 on CPU "
+                                 "(default, exact); int8 = CPU int8 for ResNet/VGG-type "
+                                 "encoders, ~2.5x faster, cosine ~0.9997 to fp32 (others run "
+                                 "in auto)")
     parser.add_argument("--cache-dir", default=None, metavar="DIR",
                         help="cache folder (default $S2R_CACHE_DIR or ./cache)")
     if no_cache:

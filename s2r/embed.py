@@ -30,9 +30,20 @@ precision is the encoder's business (its ``embed`` returns float32). When the de
 of memory the batch size is halved and the same frames are retried, down to a batch of one.
 
 :func:`embed_frameset` adds the disk cache (:mod:`s2r.cache`): the key is (FrameSet
-fingerprint, encoder id, weights fingerprint, :data:`PREPROCESS_VERSION`), a hit is a
-read-only memory map, and the model is not even built on a hit when the encoders package can
-fingerprint the weights without building the model.
+fingerprint, encoder id, weights fingerprint, :data:`PREPROCESS_VERSION`, and the precision
+when it is not the default), a hit is a read-only memory map, and the model is not even built
+on a hit when the encoders package can fingerprint the weights without building the model.
+
+Precision
+---------
+``precision="auto"`` (default) runs fp16 on CUDA and fp32 on CPU: the embeddings of the
+paper's method. ``precision="int8"`` is an opt-in for CPU users with many frames: ResNet/VGG
+type encoders are quantized to int8 after calibrating on frames of the same FrameSet
+(:mod:`s2r.encoders.quantize`), ~2.5x faster. A fidelity check on the calibration frames
+(cached as an ``int8-check`` entry) keeps int8 only when its error is at most
+:data:`~s2r.encoders.quantize.MAX_INT8_ERROR` of the embeddings' spread; otherwise, and for
+encoders without int8 (or on CUDA), the embeddings are computed exactly and the progress
+message says why. :func:`embedding_precision` tells which one ran.
 """
 
 from __future__ import annotations
@@ -49,7 +60,7 @@ from s2r.progress import ProgressCallback, report
 
 __all__ = ["PREPROCESS_VERSION", "DEFAULT_BATCH_SIZE_CPU", "DEFAULT_BATCH_SIZE_CUDA",
            "compute_embeddings", "embed_frames", "embed_frameset", "embeddings_key",
-           "default_batch_size"]
+           "embedding_precision", "int8_check", "default_batch_size"]
 
 #: Version of the resize/normalise policy above; part of every embeddings cache key.
 PREPROCESS_VERSION = 1
@@ -346,17 +357,98 @@ def _weights_fingerprint(spec, built, build) -> str:
     return str(build().weights_fingerprint)
 
 
-def embeddings_key(frameset, encoder) -> dict:
+def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None) -> dict:
     """The cache key of ``frameset`` embedded by ``encoder`` (id, spec or built Encoder).
+
+    Parameters
+    ----------
+    precision : {"auto", "int8"}
+        As for :func:`embed_frameset`; only an effective int8 changes the key.
+    device : str or torch.device, optional
+        Where the encoder would run (decides whether int8 applies); default: a built
+        encoder's device, else the best available.
 
     Returns
     -------
     dict
         ``{"kind": "embeddings", "frameset": <fingerprint>, "encoder": <id>, "weights":
-        <weights fingerprint>, "preprocess": PREPROCESS_VERSION}``.
+        <weights fingerprint>, "preprocess": PREPROCESS_VERSION}``, plus ``"precision":
+        "int8/v1"`` for int8 embeddings.
     """
     spec, built = _spec_of(encoder)
-    return _key(frameset, spec.id, _weights_fingerprint(spec, built, lambda: _build(spec)))
+    return _key(frameset, spec.id, _weights_fingerprint(spec, built, lambda: _build(spec)),
+                _precision_of(spec, built, device, precision))
+
+
+def embedding_precision(frameset, encoder, *, precision: str = "auto", device=None,
+                        cache=None) -> str:
+    """The precision ``frameset``'s embeddings by ``encoder`` (id, spec or built Encoder)
+    are computed in when ``precision`` is asked for on ``device``: ``"int8"`` or ``"auto"``.
+
+    For an int8 request this is the outcome of the fidelity check (:func:`int8_check`), read
+    from ``cache`` (computed when missing, which quantizes the encoder).
+    """
+    spec, built = _spec_of(encoder)
+    if _precision_of(spec, built, device, precision) != "int8":
+        return "auto"
+    if built is not None and getattr(built, "precision", "auto") == "int8":
+        return "int8"
+    return "int8" if int8_check(frameset, encoder, device=device, cache=cache)["accepted"] \
+        else "auto"
+
+
+def int8_check(frameset, encoder, *, device=None, cache=None, progress=None) -> dict:
+    """Whether int8 embeddings of ``frameset`` by ``encoder`` are faithful enough (cached).
+
+    The encoder is quantized on :func:`~s2r.encoders.quantize.calibration_indices` frames
+    and its int8 embeddings of them compared with the fp32 ones.
+
+    Returns
+    -------
+    dict
+        ``{"error": int8_error, "limit": MAX_INT8_ERROR, "accepted": error <= limit,
+        "calibration_frames": n}``; the limit is today's, the error the cached one.
+    """
+    record, _ = _int8_check(frameset, encoder, device, cache, progress)
+    return record
+
+
+def _int8_check(frameset, encoder, device, cache, progress):
+    """(check record, the int8 encoder when it was built on the way, else None)."""
+    from s2r.encoders.quantize import INT8_VERSION, MAX_INT8_ERROR
+
+    spec, built = _spec_of(encoder)
+    quantized = None
+
+    def check() -> dict:
+        nonlocal quantized
+        quantized = _int8_encoder(frameset, built if built is not None else _build(spec, device),
+                                  progress)
+        return {"error": float(quantized.int8_error),
+                "calibration_frames": int(_calibration_rows(frameset).size)}
+
+    key = {"kind": "int8-check", "frameset": frameset.fingerprint, "encoder": spec.id,
+           "weights": _weights_fingerprint(spec, built, lambda: _build(spec, device)),
+           "version": INT8_VERSION}
+    if cache is None:
+        from s2r.cache import Cache
+
+        cache = Cache()
+    record = check() if cache is False else cache.get_or_compute_json(key, check)
+    record = {**record, "limit": MAX_INT8_ERROR, "accepted": record["error"] <= MAX_INT8_ERROR}
+    return record, quantized
+
+
+def _precision_of(spec, built, device, precision: str) -> str:
+    """The effective precision: a built int8 encoder's, else what ``precision`` yields for
+    ``spec`` on ``device`` (:func:`s2r.encoders.quantize.effective_precision`)."""
+    from s2r.encoders.quantize import check_precision, effective_precision
+
+    if built is not None and getattr(built, "precision", "auto") == "int8":
+        return "int8"
+    if check_precision(precision) == "auto":
+        return "auto"
+    return effective_precision(spec, built.device if built is not None else device, precision)
 
 
 def _build(spec, device=None):
@@ -365,13 +457,35 @@ def _build(spec, device=None):
     return build_encoder(spec, device=device)
 
 
-def _key(frameset, encoder_id: str, weights: str) -> dict:
-    return {"kind": "embeddings", "frameset": frameset.fingerprint, "encoder": str(encoder_id),
-            "weights": str(weights), "preprocess": PREPROCESS_VERSION}
+def _key(frameset, encoder_id: str, weights: str, precision: str = "auto") -> dict:
+    from s2r.encoders.quantize import precision_tag
+
+    key = {"kind": "embeddings", "frameset": frameset.fingerprint, "encoder": str(encoder_id),
+           "weights": str(weights), "preprocess": PREPROCESS_VERSION}
+    tag = precision_tag(precision)
+    if tag is not None:
+        key["precision"] = tag
+    return key
+
+
+def _calibration_rows(frameset) -> np.ndarray:
+    from s2r.encoders.quantize import calibration_indices
+
+    return calibration_indices(frameset.domain)
+
+
+def _int8_encoder(frameset, encoder, progress: Optional[ProgressCallback]):
+    """``encoder`` quantized to int8, calibrated on frames of ``frameset``."""
+    from s2r.encoders.quantize import quantize_int8
+
+    rows = _calibration_rows(frameset)
+    report(progress, 0, len(frameset),
+           f"{encoder.spec.id}: int8 calibration on {rows.size} frames")
+    return quantize_int8(encoder, frameset.read_images(rows))
 
 
 def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=None,
-                   batch_size: Optional[int] = None,
+                   batch_size: Optional[int] = None, precision: str = "auto",
                    progress: Optional[ProgressCallback] = None) -> np.ndarray:
     """Embeddings of every frame of ``frameset``, read from the disk cache when present.
 
@@ -390,6 +504,11 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
         available). Not part of the cache key.
     batch_size : int, optional
         Frames per forward pass (see :func:`compute_embeddings`).
+    precision : {"auto", "int8"}
+        ``"auto"``: fp16 on CUDA, fp32 on CPU. ``"int8"``: CPU int8 for encoders whose
+        registry entry allows it (ResNet/VGG types), calibrated on
+        :data:`~s2r.encoders.quantize.CALIBRATION_FRAMES` frames of ``frameset``; other
+        encoders run in ``"auto"`` (the progress message says so). Part of the cache key.
     progress : ProgressCallback, optional
         ``progress(frames_done, frames_total, message)``.
 
@@ -401,6 +520,12 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
     if batch_size is not None:
         _check_batch_size(batch_size)
     spec, built = _spec_of(encoder_id)
+    effective = _precision_of(spec, built, device, precision)
+    if precision == "int8" and effective != "int8":
+        from s2r.encoders.quantize import int8_unavailable_reason
+
+        report(progress, 0, len(frameset), int8_unavailable_reason(
+            spec, built.device if built is not None else device))
 
     def encoder():
         nonlocal built
@@ -409,7 +534,16 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
         return built
 
     def compute() -> np.ndarray:
-        return compute_embeddings(frameset, encoder(), batch_size=batch_size, progress=progress)
+        enc = encoder()
+        if effective == "int8" and getattr(enc, "precision", "auto") != "int8":
+            check, quantized = _int8_check(frameset, enc, device, cache, progress)
+            if check["accepted"]:
+                enc = quantized or _int8_encoder(frameset, enc, progress)
+            else:
+                report(progress, 0, len(frameset),
+                       f"{spec.id}: int8 would be off by {check['error']:.0%} of the "
+                       f"embeddings' spread (limit {check['limit']:.0%}); embedding exactly")
+        return compute_embeddings(frameset, enc, batch_size=batch_size, progress=progress)
 
     if cache is False:
         return compute()
@@ -417,7 +551,7 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
         from s2r.cache import Cache
 
         cache = Cache()
-    key = _key(frameset, spec.id, _weights_fingerprint(spec, built, encoder))
+    key = _key(frameset, spec.id, _weights_fingerprint(spec, built, encoder), effective)
     Z = cache.get_or_compute_array(key, compute)
     report(progress, len(Z), len(frameset), f"{spec.id}: done")
     return Z

@@ -289,6 +289,7 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
                      max_per_domain: Optional[int] = 2500, perplexity: float = 30.0,
                      pca_dim: int = 50, seed: int = 0, k: int = 15, n_iter: int = 500,
                      early_exaggeration_iter: int = 250, n_jobs: int = 1, device=None,
+                     precision: str = "auto",
                      progress: Optional[ProgressCallback] = None) -> Projection:
     """:func:`project` of a FrameSet's embeddings, cached.
 
@@ -305,6 +306,8 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
         Default ``Cache()`` (``$S2R_CACHE_DIR`` or ``./cache``).
     device : str, optional
         Device the encoder runs on if embeddings must be computed (not part of the key).
+    precision : {"auto", "int8"}
+        Embedding precision (:func:`s2r.embed.embed_frameset`); part of the key.
     Other parameters are those of :func:`project`; ``n_jobs`` is not part of the key.
 
     Returns
@@ -317,12 +320,14 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
 
     frameset.require_domains()
     cache = Cache() if cache is None else cache
-    Z = embed_frameset(frameset, encoder_id, cache=cache, device=device, progress=progress)
+    Z = embed_frameset(frameset, encoder_id, cache=cache, device=device, precision=precision,
+                       progress=progress)
     params = {"mode": mode, "max_per_domain": max_per_domain, "perplexity": float(perplexity),
               "pca_dim": int(pca_dim), "seed": int(seed), "k": int(k), "n_iter": int(n_iter),
               "early_exaggeration_iter": int(early_exaggeration_iter)}
     key = {"kind": "projection", "version": PROJECTION_VERSION,
-           "embeddings": embeddings_key(frameset, encoder_id), "params": params}
+           "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
+                                        device=device), "params": params}
 
     def compute() -> dict:
         return project(np.asarray(Z), frameset.domain, n_jobs=n_jobs, progress=progress,

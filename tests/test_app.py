@@ -117,6 +117,41 @@ def test_an_interrupted_run_resumes_when_the_user_comes_back(computed, monkeypat
     assert at.session_state[S.HOME_PENDING] is False
 
 
+def test_int8_precision_is_a_separate_result_set_labelled_on_every_page(computed, monkeypatch):
+    import s2r.encoders.quantize as quantize_mod
+
+    cache_dir, _ = computed
+    _env(monkeypatch, cache_dir)
+    monkeypatch.setattr(quantize_mod, "MAX_INT8_ERROR", 10.0)  # accept int8 for resnet18@random
+    at = _app()
+    at.run()
+    fingerprint = next(iter(at.session_state["results.records"]))
+    exact = dict(at.session_state["results.records"][fingerprint])
+    assert at.session_state[S.PRECISION] == "auto"
+    at.radio(key=S.HOME_PRECISION).set_value("int8").run()
+    _no_exception(at)
+    assert at.session_state[S.PRECISION] == "int8"
+    assert any("**Precision:** int8" in m.value for m in at.sidebar.markdown)
+    at.button[0].click().run()  # Compute scores at int8
+    _no_exception(at)
+    held = at.session_state["results.records"][f"{fingerprint}+int8"]
+    assert held["resnet18@random"]["precision"] == "int8"
+    assert held["pixels"]["precision"] == "auto"  # no int8 for pixels: the exact record
+    assert held["pixels"]["dis"] == exact["pixels"]["dis"]
+    assert held["resnet18@random"]["dis"] != exact["resnet18@random"]["dis"]
+    table, = [d.value for d in at.dataframe if "dis" in d.value.columns]
+    assert "ResNet18 (random init) · int8" in table["label"].tolist()
+    # the Scores page shows the int8 set; back to exact shows the exact set again
+    at.switch_page("pages/1_Scores.py").run()
+    _no_exception(at)
+    assert any("· int8" in str(v) for d in at.dataframe for v in d.value.iloc[:, 0].tolist())
+    at.switch_page("app.py").run()
+    at.radio(key=S.HOME_PRECISION).set_value("auto").run()
+    _no_exception(at)
+    table, = [d.value for d in at.dataframe if "dis" in d.value.columns]
+    assert not any("int8" in label for label in table["label"])
+
+
 def test_library_errors_are_shown_with_st_error(tmp_path, monkeypatch):
     _env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")

@@ -377,10 +377,11 @@ def test_cli_embed_writes_npz_and_reuses_cache(tmp_path, capsys):
     assert main(argv) == 0
     assert "wrote" in capsys.readouterr().out
     with np.load(out) as f:
-        assert set(f.files) == {"embeddings", "domain", "episode", "step", "actions", "encoder"}
+        assert set(f.files) == {"embeddings", "domain", "episode", "step", "actions", "encoder",
+                                "precision"}
         z, domain, episode, step, actions = (f[k] for k in ("embeddings", "domain", "episode",
                                                             "step", "actions"))
-        assert str(f["encoder"]) == "pixels"
+        assert str(f["encoder"]) == "pixels" and str(f["precision"]) == "auto"
     assert z.shape == (16, 3072) and z.dtype == np.float32
     assert domain.tolist() == ["sim"] * 8 + ["real"] * 8
     assert episode.shape == step.shape == (16,) and actions.shape[0] == 16

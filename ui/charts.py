@@ -81,8 +81,8 @@ def scores_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         :func:`s2r.metrics.leaderboard.records_to_frame` with the ``encoder.`` prefix dropped
         (``encoder`` is the id; ``name``, ``table_number``, ``architecture``,
         ``pretraining_group``, ``params_m``...), plus ``label`` (``"#14 ResNet18"`` or the
-        name), ``arch`` and ``group`` (legend text) and ``<metric>_txt`` (value with its
-        95% CI, for tooltips).
+        name, ``" · int8"`` appended for int8 embeddings), ``arch`` and ``group`` (legend
+        text) and ``<metric>_txt`` (value with its 95% CI, for tooltips).
     """
     from s2r.metrics.leaderboard import records_to_frame
 
@@ -91,9 +91,11 @@ def scores_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     df = records_to_frame(list(records))
     df = df.rename(columns=lambda c: c[len("encoder."):] if c.startswith("encoder.") else c)
     df = df.rename(columns={"id": "encoder"})
+    precision = df["precision"] if "precision" in df else pd.Series("auto", index=df.index)
     df["label"] = [
         (f"#{int(t)} {n}" if t is not None and not pd.isna(t) else str(n))
-        for t, n in zip(df["table_number"], df["name"])]
+        + (" · int8" if p == "int8" else "")
+        for t, n, p in zip(df["table_number"], df["name"], precision)]
     df["arch"] = df["architecture"].fillna("Pixels").astype(str)
     df["group"] = df["pretraining_group"].fillna("none").astype(str).map(
         lambda g: GROUP_LABELS.get(g, g))

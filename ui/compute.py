@@ -11,9 +11,10 @@ from typing import Any, Callable, Optional, Sequence
 
 from s2r.errors import S2RError
 
-#: Session-state key of the score records of this session: ``{fingerprint: {id: record}}``.
+#: Session-state key of the score records of this session:
+#: ``{results_key(fingerprint, precision): {id: record}}``.
 RESULTS = "results.records"
-#: Session-state key of encoders not found on disk: ``{fingerprint: {id: error or ""}}``.
+#: Session-state key of encoders not found on disk: same keys, ``{id: error or ""}``.
 MISSES = "results.misses"
 
 _MISSING = object()
@@ -50,7 +51,8 @@ class PeekCache:
         return getattr(self._cache, name)
 
 
-def cached_record(frameset, encoder_id: str, cache) -> Optional[dict]:
+def cached_record(frameset, encoder_id: str, cache, *, precision: str = "auto"
+                  ) -> Optional[dict]:
     """The score record of ``encoder_id`` on ``frameset`` if it is on disk, else None.
 
     Never embeds or scores. (It builds the encoder once to read its weights fingerprint,
@@ -59,22 +61,32 @@ def cached_record(frameset, encoder_id: str, cache) -> Optional[dict]:
     from s2r.metrics.scoring import score_encoder
 
     try:
-        return score_encoder(frameset, encoder_id, cache=PeekCache(cache))
+        return score_encoder(frameset, encoder_id, cache=PeekCache(cache), precision=precision)
     except NotCached:
         return None
 
 
-def score_one(frameset, encoder_id: str, cache, *,
+def score_one(frameset, encoder_id: str, cache, *, precision: str = "auto",
               progress: Optional[Callable[[int, int, str], None]] = None) -> dict:
     """Embed and score one encoder (cache first); the record of ``score_encoder``."""
     from s2r.metrics.scoring import score_encoder
 
-    return score_encoder(frameset, encoder_id, cache=cache, progress=progress)
+    return score_encoder(frameset, encoder_id, cache=cache, precision=precision,
+                         progress=progress)
 
 
-def session_records(state, fingerprint: str) -> dict:
-    """``{encoder_id: record}`` held by this session for the dataset ``fingerprint``."""
-    return state.setdefault(RESULTS, {}).setdefault(fingerprint, {})
+def results_key(fingerprint: str, precision: str = "auto") -> str:
+    """Session key of the records of one dataset at one embedding precision."""
+    return fingerprint if precision == "auto" else f"{fingerprint}+{precision}"
+
+
+def session_records(state, fingerprint: str, precision: Optional[str] = None) -> dict:
+    """``{encoder_id: record}`` held by this session for the dataset ``fingerprint`` at
+    ``precision`` (default: the session's :data:`ui.state.PRECISION`)."""
+    from ui import state as S
+
+    precision = precision or state.get(S.PRECISION, "auto")
+    return state.setdefault(RESULTS, {}).setdefault(results_key(fingerprint, precision), {})
 
 
 def lookup_records(state, frameset, encoder_ids: Sequence[str], cache) -> tuple[dict, dict]:
@@ -91,13 +103,17 @@ def lookup_records(state, frameset, encoder_ids: Sequence[str], cache) -> tuple[
     errors : dict
         ``{encoder_id: message}`` for ids the library rejected (unknown id, bad weights...).
     """
-    held = session_records(state, frameset.fingerprint)
-    misses = state.setdefault(MISSES, {}).setdefault(frameset.fingerprint, {})
+    from ui import state as S
+
+    precision = state.get(S.PRECISION, "auto")
+    held = session_records(state, frameset.fingerprint, precision)
+    misses = state.setdefault(MISSES, {}).setdefault(
+        results_key(frameset.fingerprint, precision), {})
     records, errors = {}, {}
     for eid in encoder_ids:
         if eid not in held and eid not in misses:
             try:
-                rec = cached_record(frameset, eid, cache)
+                rec = cached_record(frameset, eid, cache, precision=precision)
             except S2RError as exc:
                 rec, misses[eid] = None, str(exc)
             if rec is None:

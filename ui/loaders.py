@@ -99,6 +99,14 @@ def device() -> str:
     return str(pick_device())
 
 
+def precision() -> str:
+    """The session's embedding precision for scores and projections (``auto`` or ``int8``;
+    saliency always runs the fp32 model)."""
+    from ui import state as S
+
+    return str(st.session_state.get(S.PRECISION, "auto"))
+
+
 def get_encoder(encoder_id: str):
     """A built, frozen encoder (at most 4 kept in memory, least recently used dropped)."""
     return _encoder(encoder_id, device())
@@ -122,17 +130,19 @@ def encoder_table(ids: Sequence[str]) -> list[dict]:
 
 # ----------------------------------------------------------------------------- embeddings
 @st.cache_resource(max_entries=16, show_spinner=False)
-def _embeddings(root: str, fingerprint: str, encoder_id: str, _frameset):
+def _embeddings(root: str, fingerprint: str, encoder_id: str, _frameset,
+                precision: str = "auto"):
     from s2r.embed import embed_frameset
 
     # The built encoder (kept by _encoder) gives the weights fingerprint of the cache key
     # without building the model again.
-    return embed_frameset(_frameset, get_encoder(encoder_id), cache=_cache(root))
+    return embed_frameset(_frameset, get_encoder(encoder_id), cache=_cache(root),
+                          precision=precision)
 
 
-def embeddings(frameset, encoder_id: str) -> np.ndarray:
+def embeddings(frameset, encoder_id: str, *, precision: str = "auto") -> np.ndarray:
     """``(N, D) float32`` embeddings (a read-only memory map of the disk cache)."""
-    return _embeddings(cache_root(), frameset.fingerprint, encoder_id, frameset)
+    return _embeddings(cache_root(), frameset.fingerprint, encoder_id, frameset, precision)
 
 
 # ----------------------------------------------------------------------------- probes
@@ -171,6 +181,8 @@ def make_target(frameset, encoder_id: str, target: str, *, action_dim: int = 0,
     """
     from s2r import saliency as sal
 
+    # Probes are fitted on fp32 ("auto") embeddings whatever the session's precision: the
+    # saliency maps differentiate the fp32 model.
     root, fp = cache_root(), frameset.fingerprint
     if target == "embedding":
         return sal.EmbeddingTarget("norm")
@@ -240,20 +252,22 @@ def overlay(frame: np.ndarray, heatmap: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- projection
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _projection(root: str, fingerprint: str, encoder_id: str, mode: str, perplexity: float,
-                _frameset, _progress=None):
+                precision: str, _frameset, _progress=None):
     from s2r.projection import project_frameset
 
     # A built encoder (not its id) so the library reads its weights fingerprint instead of
     # building the model again to compute the cache key.
     return project_frameset(_frameset, get_encoder(encoder_id), cache=_cache(root), mode=mode,
-                            perplexity=float(perplexity), progress=_progress)
+                            perplexity=float(perplexity), precision=precision,
+                            progress=_progress)
 
 
 def projection(frameset, encoder_id: str, *, mode: str = "joint", perplexity: float = 30.0,
                progress=None):
-    """The t-SNE :class:`s2r.projection.Projection` of one encoder (disk-cached)."""
+    """The t-SNE :class:`s2r.projection.Projection` of one encoder (disk-cached), from
+    embeddings at the session's :func:`precision`."""
     return _projection(cache_root(), frameset.fingerprint, encoder_id, mode, float(perplexity),
-                       frameset, progress)
+                       precision(), frameset, progress)
 
 
 def projection_frame(frameset, proj) -> "pd.DataFrame":

@@ -28,6 +28,7 @@ DATASET_KEYS = "dataset.keys"            # {"image_key": .., "action_key": .., "
 ENCODERS_SELECTED = "encoders.selected"  # list of encoder ids to compute/show
 SELECTION_ENCODER = "selection.encoder"  # encoder id picked on any page (Scores click, ...)
 SELECTION_PAIR = "selection.pair"        # [sim_index, real_index] frame indices (FrameSet)
+PRECISION = "settings.precision"         # embedding precision of scores/projections: auto|int8
 
 # ----------------------------------------------------------------------------- page keys
 HOME_AUTOCOMPUTED = "home.autocomputed"  # "done" once the first-visit computation finished
@@ -41,6 +42,7 @@ HOME_SIZE = "home.size"
 HOME_SIM_PATH = "home.sim_path"
 HOME_REAL_PATH = "home.real_path"
 HOME_ENCODERS = "home.encoders"          # widget mirror of ENCODERS_SELECTED
+HOME_PRECISION = "home.precision"        # widget mirror of PRECISION
 
 SCORES_CHART = "scores.chart"            # the Altair chart's selection event
 SCORES_Y = "scores.y"
@@ -137,3 +139,4 @@ def init_state(state) -> None:
     state.setdefault(ENCODERS_SELECTED, default_encoders())
     state.setdefault(SELECTION_ENCODER, None)
     state.setdefault(SELECTION_PAIR, None)
+    state.setdefault(PRECISION, "auto")

@@ -1,9 +1,11 @@
 """``python -m s2r embed DATASET --encoder NAME --out FILE.npz``: embed every frame, cached.
 
 The npz holds ``embeddings`` (N, D) float32, ``domain`` (N,) str, ``episode`` (N,) int64,
-``step`` (N,) int64, ``actions`` (N, A) float32 and ``encoder`` (the registry id), row ``i``
-of each describing frame ``i``. A second run with the same dataset and encoder reads the
-embeddings from the disk cache.
+``step`` (N,) int64, ``actions`` (N, A) float32, ``encoder`` (the registry id) and
+``precision`` (``auto`` or ``int8``: what the embeddings were computed in), row ``i`` of each
+describing frame ``i``. ``--precision int8`` embeds ResNet/VGG-type encoders in int8 on CPU.
+A second run with the same dataset, encoder and precision reads the embeddings from the disk
+cache.
 """
 
 from __future__ import annotations
@@ -28,14 +30,14 @@ def register(subparsers):
     p.add_argument("--batch-size", type=int, default=None, metavar="B",
                    help="frames per forward pass (default 64 on CPU, 256 on CUDA; halved "
                         "automatically on out-of-memory)")
-    add_runtime_args(p)
+    add_runtime_args(p, precision=True)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     import numpy as np
 
-    from s2r.embed import embed_frameset
+    from s2r.embed import embed_frameset, embedding_precision
     from s2r.progress import tqdm_progress
 
     out = Path(args.out)
@@ -47,12 +49,16 @@ def run(args) -> int:
     cache = cache_from_args(args)
     with tqdm_progress(f"embed {args.encoder}") as progress:
         Z = embed_frameset(frameset, args.encoder, cache=cache, device=args.device,
-                           batch_size=args.batch_size, progress=progress)
+                           batch_size=args.batch_size, precision=args.precision,
+                           progress=progress)
+    used = embedding_precision(frameset, args.encoder, precision=args.precision,
+                               device=args.device, cache=cache)
     if out.parent and not out.parent.exists():
         out.parent.mkdir(parents=True)
     np.savez(out, embeddings=np.asarray(Z, dtype=np.float32), domain=frameset.domain,
              episode=frameset.episode, step=frameset.step, actions=frameset.actions,
-             encoder=np.array(args.encoder))
-    print(f"wrote {out}: embeddings {Z.shape[0]} x {Z.shape[1]} float32 ({args.encoder}) for "
+             encoder=np.array(args.encoder), precision=np.array(used))
+    print(f"wrote {out}: embeddings {Z.shape[0]} x {Z.shape[1]} float32 ({args.encoder}"
+          f"{', int8' if used == 'int8' else ''}) for "
           f"{frameset.n_frames('sim')} sim + {frameset.n_frames('real')} real frames")
     return 0

@@ -38,7 +38,7 @@ def register(subparsers) -> None:
     p.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
     p.add_argument("--seed", type=int, default=0, help="seed of subsampling, PCA and t-SNE")
     p.add_argument("--k", type=int, default=15, help="neighbours of the mixing number")
-    add_runtime_args(p, no_cache=False)
+    add_runtime_args(p, no_cache=False, precision=True)
     p.set_defaults(func=run)
 
 
@@ -57,7 +57,8 @@ def run(args) -> int:
         proj = project_frameset(
             frameset, args.encoder, cache=cache_from_args(args), mode=args.mode,
             max_per_domain=args.max_per_domain or None, perplexity=args.perplexity,
-            seed=args.seed, k=args.k, device=args.device, progress=progress)
+            seed=args.seed, k=args.k, device=args.device, precision=args.precision,
+            progress=progress)
     out.parent.mkdir(parents=True, exist_ok=True)
     proj.to_frame().to_csv(out, index=False)
     print(f"wrote {out}: {proj.params['n_sim']} sim + {proj.params['n_real']} real frames "

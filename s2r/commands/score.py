@@ -71,7 +71,7 @@ def register(subparsers) -> None:
                    help=f"domain probe: inverse L2 penalty of the logistic regression "
                         f"(default {DEFAULT_DOMAIN_C})")
     r = p.add_argument_group("running")
-    add_runtime_args(r)
+    add_runtime_args(r, precision=True)
     p.set_defaults(func=run)
 
 
@@ -123,6 +123,8 @@ def _summary_table(records) -> str:
 
     frame = records_to_frame(records)
     cols = ["encoder.id"] + [c for c in _SUMMARY if c in frame.columns]
+    if "precision" in frame.columns and (frame["precision"] == "int8").any():
+        cols.insert(1, "precision")
     table = frame[cols].copy()
     for c in _SUMMARY:
         lo, hi = frame.get(f"{c}_ci_low"), frame.get(f"{c}_ci_high")
@@ -158,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     cache = cache_from_args(args)
     with tqdm_progress("scoring encoders") as progress:
         records = score_encoders(frameset, ids, params=params, cache=cache, device=args.device,
-                                 progress=progress)
+                                 precision=args.precision, progress=progress)
     write_records(records, out)
     print(_summary_table(records))
     for r in records:

@@ -279,15 +279,21 @@ class Encoder(nn.Module):
         ``pixels:v1`` for raw pixels: part of every embedding cache key.
     weights_path : str or None
         The file the weights came from.
+    precision : str
+        ``"auto"`` (fp16 on CUDA, fp32 elsewhere) or ``"int8"`` (a CPU model quantized by
+        :func:`s2r.encoders.quantize.quantize_int8`: no gradients, no saliency).
     """
 
     def __init__(self, spec: EncoderSpec, model, *, device, weights_fingerprint: str,
-                 weights_path: Optional[str] = None):
+                 weights_path: Optional[str] = None, precision: str = "auto"):
 
         super().__init__()
         self.spec = spec
         self.model = model
         self.device = torch.device(device)
+        self.precision = precision
+        if precision == "int8" and self.device.type != "cpu":
+            raise EncoderError(f"{spec.id}: an int8 encoder runs on CPU only, not {device}")
         self.dtype = torch.float16 if self.device.type == "cuda" else torch.float32
         self.weights_fingerprint = weights_fingerprint
         self.weights_path = None if weights_path is None else str(weights_path)
@@ -297,9 +303,10 @@ class Encoder(nn.Module):
         self.register_buffer("_std", torch.tensor(spec.std).view(1, 3, 1, 1), persistent=False)
         self.model.requires_grad_(False)
         self.to(self.device)
-        self.model.to(dtype=self.dtype)
-        if self.channels_last:
-            self.model.to(memory_format=torch.channels_last)
+        if precision != "int8":  # a quantized graph keeps its own packed layout
+            self.model.to(dtype=self.dtype)
+            if self.channels_last:
+                self.model.to(memory_format=torch.channels_last)
         self._grid_size = None
         super().train(False)
 
@@ -308,8 +315,9 @@ class Encoder(nn.Module):
         return super().train(False)
 
     def __repr__(self) -> str:
+        precision = "" if self.precision == "auto" else f", precision={self.precision}"
         return (f"Encoder({self.spec.id!r}, dim={self.spec.dim}, device={self.device}, "
-                f"weights={self.weights_fingerprint})")
+                f"weights={self.weights_fingerprint}{precision})")
 
     @property
     def input_size(self) -> tuple:
@@ -326,6 +334,9 @@ class Encoder(nn.Module):
         """The Grad-CAM layer (``spec.cam_layer`` inside :attr:`model`); ``None`` for pixels."""
         if self.spec.cam_layer is None:
             return None
+        if self.precision == "int8":
+            raise EncoderError(f"{self.spec.id}: an int8 encoder has no gradients for "
+                               "saliency; build the encoder in its native precision")
         return resolve_module(self.model, self.spec.cam_layer)
 
     @property

@@ -22,7 +22,8 @@ Three ways to name one, all usable wherever an encoder id is accepted (``build_e
   JSON: ``{"encoders": [{...}, ...]}``. Relative checkpoint paths are relative to the file.
   Optional fields: every :class:`~s2r.encoders.registry.EncoderSpec` metadata field (name,
   architecture, training_type, pretraining_data, pretraining_group, mean, std, input_size,
-  cam_layer, license, notes) and, for checkpoints, ``mapping`` and ``key_paths``.
+  cam_layer, license, notes, ``int8`` to offer CPU int8 embedding) and, for checkpoints,
+  ``mapping`` and ``key_paths``.
 
 - :func:`s2r.encoders.register_encoder` with a spec made by :func:`spec_from_timm`,
   :func:`spec_from_open_clip` or :func:`spec_from_checkpoint`.
@@ -46,7 +47,7 @@ from s2r.errors import EncoderError
 CONFIG_NAMES = ("s2r_encoders.toml", "s2r_encoders.json")
 _META_FIELDS = ("name", "architecture", "family", "training_type", "pretraining_data",
                 "pretraining_group", "mean", "std", "input_size", "cam_layer", "license",
-                "notes", "dim", "params_m")
+                "notes", "dim", "params_m", "int8")
 _SOURCE_FIELDS = ("timm", "open_clip", "checkpoint", "arch", "mapping", "key_paths", "id")
 
 
@@ -265,7 +266,7 @@ def spec_from_checkpoint(arch: str, path, /, *, id: Optional[str] = None, mappin
                                           arch=arch),
                 params_m=_params_m(model), dim=_output_dim(model, input_size, getattr(
                     model, "num_features", None)),
-                input_size=input_size, cam_layer=cam,
+                input_size=input_size, cam_layer=cam, int8=arch.startswith("resnet"),
                 notes=f"{arch} loaded from {path} (user encoder)")
     return _spec(base, fields, where=f"checkpoint {path}")
 

@@ -142,6 +142,11 @@ class EncoderSpec:
         For ``@random`` entries: the id of the pretrained entry.
     source : str
         ``"builtin"`` or where a user entry came from (config file, command line).
+    int8 : bool
+        CPU int8 embedding (``precision="int8"``, :mod:`s2r.encoders.quantize`) is offered:
+        set for the ResNet/VGG-type CNNs where it was measured to be faster
+        (``bench/bench_embed.py``); depthwise CNNs (MobileNet, EfficientNet) gain nothing and
+        transformers are not quantized.
     """
 
     id: str
@@ -172,6 +177,7 @@ class EncoderSpec:
     seed: int = RANDOM_SEED
     base_id: Optional[str] = None
     source: str = "builtin"
+    int8: bool = False
 
     def __post_init__(self):
         checks = (("architecture", ARCHITECTURES), ("family", FAMILIES),
@@ -281,12 +287,13 @@ def _clip(id, name, number, params, dim, model, hub, *, paper, notes):
 
 
 def _ckpt(id, name, number, architecture, family, training, data, group, params, dim, cam,
-          checkpoint, *, paper, license, notes):
+          checkpoint, *, paper, license, notes, **extra):
     return EncoderSpec(
         id=id, name=name, table_number=number, architecture=architecture, family=family,
         training_type=training, pretraining_data=data, pretraining_group=group,
         params_m=params, dim=dim, backend="checkpoint", identifier=checkpoint.arch,
-        checkpoint=checkpoint, cam_layer=cam, license=license, notes=notes, paper_params_m=paper)
+        checkpoint=checkpoint, cam_layer=cam, license=license, notes=notes, paper_params_m=paper,
+        **extra)
 
 
 _R3M_URLS = {
@@ -305,7 +312,7 @@ def _r3m(size, number, params, dim, paper):
         CheckpointSpec(file=f"r3m_resnet{size}.pt", url=_R3M_URLS[size], key_paths=("r3m",),
                        mapping="r3m", arch=f"resnet{size}",
                        how=f"the R3M release's model.pt for resnet{size}, renamed"),
-        paper=paper, license="MIT",
+        paper=paper, license="MIT", int8=True,
         notes="R3M (Ego4D video + language). Keys 'module.convnet.*' of a torchvision ResNet "
               "without fc; the language heads are dropped. R3M's own forward takes pixels in "
               "[0, 255] and divides by 255 before ImageNet normalisation: identical to ours. "
@@ -316,7 +323,7 @@ def _resnet(depth, number, params, paper):
     return _timm(
         f"resnet{depth}", f"ResNet{depth}", number, "CNN", "cnn", "Supervised",
         "General (ImageNet)", "general", params, 512 if depth < 50 else 2048,
-        f"resnet{depth}", "tv_in1k", _RESNET_CAM, paper=paper, license="BSD-3-Clause",
+        f"resnet{depth}", "tv_in1k", _RESNET_CAM, paper=paper, license="BSD-3-Clause", int8=True,
         notes="torchvision ImageNet weights via timm (tag pinned: the untagged name resolves "
               "to other weights). params_m excludes the 1000-class fc the paper counts.")
 
@@ -325,7 +332,7 @@ def _vgg(depth, number, params, paper):
     return _timm(
         f"vgg{depth}", f"VGG{depth}", number, "CNN", "cnn", "Supervised", "General", "general",
         params, 4096, f"vgg{depth}", "tv_in1k", "features.-1", paper=paper,
-        license="BSD-3-Clause",
+        license="BSD-3-Clause", int8=True,
         notes="Embedding = the 4096-d pre-logits (fc7) layer. params_m excludes the 1000-class "
               "classifier. Grad-CAM on features[-1] (the last max-pool, 512x7x7): hooking the "
               "in-place ReLU before it would be unsafe.")
@@ -355,7 +362,7 @@ _BUILTIN = (
                          mapping="hrp", arch="resnet18-gn16",
                          how="unzip features.zip and copy the ResNet18 under "
                              "visual_features/resnet18/ to hrp_resnet18.pth"),
-          paper=11.7, license="MIT",
+          paper=11.7, license="MIT", int8=True,
           notes="ResNet18 with GroupNorm(16, C) instead of BatchNorm, keys '_model.*' under "
                 "'features' or 'model' (data4robotics release). Caveat: the reference repo's "
                 "loader returns the release's default ResNet18 file (IN_1M_resnet18, "
@@ -376,7 +383,7 @@ _BUILTIN = (
                          url="https://huggingface.co/GqJiang/robots-pretrain-robots/resolve/"
                              "main/mcr_resnet50.pth",
                          mapping="torchvision", arch="resnet50"),
-          paper=5.9, license="see the release",
+          paper=5.9, license="see the release", int8=True,
           notes="A ResNet50 (23.5M parameters without fc; Table I says 5.9M). Plain "
                 "torchvision state_dict without fc, pretrained on robot manipulation data "
                 "(DROID)."),
@@ -425,7 +432,7 @@ _BUILTIN = (
                          url="https://pytorch.s3.amazonaws.com/models/rl/vip/model.pt",
                          key_paths=("vip",), mapping="vip", arch="resnet50-fc1024",
                          how="the VIP release's model.pt, renamed"),
-          paper=22.6, license="CC-BY-NC-4.0",
+          paper=22.6, license="CC-BY-NC-4.0", int8=True,
           notes="A ResNet50 CNN with fc = Linear(2048, 1024) (25.6M parameters; Table I says "
                 "22.6M and the reference plot labels it a Transformer). Keys "
                 "'module.convnet.*' under 'vip'."),

@@ -10,7 +10,7 @@ A *record* is the dict of :func:`s2r.metrics.scoring.score_encoder` (nested: ``e
 
 Both read back to the same records, so runs on different machines, encoders or datasets can
 be merged: :func:`merge_leaderboards` keeps one row per (encoder id, dataset fingerprint,
-parameters) -- the one from the file given last.
+parameters, embedding precision) -- the one from the file given last.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ FORMATS = (".json", ".csv")
 # Leading columns of a leaderboard table (the rest follow in record order).
 _LEAD = ("encoder.id", "encoder.name", "encoder.table_number", "encoder.architecture",
          "encoder.pretraining_group", "encoder.pretraining_data", "encoder.params_m",
-         "encoder.dim", "encoder.random_init", "encoder.status", "dataset.name",
+         "encoder.dim", "encoder.random_init", "encoder.status", "precision", "dataset.name",
          "dataset.fingerprint")
 
 
@@ -168,11 +168,12 @@ def _normalise(value):
 
 
 def record_identity(record: dict) -> tuple:
-    """``(encoder id, dataset fingerprint, canonical params JSON)`` of a record."""
+    """``(encoder id, dataset fingerprint, canonical params JSON, precision)`` of a record
+    (records written before precision existed count as ``"auto"``)."""
     dataset = record.get("dataset") or {}
     params = _normalise(record.get("params") or {})
     return (str(record["encoder"]["id"]), str(dataset.get("fingerprint")),
-            json.dumps(params, sort_keys=True))
+            json.dumps(params, sort_keys=True), str(record.get("precision") or "auto"))
 
 
 def merge_records(groups: Iterable[Sequence[dict]]) -> list[dict]:

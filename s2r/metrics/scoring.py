@@ -304,16 +304,20 @@ def _encoder_status(encoder_id: str) -> Optional[str]:
     return str(getattr(status(encoder_id), "state", status(encoder_id)))
 
 
-def score_key(frameset, encoder_id: str, params: ScoreParams) -> dict:
-    """Cache key of a score record: the embeddings' key, the parameters, SCORE_VERSION."""
+def score_key(frameset, encoder_id: str, params: ScoreParams, *, precision: str = "auto",
+              device=None) -> dict:
+    """Cache key of a score record: the embeddings' key (which carries the precision), the
+    parameters, SCORE_VERSION."""
     from s2r.embed import embeddings_key
 
     return {"kind": "score", "score_version": SCORE_VERSION,
-            "embeddings": embeddings_key(frameset, encoder_id), "params": params.to_dict()}
+            "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
+                                         device=device),
+            "params": params.to_dict()}
 
 
 def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = None,
-                  cache=None, device=None,
+                  cache=None, device=None, precision: str = "auto",
                   progress: Optional[ProgressCallback] = None) -> dict:
     """Embed ``frameset`` with one encoder (cached) and score it (cached).
 
@@ -328,14 +332,18 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         None = ``Cache()`` (``$S2R_CACHE_DIR`` or ``./cache``); False = no caching.
     device : str, optional
         Where to run the encoder (not part of any key).
+    precision : {"auto", "int8"}
+        Embedding precision (:func:`s2r.embed.embed_frameset`); int8 applies on CPU to the
+        encoders that offer it and is part of the keys.
     progress : ProgressCallback, optional
         Embedding progress (frames), then bootstrap progress (replicates).
 
     Returns
     -------
     dict
-        :func:`score_embeddings`'s record plus ``encoder`` (:func:`encoder_metadata`) and
-        ``dataset`` (``name``, ``fingerprint``).
+        :func:`score_embeddings`'s record plus ``encoder`` (:func:`encoder_metadata`),
+        ``dataset`` (``name``, ``fingerprint``) and ``precision`` (``"auto"`` or ``"int8"``:
+        what the embeddings were computed in).
     """
     from s2r.embed import embed_frameset
 
@@ -346,7 +354,8 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
     check_pca_dim(params.pca_dim, len(frameset), int(meta["dim"] or params.pca_dim))
 
     def compute() -> dict:
-        Z = embed_frameset(frameset, encoder_id, cache=cache, device=device, progress=progress)
+        Z = embed_frameset(frameset, encoder_id, cache=cache, device=device,
+                           precision=precision, progress=progress)
         return score_embeddings(Z, frameset.domain, frameset.actions, frameset.episode,
                                 params=params, progress=progress)
 
@@ -357,14 +366,20 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
             from s2r.cache import Cache
 
             cache = Cache()
-        record = cache.get_or_compute_json(score_key(frameset, encoder_id, params), compute)
+        key = score_key(frameset, encoder_id, params, precision=precision, device=device)
+        record = cache.get_or_compute_json(key, compute)
+    from s2r.embed import embedding_precision
+
     return {"encoder": meta, "dataset": {"name": frameset.name,
                                          "fingerprint": frameset.fingerprint},
+            "precision": embedding_precision(frameset, encoder_id, precision=precision,
+                                             device=device, cache=cache),
             **record}
 
 
 def score_encoders(frameset, encoder_ids: Sequence[str], *,
                    params: Optional[ScoreParams] = None, cache=None, device=None,
+                   precision: str = "auto",
                    progress: Optional[ProgressCallback] = None) -> list[dict]:
     """:func:`score_encoder` for several encoders, in order.
 
@@ -384,6 +399,6 @@ def score_encoders(frameset, encoder_ids: Sequence[str], *,
             report(progress, _i, len(ids), f"{text} {done}/{total}")
 
         records.append(score_encoder(frameset, encoder_id, params=params, cache=cache,
-                                     device=device, progress=inner))
+                                     device=device, precision=precision, progress=inner))
         report(progress, i + 1, len(ids), f"{encoder_id}: done")
     return records
