@@ -177,7 +177,7 @@ if missing:
 # ----------------------------------------------------------------------------- 3. compute
 st.header("3. Compute")
 PRECISIONS = {"auto": "Exact (fp32 on CPU, fp16 on CUDA)",
-              "int8": "int8 on CPU: ResNet/VGG encoders ~2.5x faster, approximate"}
+              "int8": "int8 on CPU: ResNet/VGG encoders ~2.5x faster where it stays faithful"}
 on_cpu = loaders.device() == "cpu"
 if not on_cpu:
     state[S.PRECISION] = "auto"
@@ -262,6 +262,10 @@ if done:
         column_config={"label": "Encoder",
                        **{c: st.column_config.NumberColumn(charts.METRIC_TITLES[c], format="%.3f")
                           for c in charts.METRIC_TITLES}})
+    if state[S.PRECISION] == "int8":
+        notes = compute.int8_notes(frameset, {e: held[e] for e in done}, cache)
+        st.caption("Rows marked `· int8` come from int8 embeddings; the others are exact. "
+                   + " ".join(f"{n}." for n in notes))
     st.markdown("**Next:** explore the results")
     l1, l2, l3, l4 = st.columns(4)
     l1.page_link("pages/1_Scores.py", label="Scores: DIS vs AS", icon=":material/scatter_plot:")

@@ -152,6 +152,22 @@ def test_int8_precision_is_a_separate_result_set_labelled_on_every_page(computed
     assert not any("int8" in label for label in table["label"])
 
 
+def test_int8_refused_by_the_fidelity_guard_says_why(tmp_path, monkeypatch):
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "resnet18@random")
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = _app()
+    at.run()
+    at.radio(key=S.HOME_PRECISION).set_value("int8").run()
+    at.button[0].click().run()
+    _no_exception(at)
+    (held,) = [v for k, v in at.session_state["results.records"].items() if k.endswith("+int8")]
+    record = held["resnet18@random"]
+    assert record["precision"] == "auto"  # random init: int8 error far above the limit
+    text = " ".join(c.value for c in at.caption)
+    assert "resnet18@random: int8 would be off by" in text and "computed exactly" in text
+
+
 def test_library_errors_are_shown_with_st_error(tmp_path, monkeypatch):
     _env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")

@@ -80,6 +80,25 @@ def results_key(fingerprint: str, precision: str = "auto") -> str:
     return fingerprint if precision == "auto" else f"{fingerprint}+{precision}"
 
 
+def int8_notes(frameset, records: dict, cache) -> list[str]:
+    """Why encoders that offer int8 were computed exactly in an int8 session: one sentence
+    per encoder, from the cached fidelity check (:func:`s2r.embed.int8_check`)."""
+    from s2r.embed import int8_check
+    from s2r.encoders import get_spec
+
+    notes = []
+    for eid, rec in records.items():
+        if rec.get("precision") == "int8" or not getattr(get_spec(eid), "int8", False):
+            continue
+        try:
+            check = int8_check(frameset, eid, cache=PeekCache(cache))
+        except NotCached:
+            continue
+        notes.append(f"{eid}: int8 would be off by {check['error']:.0%} of the spread of the "
+                     f"embeddings (limit {check['limit']:.0%}), so it was computed exactly")
+    return notes
+
+
 def session_records(state, fingerprint: str, precision: Optional[str] = None) -> dict:
     """``{encoder_id: record}`` held by this session for the dataset ``fingerprint`` at
     ``precision`` (default: the session's :data:`ui.state.PRECISION`)."""

@@ -60,6 +60,7 @@ INT8_VERSION = 1
 #: Frames the activation ranges are calibrated on (half per domain when both are present).
 CALIBRATION_FRAMES = 64
 #: Largest :func:`int8_error` at which int8 embeddings are used instead of exact ones.
+#: Changing it must bump INT8_VERSION: cached int8 entries were decided under the old limit.
 MAX_INT8_ERROR = 0.10
 
 
