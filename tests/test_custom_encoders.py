@@ -112,6 +112,7 @@ timm = "convnext_tiny.fb_in1k"
 name = "ConvNeXt-T"
 pretraining_data = "General (ImageNet)"
 training_type = "Supervised"
+int8 = true
 
 [[encoders]]
 id = "my-r18"
@@ -141,6 +142,8 @@ def test_config_file_entries_join_the_registry(tmp_path):
     assert mine.checkpoint.file == str((tmp_path / "ckpts" / "r18.pth").absolute())
     assert status("my-r18").state == "ready" and status("convnext-t").state == "weights-missing"
     assert get_spec("convnext-t").tag == "fb_in1k"
+    # int8: declared for the timm entry, implied for a ResNet checkpoint, off for open_clip
+    assert get_spec("convnext-t").int8 and mine.int8 and not get_spec("laion-b32").int8
     enc = build_encoder("my-r18", device="cpu")
     assert enc.embed(np.zeros((1, 32, 32, 3), np.uint8)).shape == (1, 512)
     assert get_spec("my-r18@random").name == "My ResNet18 (random init)"
