@@ -8,6 +8,7 @@ cache folder) and drives Debian's headless Chromium with Playwright. Needs ``chr
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser_utils import browser_page, find_chart_point, running_app
 
@@ -42,12 +43,18 @@ def test_click_a_score_point_shows_its_sim_and_real_saliency(tmp_path):
         heading.wait_for(timeout=120_000)
         assert heading.inner_text().startswith("Inside")
         # Sim and real saliency overlays of that encoder, side by side.
+        # The three pairs arrive one after the other: wait for all of them.
         captions = page.locator('[data-testid="stImageCaption"]')
-        page.get_by_text("sim saliency").first.wait_for(timeout=120_000)
+        for domain in ("sim", "real"):
+            expect(captions.filter(has_text=f"{domain} saliency")).to_have_count(
+                3, timeout=120_000)
         texts = captions.all_inner_texts()
         assert sum(t.startswith("sim saliency") for t in texts) == 3, texts
         assert sum(t.startswith("real saliency") for t in texts) == 3, texts
         images = page.locator('[data-testid="stImage"] img')
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=\"stImage\"] img')]"
+            ".filter(i => i.complete && i.naturalWidth > 0).length >= 12", timeout=60_000)
         assert images.count() >= 12
         assert all(images.nth(i).evaluate("img => img.naturalWidth > 0")
                    for i in range(images.count()))
