@@ -40,7 +40,7 @@ maps = {}
 try:
     with st.spinner("Computing saliency maps..."):
         for eid in (enc_a, enc_b):
-            maps[eid] = loaders.saliency(frameset, eid, [sim_idx, real_idx],
+            maps[eid] = loaders.saliency(frameset, eid, sim_idx, real_idx,
                                          method=loaders.default_method(eid))[0]
 except S2RError as exc:
     st.error(str(exc))

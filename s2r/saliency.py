@@ -38,6 +38,10 @@ dimension), :class:`DomainTarget` (a trained domain probe's logit) and
 :class:`PairSimilarityTarget` (cosine similarity to the paired frame's embedding from the
 other domain, per frame). Probes enter as ``(W, b)`` in raw-embedding space
 (``probe.as_linear()``), so gradients flow through them.
+
+For frame pairs, :func:`saliency_targets` builds the targets of the sim and of the real frames
+from the embeddings of the whole FrameSet. It is the one definition that the CLI
+(:func:`pair_saliency`) and the app both call.
 """
 
 from __future__ import annotations
@@ -604,55 +608,262 @@ def resolve_action_dim(frameset, action_dim: Union[int, str]) -> int:
     return j
 
 
-def pair_targets(frameset, encoder, kind: str, *, sim_frames=None, real_frames=None,
+def _check_labels(domain, actions, episode) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validated ``domain (N,)`` str, ``actions (N, A)`` and ``episode (N,)`` of a FrameSet."""
+    domain = np.asarray(domain)
+    if domain.ndim != 1 or domain.size == 0:
+        raise S2RError(f"domain must be a non-empty 1-D array ('sim' or 'real' per frame), got "
+                       f"shape {domain.shape}")
+    domain = domain.astype(str)
+    bad = sorted(set(np.unique(domain).tolist()) - {"sim", "real"})
+    if bad:
+        raise S2RError(f"domain values must be 'sim' or 'real', got {bad[:5]}")
+    n = domain.size
+    actions = np.asarray(actions)
+    if actions.ndim != 2 or actions.shape[0] != n or actions.dtype.kind not in "fiu":
+        raise S2RError(f"actions must be a numeric array of shape ({n}, A), one row per frame, "
+                       f"got {actions.dtype} {actions.shape}")
+    episode = np.asarray(episode)
+    if episode.shape != (n,) or episode.dtype.kind not in "iu":
+        raise S2RError(f"episode must be an integer array of shape ({n},), one id per frame, "
+                       f"got {episode.dtype} {episode.shape}")
+    return domain, actions, episode
+
+
+def _check_frameset_embeddings(Z, n: int) -> np.ndarray:
+    """``Z`` as a float ``(n, D)`` array (no copy; a memory map stays one)."""
+    Z = np.asarray(Z)
+    if Z.ndim != 2 or Z.shape[0] != n or Z.dtype.kind != "f":
+        raise S2RError(f"embeddings must be a float array of shape ({n}, D), one row per frame "
+                       f"of the FrameSet (as s2r.embed.embed_frameset returns them), got "
+                       f"{Z.dtype} {Z.shape}")
+    return Z
+
+
+def _check_rows(name: str, rows, domain: np.ndarray, expected: str) -> np.ndarray:
+    """FrameSet rows ``(n,) int64`` of frames of domain ``expected``."""
+    rows = np.atleast_1d(np.asarray(rows))
+    if rows.ndim != 1 or rows.size == 0 or rows.dtype.kind not in "iu":
+        raise S2RError(f"{name} must be a non-empty 1-D array of FrameSet rows (integers), got "
+                       f"{rows.dtype} {rows.shape}")
+    outside = rows[(rows < 0) | (rows >= domain.size)]
+    if outside.size:
+        raise S2RError(f"{name} holds rows {outside[:5].tolist()} outside the FrameSet "
+                       f"(0..{domain.size - 1})")
+    wrong = rows[domain[rows] != expected]
+    if wrong.size:
+        raise S2RError(f"{name} must be {expected} frames, but rows {wrong[:5].tolist()} are "
+                       f"{domain[wrong[0]]} frames")
+    return rows.astype(np.int64)
+
+
+def _check_pairs(sim_indices, real_indices, domain: np.ndarray):
+    """``(sim rows, real rows)`` of the same length, or None when neither is given."""
+    if sim_indices is None and real_indices is None:
+        return None
+    if sim_indices is None or real_indices is None:
+        raise S2RError("give both sim_indices and real_indices (row i of each forms pair i), "
+                       "or neither")
+    sim = _check_rows("sim_indices", sim_indices, domain, "sim")
+    real = _check_rows("real_indices", real_indices, domain, "real")
+    if sim.size != real.size:
+        raise S2RError(f"sim_indices and real_indices must pair up row by row, got {sim.size} "
+                       f"sim and {real.size} real rows")
+    return sim, real
+
+
+def sim_action_probe(Z, domain, actions, episode):
+    """The action probe that saliency explains: ridge regression from the **sim** frames'
+    embeddings to their actions (a stand-in for a sim-trained policy).
+
+    The only place where saliency fits an action probe. It uses
+    :class:`~s2r.metrics.probes.ActionProbe` with its default penalty.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (N, D)
+        Embeddings of every frame of the FrameSet.
+    domain : array-like of shape (N,)
+        ``"sim"`` or ``"real"`` per frame.
+    actions : array-like of shape (N, A)
+    episode : array-like of shape (N,), int
+        Episode id per frame. It is checked but the default penalty does not use it. It is
+        in the signature so that a penalty chosen by episode-grouped cross-validation would
+        not change the callers.
+
+    Returns
+    -------
+    ActionProbe
+        Fitted on the sim rows. ``as_linear()`` gives ``(W (D, A), b (A,))`` in
+        raw-embedding space, predicting standardised actions.
+    """
+    from s2r.metrics.probes import ActionProbe
+
+    domain, actions, episode = _check_labels(domain, actions, episode)
+    Z = _check_frameset_embeddings(Z, domain.size)
+    sim = domain == "sim"
+    if not sim.any():
+        raise S2RError("the action probe is fitted on sim frames, but the FrameSet has none")
+    return ActionProbe().fit(Z[sim], actions[sim])
+
+
+def saliency_targets(kind: str, Z, *, domain, actions, episode, sim_indices=None,
+                     real_indices=None, action_dim: int = 0) -> tuple[Target, Target]:
+    """The targets toward which the sim frames and the real frames of frame pairs are explained.
+
+    This is the one definition of the frame-pair targets. ``python -m s2r saliency`` (through
+    :func:`pair_targets`) and the app (``ui.loaders``) both call it, so a pair shows the same
+    maps in both.
+
+    Parameters
+    ----------
+    kind : {"embedding", "action", "domain", "pair"}
+        - ``"embedding"``: L2 norm of the embedding, for both frames.
+        - ``"action"``: prediction of action dimension ``action_dim``, in standardised units,
+          by the ridge probe of :func:`sim_action_probe`, for both frames.
+        - ``"domain"``: logit of a :class:`~s2r.metrics.probes.DomainProbe` fitted on all
+          frames, explained toward each frame's own domain: the sim frames toward ``"sim"``
+          and the real frames toward ``"real"``. Grad-CAM keeps only positive evidence, so
+          this shows what gives each frame's domain away.
+        - ``"pair"``: cosine similarity of each frame's embedding to its partner's. The
+          partner's embedding is its row of ``Z``; the frame is not embedded again.
+    Z : ndarray of shape (N, D), or a callable returning it
+        Embeddings of every frame of the FrameSet, as :func:`s2r.embed.embed_frameset`
+        returns them. A callable takes no arguments and is called only when ``kind`` needs
+        embeddings, which is every kind but ``"embedding"``.
+    domain : array-like of shape (N,)
+        ``"sim"`` or ``"real"`` per frame.
+    actions : array-like of shape (N, A)
+    episode : array-like of shape (N,), int
+    sim_indices, real_indices : array-like of shape (n,), int, optional
+        FrameSet rows of the frames to explain; row ``i`` of each forms pair ``i``. They are
+        required for ``kind="pair"``. When given, they are checked: the sim rows must be sim
+        frames and the real rows real frames.
+    action_dim : int
+        Action dimension for ``kind="action"``, ``0 <= action_dim < A``
+        (:func:`resolve_action_dim` turns a name into one).
+
+    Returns
+    -------
+    (Target, Target)
+        The target of the sim frames, then the target of the real frames.
+
+    Raises
+    ------
+    S2RError
+        When the kind is unknown, a shape is inconsistent, a row is outside the FrameSet or
+        of the wrong domain, ``kind="pair"`` has no rows, or ``action_dim`` is out of range.
+    """
+    if kind not in TARGET_KINDS:
+        raise S2RError(f"unknown saliency target {kind!r}; expected one of {TARGET_KINDS}")
+    domain, actions, episode = _check_labels(domain, actions, episode)
+    pairs = _check_pairs(sim_indices, real_indices, domain)
+    if kind == "embedding":
+        return EmbeddingTarget("norm"), EmbeddingTarget("norm")
+    if kind == "pair" and pairs is None:
+        raise S2RError("target 'pair' needs the frame pairs: give sim_indices and real_indices")
+    n_dims = actions.shape[1]
+    if kind == "action" and not (isinstance(action_dim, (int, np.integer))
+                                 and 0 <= action_dim < n_dims):
+        raise S2RError(f"action dimension {action_dim!r} is out of range: the actions have "
+                       f"{n_dims} dimensions (0..{n_dims - 1})")
+    Z = _check_frameset_embeddings(Z() if callable(Z) else Z, domain.size)
+    if kind == "action":
+        W, b = sim_action_probe(Z, domain, actions, episode).as_linear()
+        target = ActionTarget(W, b, dim=int(action_dim))
+        return target, target
+    if kind == "domain":
+        from s2r.metrics.probes import DomainProbe
+
+        w, b = DomainProbe().fit(Z, domain).as_linear()
+        return DomainTarget(w, b, toward="sim"), DomainTarget(w, b, toward="real")
+    sim_rows, real_rows = pairs
+    return PairSimilarityTarget(Z[real_rows]), PairSimilarityTarget(Z[sim_rows])
+
+
+def pair_targets(frameset, encoder, kind: str, *, sim_indices=None, real_indices=None,
                  action_dim: Union[int, str] = 0, cache=None,
                  progress: Optional[ProgressCallback] = None) -> tuple[Target, Target]:
-    """The targets to explain on the sim and on the real frames of frame pairs.
+    """:func:`saliency_targets` of frame pairs of ``frameset``, on ``encoder``'s embeddings.
+
+    The embeddings are read from the disk cache, or computed there when missing, and only
+    for the kinds that need them.
 
     Parameters
     ----------
     frameset : FrameSet
     encoder : Encoder
-        Built encoder (the probes are trained on its embeddings of ``frameset``).
+        Built encoder; the probes are fitted on its embeddings of ``frameset``.
     kind : {"embedding", "action", "domain", "pair"}
-        ``"embedding"``: L2 norm of the embedding (both frames). ``"action"``: prediction of
-        action dimension ``action_dim`` (standardised units) by a ridge action probe fitted
-        on the **sim** frames (the stand-in for a sim-trained policy). ``"domain"``: logit of
-        a domain probe fitted on all frames, toward each frame's own domain (what gives the
-        domain away). ``"pair"``: cosine similarity of each frame's embedding to its
-        partner's (needs ``sim_frames`` and ``real_frames``, uint8 ``(n, H, W, 3)``, row
-        ``i`` of each forming pair ``i``).
+        See :func:`saliency_targets`.
+    sim_indices, real_indices : array-like of shape (n,), int, optional
+        FrameSet rows of the pairs; required for ``kind="pair"``.
     action_dim : int or str
         Index or name of the action dimension (``kind="action"``).
     cache : Cache, optional
-        Where :func:`s2r.embed.embed_frameset` finds or stores the embeddings for the probes.
+        Where :func:`s2r.embed.embed_frameset` finds or stores the embeddings.
+    progress : ProgressCallback, optional
+        Progress of the embedding, when it is computed.
 
     Returns
     -------
     (Target, Target)
         For the sim frames and for the real frames.
     """
-    if kind not in TARGET_KINDS:
-        raise S2RError(f"unknown saliency target {kind!r}; expected one of {TARGET_KINDS}")
-    if kind == "embedding":
-        return EmbeddingTarget(), EmbeddingTarget()
-    if kind == "pair":
-        if sim_frames is None or real_frames is None:
-            raise S2RError("target 'pair' needs the sim and real frames of the pairs")
-        return (PairSimilarityTarget(encoder.embed(real_frames)),
-                PairSimilarityTarget(encoder.embed(sim_frames)))
-    from s2r.embed import embed_frameset
-    from s2r.metrics.probes import ActionProbe, DomainProbe
+    def embeddings() -> np.ndarray:
+        from s2r.embed import embed_frameset
 
-    Z = np.asarray(embed_frameset(frameset, encoder, cache=cache, progress=progress))
-    if kind == "action":
-        j = resolve_action_dim(frameset, action_dim)
-        sim = frameset.indices("sim")
-        W, b = ActionProbe().fit(Z[sim], frameset.actions[sim]).as_linear()
-        target = ActionTarget(W, b, dim=j)
-        return target, target
-    w, b = DomainProbe().fit(Z, frameset.domain).as_linear()
-    return DomainTarget(w, b, toward="sim"), DomainTarget(w, b, toward="real")
+        return embed_frameset(frameset, encoder, cache=cache, progress=progress)
+
+    return saliency_targets(
+        kind, embeddings, domain=frameset.domain, actions=frameset.actions,
+        episode=frameset.episode, sim_indices=sim_indices, real_indices=real_indices,
+        action_dim=resolve_action_dim(frameset, action_dim) if kind == "action" else 0)
+
+
+def pair_maps(encoder, sim_frames, real_frames, targets: tuple[Target, Target], *,
+              method: str = "gradcam", batch_size: int = 8,
+              progress: Optional[ProgressCallback] = None,
+              **options) -> tuple[SaliencyResult, SaliencyResult]:
+    """Saliency maps of the sim frames and of the real frames of frame pairs, each frame
+    explained toward the target of its domain.
+
+    Parameters
+    ----------
+    encoder : Encoder
+    sim_frames, real_frames : ndarray of shape (n, H, W, 3), uint8
+        Row ``i`` of each forms pair ``i``.
+    targets : (Target, Target)
+        The target of the sim frames and the target of the real frames, as
+        :func:`saliency_targets` returns them.
+    method : {"gradcam", "ig", "occlusion"}
+    batch_size : int
+    progress : ProgressCallback, optional
+        Called with ``(frames done, 2 * n, message)`` over both domains.
+    **options
+        ``ig_steps``, ``occlusion_grid`` (see :func:`compute_saliency`).
+
+    Returns
+    -------
+    (SaliencyResult, SaliencyResult)
+        Maps ``(n, H, W)`` of the sim frames and of the real frames.
+    """
+    if not (isinstance(targets, (tuple, list)) and len(targets) == 2):
+        raise S2RError(f"targets must be a (sim target, real target) pair as saliency_targets "
+                       f"returns, got {type(targets).__name__}")
+    n = len(sim_frames)
+    if len(real_frames) != n:
+        raise S2RError(f"sim and real frames must pair up row by row, got {n} sim and "
+                       f"{len(real_frames)} real frames")
+
+    def part(offset):
+        return None if progress is None else (
+            lambda done, total, msg: progress(offset + done, 2 * n, msg))
+
+    results = [compute_saliency(encoder, frames, method=method, target=target,
+                                batch_size=batch_size, progress=part(offset), **options)
+               for frames, target, offset in zip((sim_frames, real_frames), targets, (0, n))]
+    return results[0], results[1]
 
 
 @dataclass(frozen=True)
@@ -703,13 +914,13 @@ def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
     sim_indices : array-like of int
         FrameSet rows of sim frames.
     target : {"embedding", "action", "domain", "pair"}
-        See :func:`pair_targets`.
+        See :func:`saliency_targets`.
     method : {"gradcam", "ig", "occlusion"}
     action_dim : int or str
         Action dimension for ``target="action"``.
     batch_size : int
     cache : Cache, optional
-        For the embeddings the probes are trained on.
+        For the embeddings the targets are built from.
     progress : ProgressCallback, optional
     **options
         ``ig_steps``, ``occlusion_grid`` (see :func:`compute_saliency`).
@@ -723,25 +934,17 @@ def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
     sim_idx = np.atleast_1d(np.asarray(sim_indices, dtype=np.int64))
     if sim_idx.size == 0:
         raise S2RError("no sim frames given for saliency")
-    real_idx = pair_frames(frameset, sim_idx)
+    real_idx = np.asarray(pair_frames(frameset, sim_idx), dtype=np.int64)
+    targets = pair_targets(frameset, encoder, target, sim_indices=sim_idx,
+                           real_indices=real_idx, action_dim=action_dim, cache=cache,
+                           progress=progress)
     sim_frames, real_frames = frameset.read_images(sim_idx), frameset.read_images(real_idx)
-    t_sim, t_real = pair_targets(frameset, encoder, target, sim_frames=sim_frames,
-                                 real_frames=real_frames, action_dim=action_dim, cache=cache,
-                                 progress=progress)
-    n = int(sim_idx.size)
-
-    def part(offset):
-        return None if progress is None else (
-            lambda done, total, msg: progress(offset + done, 2 * n, msg))
-
-    sim = compute_saliency(encoder, sim_frames, method=method, target=t_sim,
-                           batch_size=batch_size, progress=part(0), **options)
-    real = compute_saliency(encoder, real_frames, method=method, target=t_real,
-                            batch_size=batch_size, progress=part(n), **options)
+    sim, real = pair_maps(encoder, sim_frames, real_frames, targets, method=method,
+                          batch_size=batch_size, progress=progress, **options)
     masks = frameset.has_masks
     return PairSaliency(
-        sim_indices=sim_idx, real_indices=np.asarray(real_idx, dtype=np.int64), sim=sim,
-        real=real, sim_frames=sim_frames, real_frames=real_frames,
+        sim_indices=sim_idx, real_indices=real_idx, sim=sim, real=real,
+        sim_frames=sim_frames, real_frames=real_frames,
         sim_masks=frameset.read_masks(sim_idx) if masks else None,
         real_masks=frameset.read_masks(real_idx) if masks else None,
-        target=t_sim.name if target != "domain" else "domain")
+        target=sim.target if target != "domain" else "domain")

@@ -145,59 +145,54 @@ def embeddings(frameset, encoder_id: str, *, precision: str = "auto") -> np.ndar
     return _embeddings(cache_root(), frameset.fingerprint, encoder_id, frameset, precision)
 
 
-# ----------------------------------------------------------------------------- probes
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _action_probe(root: str, fingerprint: str, encoder_id: str, _frameset):
-    from s2r.metrics.probes import ActionProbe
+# ----------------------------------------------------------------------------- targets
+def _target_labels() -> dict:
+    from s2r.options import TARGET_KINDS
 
-    Z = _embeddings(root, fingerprint, encoder_id, _frameset)
-    sim = _frameset.domain == "sim"
-    return ActionProbe().fit(np.asarray(Z[sim]), _frameset.actions[sim])
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _domain_probe(root: str, fingerprint: str, encoder_id: str, _frameset):
-    from s2r.metrics.probes import DomainProbe
-
-    Z = _embeddings(root, fingerprint, encoder_id, _frameset)
-    return DomainProbe().fit(np.asarray(Z), _frameset.domain)
+    labels = {
+        "embedding": "Embedding (L2 norm, the paper's Grad-CAM)",
+        "action": "Action probe: one action dimension (probe fitted on sim frames)",
+        "domain": "Domain probe: sim-vs-real logit toward each frame's own domain",
+        "pair": "Pair similarity: cosine to the paired frame's embedding",
+    }
+    # One label per library target kind, in the library's order (a KeyError names a new
+    # kind that has no label yet).
+    return {kind: labels[kind] for kind in TARGET_KINDS}
 
 
-#: Saliency targets offered by the pages: key -> label.
-TARGETS = {
-    "embedding": "Embedding (L2 norm, the paper's Grad-CAM)",
-    "action": "Action probe: one action dimension (probe fitted on sim frames)",
-    "domain": "Domain probe: 'real' logit (sim vs real classifier)",
-    "pair": "Pair similarity: cosine to the paired frame's embedding",
-}
+#: Saliency targets offered by the pages: key (``s2r.options.TARGET_KINDS``) -> label.
+TARGETS = _target_labels()
 
 
-def make_target(frameset, encoder_id: str, target: str, *, action_dim: int = 0,
-                partners: Optional[Sequence[int]] = None):
-    """The :mod:`s2r.saliency` target object for a target key of :data:`TARGETS`.
-
-    ``partners`` (pair target only): FrameSet index of each explained frame's partner from
-    the other domain, in the order the frames are explained.
-    """
-    from s2r import saliency as sal
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _targets(root: str, fingerprint: str, encoder_id: str, kind: str, action_dim: int,
+             pairs: Optional[tuple], _frameset):
+    from s2r.saliency import saliency_targets
 
     # Probes are fitted on fp32 ("auto") embeddings whatever the session's precision: the
     # saliency maps differentiate the fp32 model.
-    root, fp = cache_root(), frameset.fingerprint
-    if target == "embedding":
-        return sal.EmbeddingTarget("norm")
-    if target == "action":
-        W, b = _action_probe(root, fp, encoder_id, frameset).as_linear()
-        return sal.ActionTarget(W, b, int(action_dim))
-    if target == "domain":
-        w, b = _domain_probe(root, fp, encoder_id, frameset).as_linear()
-        return sal.DomainTarget(w, b)
+    sim_rows, real_rows = pairs or (None, None)
+    return saliency_targets(
+        kind, lambda: _embeddings(root, fingerprint, encoder_id, _frameset),
+        domain=_frameset.domain, actions=_frameset.actions, episode=_frameset.episode,
+        sim_indices=sim_rows, real_indices=real_rows, action_dim=action_dim)
+
+
+def make_targets(frameset, encoder_id: str, target: str, *, sim_indices: Sequence[int],
+                 real_indices: Sequence[int], action_dim: int = 0) -> tuple:
+    """The :mod:`s2r.saliency` targets ``(sim target, real target)`` of frame pairs, built by
+    :func:`s2r.saliency.saliency_targets` (the function the CLI calls) on the cached
+    embeddings.
+
+    Cached per (dataset, encoder, target, action dimension), so the probes are fitted once;
+    the pair target (which depends on the frames) is also keyed by the rows of the pairs.
+    ``sim_indices[i]`` and ``real_indices[i]`` form pair ``i``.
+    """
+    pairs = None
     if target == "pair":
-        if partners is None:
-            raise ValueError("the pair target needs the partner frame of each frame")
-        Z = embeddings(frameset, encoder_id)
-        return sal.PairSimilarityTarget(np.asarray(Z[np.asarray(partners, dtype=np.int64)]))
-    raise ValueError(f"unknown saliency target {target!r}; expected one of {list(TARGETS)}")
+        pairs = (tuple(int(i) for i in sim_indices), tuple(int(i) for i in real_indices))
+    return _targets(cache_root(), frameset.fingerprint, encoder_id, target,
+                    int(action_dim) if target == "action" else 0, pairs, frameset)
 
 
 def default_method(encoder_id: str) -> str:
@@ -215,31 +210,32 @@ def _model_lock(encoder_id: str, device: str) -> threading.Lock:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def _saliency(root: str, fingerprint: str, encoder_id: str, indices: tuple, method: str,
-              target: str, action_dim: int, partners: Optional[tuple], _frameset):
-    from s2r.saliency import compute_saliency
+def _saliency(root: str, fingerprint: str, encoder_id: str, sim_index: int, real_index: int,
+              method: str, target: str, action_dim: int, _frameset):
+    from s2r.saliency import pair_maps
 
     encoder = get_encoder(encoder_id)
-    frames = _frameset.read_images(np.asarray(indices, dtype=np.int64))
-    tgt = make_target(_frameset, encoder_id, target, action_dim=action_dim, partners=partners)
+    frames = _frameset.read_images(np.asarray([sim_index, real_index], dtype=np.int64))
+    targets = make_targets(_frameset, encoder_id, target, sim_indices=[sim_index],
+                           real_indices=[real_index], action_dim=action_dim)
     with _model_lock(encoder_id, device()):
-        result = compute_saliency(encoder, frames, method=method, target=tgt)
-    return result.maps, result.constant
+        sim, real = pair_maps(encoder, frames[:1], frames[1:], targets, method=method)
+    return (np.concatenate([sim.maps, real.maps]),
+            np.concatenate([sim.constant, real.constant]))
 
 
-def saliency(frameset, encoder_id: str, indices: Sequence[int], *, method: str,
-             target: str = "embedding", action_dim: int = 0,
-             partners: Optional[Sequence[int]] = None) -> tuple[np.ndarray, np.ndarray]:
-    """Saliency maps ``(B, H, W)`` in [0, 1] and constant flags ``(B,)`` of frames ``indices``.
+def saliency(frameset, encoder_id: str, sim_index: int, real_index: int, *, method: str,
+             target: str = "embedding", action_dim: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Saliency maps ``(2, H, W)`` in [0, 1] and constant flags ``(2,)`` of one frame pair:
+    row 0 the sim frame, row 1 the real frame, each explained toward its own target
+    (:func:`make_targets`; the same maps as ``python -m s2r saliency``).
 
-    Cached per (dataset, encoder, frames, method, target): changing back to a frame already
+    Cached per (dataset, encoder, pair, method, target): changing back to a pair already
     seen is instant.
     """
-    idx = tuple(int(i) for i in indices)
-    part = None if partners is None else tuple(int(i) for i in partners)
-    return _saliency(cache_root(), frameset.fingerprint, encoder_id, idx, method, target,
-                     int(action_dim) if target == "action" else 0,
-                     part if target == "pair" else None, frameset)
+    return _saliency(cache_root(), frameset.fingerprint, encoder_id, int(sim_index),
+                     int(real_index), method, target,
+                     int(action_dim) if target == "action" else 0, frameset)
 
 
 def overlay(frame: np.ndarray, heatmap: np.ndarray) -> np.ndarray:

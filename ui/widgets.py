@@ -202,8 +202,8 @@ def saliency_pair_row(frameset, encoder_id: str, sim_idx: int, real_idx: int, *,
     Returns the sim/real agreement (Spearman of the two maps; NaN for flat maps).
     """
     idx = [sim_idx, real_idx]
-    maps, constant = loaders.saliency(frameset, encoder_id, idx, method=method, target=target,
-                                      action_dim=action_dim, partners=[real_idx, sim_idx])
+    maps, constant = loaders.saliency(frameset, encoder_id, sim_idx, real_idx, method=method,
+                                      target=target, action_dim=action_dim)
     imgs = loaders.frames(frameset, idx)
     msk = loaders.masks(frameset, idx)
     cols = st.columns(4 if show_frames else 2)
