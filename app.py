@@ -133,12 +133,22 @@ with st.expander("Sample frames (sim above, real below)", expanded=True):
 st.header("2. Encoders")
 from s2r.encoders import list_encoders  # noqa: E402
 
-all_ids = [s.id for s in list_encoders(include_random=True)]
+# The robot-state reference is offered only for a dataset that has state.
+all_ids = [s.id for s in list_encoders(include_random=True)
+           if s.has_image_model or frameset.state is not None]
 selected_now = [e for e in state[S.ENCODERS_SELECTED] if e in all_ids]
-unknown = [e for e in state[S.ENCODERS_SELECTED] if e not in all_ids]
+stateless = [e for e in state[S.ENCODERS_SELECTED]
+             if e not in all_ids and not widgets.has_image_model(e)]
+unknown = [e for e in state[S.ENCODERS_SELECTED] if e not in all_ids and e not in stateless]
+if stateless:
+    st.info(f"{', '.join(map(widgets.encoder_label, stateless))} left out: this dataset has "
+            "no robot state (a folder's `state.<name>` columns, or the *State key* of "
+            ".zarr/.hdf5 files).")
 if unknown:
     st.warning(f"Unknown encoder ids left out: {', '.join(unknown)}")
 state.setdefault(S.HOME_ENCODERS, selected_now)
+if not set(state[S.HOME_ENCODERS]) <= set(all_ids):  # "state" kept from a dataset with state
+    state[S.HOME_ENCODERS] = [e for e in state[S.HOME_ENCODERS] if e in all_ids]
 table = {row["encoder"]: row for row in loaders.encoder_table(all_ids)}
 
 
@@ -148,9 +158,10 @@ def _option_label(eid: str) -> str:
 
 selected = st.multiselect(
     "Encoders to score", all_ids, key=S.HOME_ENCODERS, format_func=_option_label,
-    help="The paper's Table I encoders, the offline ones (pixels, EfficientNet-Lite0) and an "
-         "ID@random control of each architecture. Encoders whose weights are missing say how "
-         "to get them below.")
+    help="The paper's Table I encoders, the offline ones (pixels, EfficientNet-Lite0), an "
+         "ID@random control of each architecture and, for datasets with robot state, the "
+         "state itself as a reference (the ceiling of the action scores). Encoders whose "
+         "weights are missing say how to get them below.")
 state[S.ENCODERS_SELECTED] = list(selected)
 if selected:
     rows = pd.DataFrame([table[e] for e in selected])

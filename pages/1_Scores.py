@@ -57,34 +57,38 @@ st.caption(f"DIS {charts.fmt_ci(row, 'dis')} · AS held-out "
            f"{charts.fmt_ci(row, 'action_score_heldout')} · transfer "
            f"{charts.fmt_ci(row, 'transfer_score')} · domain probe "
            f"{widgets.fmt(row.get('domain_probe_accuracy'))}")
-left, right = st.columns([3, 2])
-try:
-    with left:
-        method = loaders.default_method(chosen)
-        st.markdown(f"**Saliency, sim and real side by side** "
-                    f"({'Grad-CAM' if method == 'gradcam' else 'integrated gradients'} of the "
-                    "embedding; the real frame is the one whose robot state is nearest)")
-        with st.spinner(f"Saliency maps of {chosen}..."):
-            for sim_idx, real_idx in widgets.gallery_pairs(frameset):
-                agree = widgets.saliency_pair_row(frameset, chosen, sim_idx, real_idx,
-                                                  method=method)
-                st.caption("sim/real agreement (Spearman of the two maps): "
-                           f"{widgets.fmt(agree, 2)}")
-    with right:
-        st.markdown("**t-SNE of sim and real embeddings** (joint map)")
-        with st.spinner(f"t-SNE of {chosen} (cached after the first time)..."):
-            proj = loaders.projection(frameset, chosen, mode="joint")
-        pdf = loaders.projection_frame(frameset, proj)
-        st.altair_chart(charts.projection_scatter(pdf, title=str(row["label"]),
-                                                  subtitle=f"mixing number {proj.mixing:.2f} "
-                                                           "(1 = sim and real fully mixed)"),
-                        width="stretch", key="scores.tsne")
-        st.page_link("pages/2_Projection.py", label="More t-SNE options",
-                     icon=":material/bubble_chart:")
-        st.page_link("pages/3_Saliency.py", label="Pick frames and targets",
-                     icon=":material/local_fire_department:")
-except S2RError as exc:
-    st.error(f"{chosen}: {exc}")
+if not widgets.has_image_model(chosen):  # the state reference: no frames to explain
+    st.info(widgets.no_image_model_note([chosen]))
+    st.page_link("pages/2_Projection.py", label="Its t-SNE map", icon=":material/bubble_chart:")
+else:
+    left, right = st.columns([3, 2])
+    try:
+        with left:
+            method = loaders.default_method(chosen)
+            st.markdown(f"**Saliency, sim and real side by side** "
+                        f"({'Grad-CAM' if method == 'gradcam' else 'integrated gradients'} of the "
+                        "embedding; the real frame is the one whose robot state is nearest)")
+            with st.spinner(f"Saliency maps of {chosen}..."):
+                for sim_idx, real_idx in widgets.gallery_pairs(frameset):
+                    agree = widgets.saliency_pair_row(frameset, chosen, sim_idx, real_idx,
+                                                      method=method)
+                    st.caption("sim/real agreement (Spearman of the two maps): "
+                               f"{widgets.fmt(agree, 2)}")
+        with right:
+            st.markdown("**t-SNE of sim and real embeddings** (joint map)")
+            with st.spinner(f"t-SNE of {chosen} (cached after the first time)..."):
+                proj = loaders.projection(frameset, chosen, mode="joint")
+            pdf = loaders.projection_frame(frameset, proj)
+            st.altair_chart(charts.projection_scatter(pdf, title=str(row["label"]),
+                                                      subtitle=f"mixing number {proj.mixing:.2f} "
+                                                               "(1 = sim and real fully mixed)"),
+                            width="stretch", key="scores.tsne")
+            st.page_link("pages/2_Projection.py", label="More t-SNE options",
+                         icon=":material/bubble_chart:")
+            st.page_link("pages/3_Saliency.py", label="Pick frames and targets",
+                         icon=":material/local_fire_department:")
+    except S2RError as exc:
+        st.error(f"{chosen}: {exc}")
 
 # ----------------------------------------------------------------------------- table
 st.subheader("Every metric")

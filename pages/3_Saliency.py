@@ -17,7 +17,9 @@ frameset, records = widgets.results_page(
     "looks at the same places in both domains).",
     "saliency maps of the computed encoders")
 state = st.session_state
-ids = list(records)
+ids = widgets.saliency_encoders(records)
+if not ids:
+    widgets.nothing_computed("saliency maps of the computed encoders", " with an image model")
 
 with st.container(border=True):
     c1, c2, c3 = st.columns([3, 2, 3])

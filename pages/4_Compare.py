@@ -15,9 +15,9 @@ frameset, records = widgets.results_page(
     "domains? Encoder agreement (per column): do the two encoders look at the same places?",
     "two encoders side by side on one frame pair")
 state = st.session_state
-ids = list(records)
+ids = widgets.saliency_encoders(records)
 if len(ids) < 2:
-    st.info("Compute at least two encoders on the home page to compare them.")
+    st.info("Compute at least two image encoders on the home page to compare them.")
     st.page_link(widgets.HOME, label="Go to the home page", icon=":material/home:")
     st.stop()
 

@@ -44,6 +44,13 @@ type encoders are quantized to int8 after calibrating on frames of the same Fram
 :data:`~s2r.encoders.quantize.MAX_INT8_ERROR` of the embeddings' spread; otherwise, and for
 encoders without int8 (or on CUDA), the embeddings are computed exactly and the progress
 message says why. :func:`embedding_precision` tells which one ran.
+
+The ``state`` reference
+-----------------------
+The registry's ``state`` entry has no image model: its embeddings are the FrameSet's state
+(:func:`state_embeddings`), returned without building anything and without the disk cache
+(they are a copy of labels the FrameSet holds; its fingerprint already covers them).
+Precision does not apply to them.
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ from s2r.progress import ProgressCallback, report
 
 __all__ = ["PREPROCESS_VERSION", "DEFAULT_BATCH_SIZE_CPU", "DEFAULT_BATCH_SIZE_CUDA",
            "compute_embeddings", "embed_frames", "embed_frameset", "embeddings_key",
-           "embedding_precision", "int8_check", "default_batch_size"]
+           "embedding_precision", "int8_check", "default_batch_size", "state_embeddings"]
 
 #: Version of the resize/normalise policy above; part of every embeddings cache key.
 PREPROCESS_VERSION = 1
@@ -484,6 +491,36 @@ def _int8_encoder(frameset, encoder, progress: Optional[ProgressCallback]):
     return quantize_int8(encoder, frameset.read_images(rows))
 
 
+def state_embeddings(frameset, *, progress: Optional[ProgressCallback] = None) -> np.ndarray:
+    """The embeddings of the ``state`` reference: the FrameSet's robot state, as it is.
+
+    Parameters
+    ----------
+    frameset : FrameSet
+        A FrameSet with ``state`` (N, S).
+    progress : ProgressCallback, optional
+        Told once that all N frames are done.
+
+    Returns
+    -------
+    ndarray of shape (N, S), float32
+        A copy of ``frameset.state`` (not standardised).
+
+    Raises
+    ------
+    EncoderError
+        The FrameSet has no state.
+    """
+    if frameset.state is None:
+        raise EncoderError(
+            f"encoder 'state' needs a dataset with robot state, and {frameset.name!r} has "
+            "none: add state.<name> columns to a folder's actions.csv, or name the state "
+            "array of .zarr/.hdf5 files with --state-key (the app's 'State key')")
+    Z = np.array(frameset.state, dtype=np.float32)
+    report(progress, len(Z), len(Z), "state: done (the dataset's robot state)")
+    return Z
+
+
 def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=None,
                    batch_size: Optional[int] = None, precision: str = "auto",
                    progress: Optional[ProgressCallback] = None) -> np.ndarray:
@@ -509,6 +546,7 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
         registry entry allows it (ResNet/VGG types), calibrated on
         :data:`~s2r.encoders.quantize.CALIBRATION_FRAMES` frames of ``frameset``; other
         encoders run in ``"auto"`` (the progress message says so). Part of the cache key.
+        Does not apply to the ``state`` reference.
     progress : ProgressCallback, optional
         ``progress(frames_done, frames_total, message)``.
 
@@ -516,11 +554,19 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
     -------
     ndarray of shape (N, D), float32
         Row ``i`` embeds frame ``i``; a read-only memory map when it comes from the cache.
+        For ``state``: :func:`state_embeddings` (never cached, D = S).
+
+    Raises
+    ------
+    EncoderError
+        Unknown encoder, weights missing, or ``state`` on a FrameSet without state.
     """
     if batch_size is not None:
         _check_batch_size(batch_size)
     spec, built = _spec_of(encoder_id)
     effective = _precision_of(spec, built, device, precision)
+    if not getattr(spec, "has_image_model", True):
+        return state_embeddings(frameset, progress=progress)
     if precision == "int8" and effective != "int8":
         from s2r.encoders.quantize import int8_unavailable_reason
 

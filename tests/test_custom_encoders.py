@@ -135,7 +135,7 @@ def test_config_file_entries_join_the_registry(tmp_path):
     _resnet18_file(tmp_path / "ckpts" / "r18.pth")
     (tmp_path / "s2r_encoders.toml").write_text(CONFIG)
     ids = [s.id for s in list_encoders()]
-    assert ids[-3:] == ["convnext-t", "my-r18", "laion-b32"] and len(ids) == 28
+    assert ids[-3:] == ["convnext-t", "my-r18", "laion-b32"] and len(ids) == 29
     mine = get_spec("my-r18")
     assert mine.name == "My ResNet18" and mine.pretraining_group == "manipulation"
     assert mine.std == (0.25, 0.25, 0.25) and mine.source.startswith("encoder config")

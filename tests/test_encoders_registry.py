@@ -130,12 +130,13 @@ def test_list_encoders_wildcards_and_random_controls():
                                                       "r3m-resnet50"]
     assert [s.id for s in list_encoders("clip-*-1?")] == ["clip-base-16", "clip-large-14"]
     plain = list_encoders()
-    assert len(plain) == 25 and not any(s.random_init for s in plain)
-    assert {"pixels", "efficientnet-lite0"} <= {s.id for s in plain}
+    assert len(plain) == 26 and not any(s.random_init for s in plain)
+    assert {"pixels", "efficientnet-lite0", "state"} <= {s.id for s in plain}
     full = list_encoders(include_random=True)
     randoms = [s for s in full if s.random_init]
-    assert len(randoms) == 24  # every architecture; pixels has no weights to randomise
-    assert {s.id for s in randoms} == {s.id + "@random" for s in plain if s.id != "pixels"}
+    assert len(randoms) == 24  # every architecture; pixels and state have no weights
+    assert {s.id for s in randoms} == {s.id + "@random" for s in plain
+                                       if s.id not in ("pixels", "state")}
     assert [s.id for s in list_encoders("resnet18*", include_random=True)] == [
         "resnet18", "resnet18@random"]
 
@@ -248,7 +249,7 @@ def test_cli_lists_with_status(capsys, no_network):
 
     assert main(["encoders", "--json", "--all"]) == 0
     records = json.loads(capsys.readouterr().out)
-    assert len(records) == 49
+    assert len(records) == 50
     by_id = {r["id"]: r for r in records}
     for key in ("id", "name", "table_number", "architecture", "pretraining_data",
                 "params_m", "dim", "status"):

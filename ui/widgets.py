@@ -33,6 +33,35 @@ def encoder_label(encoder_id: str, records: Optional[dict] = None) -> str:
     return f"{number}{spec.name} ({spec.id})" if spec.name != spec.id else f"{number}{spec.id}"
 
 
+def has_image_model(encoder_id: str) -> bool:
+    """False for an encoder whose embedding is not computed from the frames (the ``state``
+    reference): nothing to build, no saliency. Unknown ids count as image encoders (the
+    library then reports them)."""
+    try:
+        from s2r.encoders import get_spec
+
+        return get_spec(encoder_id).has_image_model
+    except S2RError:
+        return True
+
+
+def no_image_model_note(encoder_ids: Sequence[str]) -> str:
+    """Why ``encoder_ids`` (without an image model) have no saliency maps, in one sentence."""
+    names = ", ".join(encoder_label(e) for e in encoder_ids)
+    return (f"{names}: no image model (the embedding is the dataset's robot state), so no "
+            "saliency maps (scores and t-SNE: the Scores and Projection pages).")
+
+
+def saliency_encoders(encoder_ids: Sequence[str]) -> list[str]:
+    """The ids of ``encoder_ids`` that saliency can explain, in order; an ``st.info`` names
+    the ones left out (the ``state`` reference)."""
+    usable = [e for e in encoder_ids if has_image_model(e)]
+    left_out = [e for e in encoder_ids if e not in usable]
+    if left_out:
+        st.info(no_image_model_note(left_out))
+    return usable
+
+
 def fmt(value, digits: int = 3) -> str:
     """A number for people: ``0.123``, or ``n/a`` for None/NaN."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):

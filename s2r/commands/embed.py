@@ -25,7 +25,8 @@ def register(subparsers):
     add_dataset_args(p)
     p.add_argument("--encoder", required=True, metavar="NAME",
                    help="encoder id from 'python -m s2r encoders' (e.g. resnet18, "
-                        "efficientnet-lite0, pixels; ID@random for random weights)")
+                        "efficientnet-lite0, pixels; ID@random for random weights; state: "
+                        "the dataset's robot state as a reference)")
     p.add_argument("--out", required=True, metavar="FILE.npz", help="output file (.npz)")
     p.add_argument("--batch-size", type=int, default=None, metavar="B",
                    help="frames per forward pass (default 64 on CPU, 256 on CUDA; halved "

