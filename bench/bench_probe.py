@@ -8,11 +8,11 @@ this one process on the same synthetic data and printed as ratios:
    protocol (``torch.nn.Linear``, Adam lr 1e-3, batch 200, 10,000 epochs). Adam is timed on a
    few epochs and extrapolated to 10,000 (the paper's score is the mean training loss of the
    last 100 epochs, which needs all of them); both training losses are reported.
-2. bootstrap: one replicate of the training and transfer scores from per-episode sufficient
-   statistics (s2r's bootstrap) against physically resampling the episodes' frames and
-   refitting.
-3. alpha selection: the episode-grouped CV over 8 penalties (one eigendecomposition per fold)
-   against refitting each penalty on each fold.
+2. bootstrap: one replicate of the training and transfer scores from per-episode test errors
+   (s2r's bootstrap: the fitted probes are kept, the test episodes resampled) against
+   physically resampling the test episodes' frames and scoring them again.
+3. alpha selection: the episode-grouped CV over the penalty grid (one eigendecomposition per
+   fold) against refitting each penalty on each fold.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from s2r.metrics.bootstrap import group_bootstrap_weights  # noqa: E402
+from s2r.metrics.crossval import ProbeData  # noqa: E402
 from s2r.metrics.probes import (ALPHA_GRID, PAPER_BATCH_SIZE, PAPER_EPOCHS,  # noqa: E402
-                                ActionProbe, ProbeData)
+                                ActionProbe)
 
 
 def synthetic(n: int, dim: int, actions: int = 10, episodes: int = 100, seed: int = 0):
@@ -86,43 +87,49 @@ def main(argv=None) -> int:
     print(f"   paper protocol, {PAPER_EPOCHS} epochs (extrapolated): {t_paper:10.0f} s")
     print(f"   ratio paper protocol / closed form: {t_paper / t_ridge:,.0f}x")
 
-    # 2. bootstrap replicate: sufficient statistics vs physical refit ------------------------
+    # 2. bootstrap replicate: per-episode errors vs physical resample ----------------------
     t_prep, data = timed(lambda: ProbeData(Z, domain, Y, episode))
     f = data.folds
     weights = group_bootstrap_weights(f.group_domain, args.n_boot, seed=0).astype(float)
+    everything = np.ones(f.n_groups, bool)
+    t_fit, (train, transfer) = timed(lambda: (data.train(0.01), data.transfer(0.01, "sim")))
+    models = {"train": data.fit(0.01, everything),
+              "transfer": data.fit(0.01, f.group_domain == "sim")}
 
     def stats_replicates():
-        return [(data.train_score(1.0, w)[0], data.transfer_score(1.0, w)) for w in weights]
+        return [(train.score(w), transfer.score(w)) for w in weights]
 
-    def refit_replicates():
-        # The naive bootstrap: materialise the resampled frames, recompute everything.
+    def physical_replicates():
+        # The naive bootstrap: materialise the resampled frames and score them again.
         out = []
         for w in weights:
             rows = np.repeat(np.arange(n), w[f.group].astype(int))
-            again = ProbeData(Z[rows], domain[rows], Y[rows], episode[rows])
-            out.append((again.train_score(1.0)[0], again.transfer_score(1.0)))
+            scores = []
+            for name, subset in (("train", rows), ("transfer", rows[domain[rows] == "real"])):
+                model = models[name]
+                x = data.gm.x(subset)
+                target = (data.gm.Y[subset] - model.y_center) / model.y_scale
+                err = (target - (x - model.x_center) @ model.B) ** 2
+                scores.append(1 - err[:, model.scored].mean())
+            out.append(tuple(scores))
         return out
 
     t_stats, fast = timed(stats_replicates)
-    t_refit, slow = timed(refit_replicates)
+    t_phys, slow = timed(physical_replicates)
     diff = max(abs(a - b) for pa, pb in zip(fast, slow) for a, b in zip(pa, pb))
     print(f"\n2. bootstrap replicate (train + transfer scores), {args.n_boot} replicates")
-    print(f"   per-episode statistics, built once: {t_prep:8.2f} s "
-          f"(storage: {np.dtype(data.gm.sxx_dtype).name if data.gm.sxx_dtype else 'none'})")
-    print(f"   from statistics: {t_stats / args.n_boot:8.3f} s/replicate")
-    print(f"   resample + refit: {t_refit / args.n_boot:8.3f} s/replicate")
-    print(f"   ratio refit / statistics: {t_refit / t_stats:,.1f}x   (max |difference| "
-          f"{diff:.1e}: the refit re-z-scores the features on each resample)")
+    print(f"   per-episode statistics, built once: {t_prep:8.2f} s; probes fitted once: "
+          f"{t_fit:.2f} s")
+    print(f"   from per-episode errors: {t_stats / args.n_boot:10.6f} s/replicate")
+    print(f"   resample the frames:     {t_phys / args.n_boot:10.6f} s/replicate")
+    print(f"   ratio resample / per-episode: {t_phys / t_stats:,.0f}x   (max |difference| "
+          f"{diff:.1e})")
 
     # 3. alpha selection ---------------------------------------------------------------------
     t_path, sel = timed(lambda: data.select_alpha(ALPHA_GRID))
 
     def refit_each():
-        scores = []
-        for a in ALPHA_GRID:
-            sse, cnt, _ = data.heldout_errors(a)
-            scores.append(1 - sse.sum() / cnt.sum())
-        return scores
+        return [data.heldout(a).score() for a in ALPHA_GRID]
 
     t_each, each = timed(refit_each)
     print(f"\n3. ridge alpha by episode-grouped {f.n_folds}-fold CV over {len(ALPHA_GRID)} values")

@@ -48,9 +48,57 @@ def pairing_features(frameset: FrameSet, by: str = "auto") -> tuple[np.ndarray, 
     if used == "state" and frameset.state is None:
         raise DataError(f"FrameSet {frameset.name!r} has no state, so frames cannot be paired by "
                         "state; use by='action' (or 'auto')")
-    values = np.asarray(frameset.state if used == "state" else frameset.actions, dtype=np.float64)
+    values = frameset.state if used == "state" else frameset.actions
+    return standardise_labels(values), used
+
+
+def standardise_labels(values) -> np.ndarray:
+    """Labels ``(N, F)`` with each column centred and divided by its standard deviation over
+    all frames (columns that never vary are only centred), float64."""
+    values = np.asarray(values, dtype=np.float64)
     std = values.std(axis=0)
-    return (values - values.mean(axis=0)) / np.where(std > 0, std, 1.0), used
+    return (values - values.mean(axis=0)) / np.where(std > 0, std, 1.0)
+
+
+def nearest_rows(queries: np.ndarray, gallery: np.ndarray, *,
+                 progress: Optional[ProgressCallback] = None) -> np.ndarray:
+    """Row of ``gallery (R, F)`` nearest to each row of ``queries (n, F)`` (Euclidean; the
+    first among equally near rows), by blocked brute force."""
+    gallery = np.ascontiguousarray(gallery, dtype=np.float64)
+    gallery_sq = (gallery ** 2).sum(axis=1)
+    pos = np.empty(len(queries), dtype=np.int64)
+    block = max(1, _BLOCK_ELEMENTS // max(1, gallery.shape[0]))
+    for start in range(0, len(queries), block):
+        q = queries[start:start + block]
+        # |q - r|^2 = |q|^2 - 2 q.r + |r|^2; |q|^2 is constant per row, so skip it
+        d = q @ gallery.T
+        d *= -2.0
+        d += gallery_sq
+        pos[start:start + block] = d.argmin(axis=1)
+        report(progress, min(start + block, len(queries)), len(queries), "pairing frames")
+    return pos
+
+
+def label_partners(values, domain) -> np.ndarray:
+    """Index of the nearest real frame (standardised labels) for every sim frame, in order.
+
+    Parameters
+    ----------
+    values : array-like of shape (N, F)
+        Robot state (or actions) of every frame.
+    domain : array-like of shape (N,)
+        ``"sim"``/``"real"``.
+
+    Returns
+    -------
+    ndarray of shape (n_sim,), int64
+        Row of the partner of each sim frame (sim frames in their order); the same pairs as
+        :func:`pair_frames` gives for a FrameSet with these labels.
+    """
+    domain = np.asarray(domain)
+    features = standardise_labels(values)
+    real = np.flatnonzero(domain == "real")
+    return real[nearest_rows(features[domain == "sim"], features[real])].astype(np.int64)
 
 
 class FramePairer:
@@ -78,7 +126,6 @@ class FramePairer:
         self.features_, self.by_ = pairing_features(frameset, by)
         self.real_indices_ = frameset.indices("real")
         self._real = np.ascontiguousarray(self.features_[self.real_indices_])
-        self._real_sq = (self._real ** 2).sum(axis=1)
 
     def _sim_indices(self, sim_indices) -> np.ndarray:
         fs = self.frameset
@@ -117,16 +164,7 @@ class FramePairer:
         """
         idx = self._sim_indices(sim_indices)
         queries = self.features_[idx]
-        pos = np.empty(idx.size, dtype=np.int64)
-        block = max(1, _BLOCK_ELEMENTS // max(1, self._real.shape[0]))
-        for start in range(0, idx.size, block):
-            q = queries[start:start + block]
-            # |q - r|^2 = |q|^2 - 2 q.r + |r|^2; |q|^2 is constant per row, so skip it
-            d = q @ self._real.T
-            d *= -2.0
-            d += self._real_sq
-            pos[start:start + block] = d.argmin(axis=1)
-            report(progress, min(start + block, idx.size), idx.size, "pairing frames")
+        pos = nearest_rows(queries, self._real, progress=progress)
         real = self.real_indices_[pos].astype(np.int64)
         if not return_distance:
             return real

@@ -1,5 +1,5 @@
-"""Episode bootstrap: replicate structure, coverage where the truth is known, and the
-sufficient-statistics shortcut against a physical resample-and-refit."""
+"""Episode bootstrap: replicate structure, BCa intervals, coverage where the truth is known,
+and the per-episode shortcuts against a physical resample."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 from s2r.errors import MetricError
 from s2r.metrics import _moments as mom
-from s2r.metrics.bootstrap import (bootstrap_ci, centred_percentile_ci, group_bootstrap_weights,
-                                   percentile_ci)
-from s2r.metrics.probes import ProbeData
+from s2r.metrics.bootstrap import (bca_interval, bootstrap_ci, expanded_level,
+                                   group_bootstrap_weights, jackknife_weights, percentile_ci)
+from s2r.metrics.crossval import ProbeData
 
 
 def test_weights_resample_within_each_stratum():
@@ -36,20 +36,48 @@ def test_percentile_ci_of_known_samples():
         percentile_ci([])
 
 
-def test_centred_interval_contains_the_estimate():
+def test_bca_is_the_percentile_interval_for_an_unbiased_symmetric_statistic():
+    reps = np.linspace(-1.0, 1.0, 2001)
+    assert bca_interval(reps, 0.0) == pytest.approx(percentile_ci(reps), abs=1e-3)
+    # A symmetric jackknife has no skew: the acceleration is 0 and nothing changes.
+    assert bca_interval(reps, 0.0, jackknife=[-1.0, 1.0, -2.0, 2.0]) == pytest.approx(
+        percentile_ci(reps), abs=1e-3)
+
+
+def test_bca_corrects_a_shifted_bootstrap_and_always_contains_the_estimate():
     rng = np.random.default_rng(0)
-    reps = rng.normal(size=1000)
-    # Unshifted replicates (median = estimate): the plain percentile interval.
-    assert centred_percentile_ci(reps, float(np.median(reps))) == pytest.approx(
-        percentile_ci(reps))
-    # Replicates shifted by the resampling (here +2): the interval moves back to the estimate
-    # and keeps its width.
-    lo, hi = centred_percentile_ci(reps + 2.0, 0.0)
-    plo, phi = percentile_ci(reps + 2.0)
-    assert lo < 0.0 < hi and not plo < 0.0 < phi
-    assert hi - lo == pytest.approx(phi - plo)
-    with pytest.raises(MetricError, match="no bootstrap replicates"):
-        centred_percentile_ci([], 0.0)
+    reps = rng.normal(size=4000) - 0.5        # replicates biased low by half a spread
+    lo, hi = bca_interval(reps, 0.0)
+    plo, phi = percentile_ci(reps)
+    assert lo > plo and hi > phi               # moved up, towards the estimate and beyond
+    assert lo < 0.0 < hi
+    # Estimate beyond every replicate (a statistic at the edge of its range): widened to it.
+    lo, hi = bca_interval(reps, 10.0)
+    assert hi == 10.0 and lo <= 10.0
+    with pytest.raises(MetricError, match="finite"):
+        bca_interval(reps, float("nan"))
+
+
+def test_expanded_levels_widen_small_samples_and_vanish_for_large_ones():
+    assert expanded_level(0.95, None) == pytest.approx(0.025)
+    assert expanded_level(0.95, 5) < expanded_level(0.95, 20) < 0.025
+    assert expanded_level(0.95, 100_000) == pytest.approx(0.025, abs=1e-4)
+    reps = np.random.default_rng(1).normal(size=5000)
+    narrow, wide = bca_interval(reps, 0.0), bca_interval(reps, 0.0, n_groups=5)
+    assert wide[0] < narrow[0] and wide[1] > narrow[1]
+
+
+def test_jackknife_weights_delete_one_block_per_row():
+    strata = np.array(["sim"] * 7 + ["real"] * 5)
+    w = jackknife_weights(strata)
+    assert w.shape == (12, 12)                       # leave-one-group-out: rows permute eye
+    assert np.array_equal(np.sort(1 - w, axis=0)[::-1][0], np.ones(12))
+    assert ((1 - w).sum(axis=1) == 1).all()
+    blocks = jackknife_weights(strata, max_blocks=4)
+    assert blocks.shape == (4, 12)
+    assert (blocks == 0).sum(axis=0).tolist() == [1] * 12      # every group deleted once
+    # Every block deletes groups of both domains (round-robin within each stratum).
+    assert all({"sim", "real"} <= set(strata[row == 0]) for row in blocks)
 
 
 def test_ci_of_a_clustered_mean_covers_the_truth_95_percent():
@@ -91,19 +119,27 @@ def _episodes(n_episodes=30, steps=12, dim=4, noise=1.0, seed=0):
     return Z, domain, Y, episode
 
 
-def test_training_score_ci_covers_the_population_r2():
-    # y = z b + e with var(z b) = 1 and var(e) = 1: population R^2 = 0.5 per dim.
-    covered = 0
-    n_sims = 30
-    for s in range(n_sims):
-        Z, domain, Y, episode = _episodes(n_episodes=30, steps=12, dim=4, noise=1.0, seed=s)
-        data = ProbeData(Z, domain, Y, episode, seed=s)
-        f = data.folds
-        weights = group_bootstrap_weights(f.group_domain, 150, seed=s)
-        reps = [data.train_score(0.0, w.astype(float))[0] for w in weights]
-        lo, hi = centred_percentile_ci(reps, data.train_score(0.0)[0])
-        covered += lo <= 0.5 <= hi
-    assert covered / n_sims >= 0.85
+def test_replicate_scores_equal_a_physical_resample_of_the_test_episodes():
+    # A replicate of a held-out / transfer score keeps the fitted probes and resamples the
+    # test episodes: it must equal the score recomputed from the duplicated frames' errors.
+    Z, domain, Y, episode = _episodes(n_episodes=10, steps=8, dim=6)
+    data = ProbeData(Z, domain, Y, episode, seed=1)
+    f = data.folds
+    w = group_bootstrap_weights(f.group_domain, 1, seed=3)[0].astype(float)
+    rows = np.concatenate([np.flatnonzero(f.group == g) for g in range(f.n_groups)
+                           for _ in range(int(w[g]))])
+    sim, real = f.group_domain == "sim", f.group_domain == "real"
+    model = data.fit(0.1, sim)
+    W, b = data.gm.raw_model(model)
+    ymean = data.gm.y_shift + data.gm.y_scale * model.y_center
+    yscale = data.gm.y_scale * model.y_scale
+    test = rows[domain[rows] == "real"]
+    err = ((Y[test] - ymean) / yscale - (Z[test] @ W + b)) ** 2
+    floor = ((Y[test] - ymean) / yscale) ** 2
+    errors = data.transfer(0.1, "sim")
+    assert errors.score(w) == pytest.approx(1 - err.mean(), rel=1e-10)
+    assert errors.floor(w) == pytest.approx(1 - floor.mean(), rel=1e-10)
+    assert not errors.count[sim].any() and errors.count[real].all()
 
 
 def _ridge_reference(X_train, Y_train, X_test, Y_test, alpha):
@@ -117,28 +153,19 @@ def _ridge_reference(X_train, Y_train, X_test, Y_test, alpha):
 
 
 @pytest.mark.parametrize("memory_mb", [2048.0, 0.002, 0.0])
-def test_sufficient_statistics_replicate_equals_a_physical_refit(memory_mb):
+def test_fits_from_sufficient_statistics_equal_a_direct_ridge(memory_mb):
     # memory_mb: float64 per-group sums / float32 / none (recomputed from frames).
     Z, domain, Y, episode = _episodes(n_episodes=10, steps=8, dim=6)
+    Z = Z * np.arange(1, 7) + 2.0
     data = ProbeData(Z, domain, Y, episode, memory_mb=memory_mb)
     f = data.folds
-    w = group_bootstrap_weights(f.group_domain, 1, seed=3)[0]
-    # Physical replicate: duplicate the drawn episodes' frames and fit from scratch. The
-    # features keep the scorer's global z-scoring (fixed coordinates).
-    rows = np.concatenate([np.flatnonzero(f.group == g) for g in range(f.n_groups)
-                           for _ in range(w[g])])
-    Xg = (Z - Z.mean(0)) / Z.std(0)
-    tol = 1e-5 if memory_mb == 0.002 else 1e-9
-    got, _ = data.train_score(0.1, w.astype(float))
-    expected = _ridge_reference(Xg[rows], Y[rows], Xg[rows], Y[rows], 0.1)
-    assert got == pytest.approx(expected, rel=tol)
-    sim, real = rows[domain[rows] == "sim"], rows[domain[rows] == "real"]
-    got = data.transfer_score(0.1, w.astype(float))
-    assert got == pytest.approx(_ridge_reference(Xg[sim], Y[sim], Xg[real], Y[real], 0.1),
-                                rel=tol)
-    got = data.transfer_score(0.1, w.astype(float), source="real")
-    assert got == pytest.approx(_ridge_reference(Xg[real], Y[real], Xg[sim], Y[sim], 0.1),
-                                rel=tol)
+    for groups in (f.group_domain == "sim", f.group_fold != 0, np.ones(f.n_groups, bool)):
+        rows = np.flatnonzero(groups[f.group])
+        total = Z[rows].var(0).sum()          # the penalty's unit: training total variance
+        score = 1 - data.test_errors([(0.1, data.fit(0.1, groups), groups)]).sse.sum() / (
+            rows.size * Y.shape[1])
+        expected = _ridge_reference(Z[rows], Y[rows], Z[rows], Y[rows], 0.1 * total)
+        assert score == pytest.approx(expected, rel=1e-9)
 
 
 def test_group_moments_storage_modes_agree():

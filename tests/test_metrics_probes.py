@@ -1,5 +1,6 @@
-"""Action probe (eq. 2), held-out and transfer scores, domain probe: against least squares,
-scikit-learn and known truths; the demo's gap; bad input."""
+"""Action probe (eq. 2), held-out and transfer scores with their floors, nested penalty
+selection, domain probe: against least squares, scikit-learn and known truths; no leakage;
+the demo's gap; bad input."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import numpy as np
 import pytest
 
 from s2r.errors import MetricError
-from s2r.metrics.probes import (ALPHA_GRID, ActionProbe, DomainProbe, action_score,
-                                domain_probe_accuracy, episode_folds, heldout_action_score,
-                                select_ridge_alpha, transfer_score)
+from s2r.metrics.crossval import (ProbeData, domain_probe_accuracy, heldout_action_score,
+                                  select_ridge_alpha, transfer_score)
+from s2r.metrics.folds import episode_folds
+from s2r.metrics.probes import ALPHA_GRID, ActionProbe, DomainProbe, action_score
 from tests.test_metrics_dis import pixels_embeddings  # noqa: F401  (shared fixture)
 
 
@@ -30,6 +32,12 @@ def standardise(Y):
     return (Y - Y.mean(0)) / Y.std(0)
 
 
+def trace_scaled(Z):
+    """Features centred and divided by the square root of their total variance."""
+    Zc = Z - Z.mean(0)
+    return Zc / np.sqrt(Zc.var(0).sum())
+
+
 # --------------------------------------------------------------------------- action score
 def test_training_score_equals_numpy_lstsq():
     Z, _, Y, _ = linear_data()
@@ -46,10 +54,12 @@ def test_training_score_equals_numpy_lstsq():
 
 
 def test_ridge_equals_augmented_least_squares():
+    # The penalty is a fraction of the training features' total variance: ridge on features
+    # scaled to total variance 1.
     Z, _, Y, _ = linear_data(n_episodes=6, steps=5, dim=12)   # n=30 frames: ridge matters
-    alpha = 0.3
+    alpha = 0.03
     n = len(Z)
-    Xs = standardise(Z)
+    Xs = trace_scaled(Z)
     Ys = standardise(Y)
     aug_X = np.vstack([Xs, np.sqrt(n * alpha) * np.eye(Z.shape[1])])
     aug_Y = np.vstack([Ys, np.zeros((Z.shape[1], Y.shape[1]))])
@@ -65,14 +75,26 @@ def test_ridge_equals_augmented_least_squares():
 def test_fewer_frames_than_dimensions_matches_dense_solution():
     # N < D uses an exact row-space basis; compare with the D x D ridge solution.
     rng = np.random.default_rng(5)
-    Z = rng.normal(size=(25, 60))
+    Z = rng.normal(size=(25, 60)) * np.linspace(0.1, 3.0, 60)
     Y = rng.normal(size=(25, 2))
-    alpha = 0.05
-    Xs, Ys = standardise(Z), standardise(Y)
+    alpha = 0.002
+    Xs, Ys = trace_scaled(Z), standardise(Y)
     B = np.linalg.solve(Xs.T @ Xs / 25 + alpha * np.eye(60), Xs.T @ Ys / 25)
     probe = ActionProbe(alpha=alpha).fit(Z, Y)
     assert np.allclose(probe.predict(Z), Xs @ B, atol=1e-9)
-    assert np.allclose(probe.coef_.T * Z.std(0)[:, None], B, atol=1e-9)
+    scale = np.sqrt((Z - Z.mean(0)).var(0).sum())
+    assert np.allclose(probe.coef_.T * scale, B, atol=1e-9)
+
+
+def test_penalty_is_invariant_to_rotation_scale_and_duplicated_features():
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(40, 6)) * np.arange(1, 7)
+    Y = Z[:, :2] + rng.normal(size=(40, 2))
+    Q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
+    base = ActionProbe(alpha=0.05).fit(Z, Y).predict(Z)
+    for other in (Z @ Q * 7.0 + 3.0, np.c_[Z, Z]):
+        assert np.allclose(ActionProbe(alpha=0.05).fit(other, Y).predict(other), base,
+                           atol=1e-9)
 
 
 def test_prediction_units_and_scale_invariance():
@@ -96,14 +118,18 @@ def test_constant_action_dimension_is_left_out():
         action_score(Z, np.ones((len(Z), 2)))
 
 
-def test_shuffled_actions_score_no_better_than_the_mean():
+def test_shuffled_actions_score_exactly_their_floor():
     Z, domain, Y, episode = linear_data(n_episodes=20, steps=15, dim=20)
     rng = np.random.default_rng(1)
     shuffled = Y[rng.permutation(len(Y))]
-    real = heldout_action_score(Z, domain, Y, episode).value
-    null = heldout_action_score(Z, domain, shuffled, episode).value
-    assert real > 0.8
-    assert -0.15 < null < 0.03       # ~0 = predicting the training mean
+    real = heldout_action_score(Z, domain, Y, episode)
+    null = heldout_action_score(Z, domain, shuffled, episode)
+    assert real.value > 0.8 and real.value > real.floor + 0.8
+    # No penalty beats the mean action within one standard error: the mean is chosen and
+    # the score is its floor (~0, slightly below: the test episodes' mean differs).
+    assert null.alphas == (float("inf"),) * 5
+    assert null.value == pytest.approx(null.floor, abs=1e-12)
+    assert -0.1 < null.floor < 0.02
 
 
 def test_shuffled_demo_actions_score_near_zero(pixels_embeddings):  # noqa: F811
@@ -111,10 +137,11 @@ def test_shuffled_demo_actions_score_near_zero(pixels_embeddings):  # noqa: F811
     rng = np.random.default_rng(0)
     # Shuffle whole episodes' action sequences between episodes: no frame-action link left.
     perm = rng.permutation(len(Z))
-    null = heldout_action_score(Z, fs.domain, fs.actions[perm], fs.episode, alpha=1.0).value
+    null = heldout_action_score(Z, fs.domain, fs.actions[perm], fs.episode, alpha=0.01).value
     assert null < 0.05
     # The true actions are predictable from pixels (the arm moves).
-    assert heldout_action_score(Z, fs.domain, fs.actions, fs.episode, alpha=1.0).value > null + 0.2
+    true = heldout_action_score(Z, fs.domain, fs.actions, fs.episode, alpha=0.01)
+    assert true.value > null + 0.2 and true.value > true.floor + 0.2
 
 
 # --------------------------------------------------------------------------- held-out
@@ -134,34 +161,86 @@ def test_folds_hold_out_whole_episodes_of_both_domains():
     assert np.array_equal(episode_folds(domain, episode, seed=3).group_fold, f.group_fold)
 
 
-def test_heldout_equals_sklearn_ridge_per_fold():
+def test_heldout_equals_sklearn_ridge_fitted_on_the_training_folds_only():
     from sklearn.linear_model import Ridge
 
     Z, domain, Y, episode = linear_data(n_episodes=10, steps=12, dim=6, noise=1.0)
+    Z = Z * np.arange(1, 7)        # features of different scales
     alpha = 0.05
     f = episode_folds(domain, episode, n_folds=5, seed=0)
-    Xg = standardise(Z)            # features: z-scored with all frames (unsupervised)
-    sse, count = 0.0, 0
+    sse, floor, count = 0.0, 0.0, 0
     for k in range(f.n_folds):
         test = f.frame_fold == k
+        # Everything fitted sees the training folds only: the feature centring and scale,
+        # the action standardisation, the ridge solution.
+        total = Z[~test].var(0).sum()
         mu, sd = Y[~test].mean(0), Y[~test].std(0)
-        model = Ridge(alpha=alpha * (~test).sum()).fit(Xg[~test], (Y[~test] - mu) / sd)
-        sse += np.sum((model.predict(Xg[test]) - (Y[test] - mu) / sd) ** 2)
+        model = Ridge(alpha=alpha * total * (~test).sum()).fit(Z[~test], (Y[~test] - mu) / sd)
+        sse += np.sum((model.predict(Z[test]) - (Y[test] - mu) / sd) ** 2)
+        floor += np.sum(((Y[test] - mu) / sd) ** 2)
         count += test.sum() * Y.shape[1]
     r = heldout_action_score(Z, domain, Y, episode, alpha=alpha, n_folds=5, seed=0)
     assert r.value == pytest.approx(1 - sse / count, abs=1e-9)
-    assert r.split == "heldout"
+    assert r.floor == pytest.approx(1 - floor / count, abs=1e-9)
+    assert r.split == "heldout" and r.alphas == (alpha,) * 5
 
 
-def test_alpha_selection_matches_refitting_each_alpha():
+def test_no_fitted_step_sees_the_test_episodes():
+    # Metamorphic: replace one fold's embeddings and actions by garbage. The penalty chosen
+    # for that fold and the probe that predicts it come from the other folds only, so they do
+    # not move, and the fold's errors equal an independent refit on the training folds.
+    from sklearn.linear_model import Ridge
+
+    Z, domain, Y, episode = linear_data(n_episodes=12, steps=10, dim=8, noise=1.0)
+    data = ProbeData(Z, domain, Y, episode, seed=2)
+    f = data.folds
+    before = data.heldout("auto")
+    rng = np.random.default_rng(9)
+    for k in range(f.n_folds):
+        test = f.frame_fold == k
+        Z2, Y2 = Z.copy(), Y.copy()
+        Z2[test] = 50.0 * rng.normal(size=(test.sum(), Z.shape[1])) + 7.0
+        Y2[test] = rng.normal(size=(test.sum(), Y.shape[1])) * 1e3
+        after = ProbeData(Z2, domain, Y2, episode, folds=f).heldout("auto")
+        assert after.alphas[k] == before.alphas[k]
+        a = after.alphas[k]
+        mu, sd = Y2[~test].mean(0), Y2[~test].std(0)
+        ref = Ridge(alpha=a * Z2[~test].var(0).sum() * (~test).sum()).fit(
+            Z2[~test], (Y2[~test] - mu) / sd)
+        expected = np.sum((ref.predict(Z2[test]) - (Y2[test] - mu) / sd) ** 2)
+        assert after.sse[f.group_fold == k].sum() == pytest.approx(expected, rel=1e-7)
+
+
+def test_choosing_the_penalty_on_the_test_folds_would_inflate_the_score():
+    # Pure noise, many features: picking the penalty with the best cross-validated score and
+    # reporting that score (penalty selection that sees the test folds) beats the mean
+    # action by chance; nested selection does not.
+    rng = np.random.default_rng(0)
+    n_ep, steps = 8, 10
+    n = 2 * n_ep * steps
+    domain = np.repeat(["sim", "real"], n // 2)
+    episode = np.repeat(np.arange(2 * n_ep), steps)
+    Z, Y = rng.normal(size=(n, 100)), rng.normal(size=(n, 2))
+    leaky = max(select_ridge_alpha(Z, domain, Y, episode).cv_scores)
+    nested = heldout_action_score(Z, domain, Y, episode)
+    assert nested.value == pytest.approx(nested.floor, abs=1e-12)
+    assert leaky > nested.value + 0.01
+
+
+def test_alpha_selection_matches_refitting_each_alpha_and_takes_one_standard_error():
     Z, domain, Y, episode = linear_data(n_episodes=10, steps=10, dim=30, noise=2.0)
-    sel = select_ridge_alpha(Z, domain, Y, episode, alphas=(1e-3, 1e-1, 10.0, 1e3))
-    each = [heldout_action_score(Z, domain, Y, episode, alpha=a).value for a in sel.alphas]
-    assert np.allclose(sel.cv_scores, each, atol=1e-9)
-    assert sel.alpha == sel.alphas[int(np.argmax(each))]
-    assert each[-1] < max(each)                    # the grid matters on this data
+    grid = (1e-5, 1e-3, 1e-1, 10.0, float("inf"))
+    sel = select_ridge_alpha(Z, domain, Y, episode, alphas=grid)
+    each = [heldout_action_score(Z, domain, Y, episode, alpha=a).value for a in grid[:-1]]
+    assert np.allclose(sel.cv_scores[:-1], each, atol=1e-9)
+    assert sel.best == grid[int(np.argmax(sel.cv_scores))]
+    # One-standard-error rule: the largest penalty within one SE of the best score.
+    best = grid.index(sel.best)
+    within = [a for a, v in zip(grid, sel.cv_scores) if v >= sel.cv_scores[best] - sel.cv_se[best]]
+    assert sel.alpha == max(within) and sel.alpha >= sel.best
+    assert sel.cv_scores[-1] < max(sel.cv_scores)      # the mean action is worse here
     auto = heldout_action_score(Z, domain, Y, episode)
-    assert auto.alpha in ALPHA_GRID
+    assert set(auto.alphas) <= set(ALPHA_GRID)
     with pytest.raises(MetricError, match="'auto'"):
         heldout_action_score(Z, domain, Y, episode, alpha="best")
 
@@ -180,19 +259,26 @@ def test_single_episode_per_domain_falls_back_to_time_blocks():
 
 # --------------------------------------------------------------------------- transfer
 def test_transfer_equals_least_squares_on_the_other_domain():
-    Z, domain, Y, _ = linear_data(shift=0.7)
+    Z, domain, Y, episode = linear_data(shift=0.7)
     sim, real = domain == "sim", domain == "real"
-    mu, sd = Z.mean(0), Z.std(0)                  # features z-scored with all frames
-    Xs = (Z - mu) / sd
     ym, ys = Y[sim].mean(0), Y[sim].std(0)
-    X1 = np.c_[Xs[sim], np.ones(sim.sum())]
+    X1 = np.c_[Z[sim], np.ones(sim.sum())]
     B, *_ = np.linalg.lstsq(X1, (Y[sim] - ym) / ys, rcond=None)
-    pred = np.c_[Xs[real], np.ones(real.sum())] @ B
+    pred = np.c_[Z[real], np.ones(real.sum())] @ B
     expected = 1 - np.mean((pred - (Y[real] - ym) / ys) ** 2)
     r = transfer_score(Z, domain, Y, alpha=0.0)
     assert r.value == pytest.approx(expected, abs=1e-9)
+    # Floor: the sim mean action on real frames, standardised with the sim statistics.
+    assert r.floor == pytest.approx(1 - np.mean(((Y[real] - ym) / ys) ** 2), abs=1e-12)
     assert r.split == "transfer:sim->real" and r.n_train == sim.sum()
     assert transfer_score(Z, domain, Y, alpha=0.0, source="real").split == "transfer:real->sim"
+    # alpha="auto": chosen on the sim episodes only (the real frames do not change it).
+    auto = transfer_score(Z, domain, Y, episode=episode, alpha="auto")
+    Y2 = Y.copy()
+    Y2[real] = np.random.default_rng(0).normal(size=(real.sum(), Y.shape[1]))
+    assert transfer_score(Z, domain, Y2, episode=episode, alpha="auto").alpha == auto.alpha
+    with pytest.raises(MetricError, match="episode ids"):
+        transfer_score(Z, domain, Y, alpha="auto")
 
 
 def test_transfer_drops_when_real_features_shift():
@@ -213,6 +299,13 @@ def test_domain_probe_chance_and_separable():
     Z2[domain == "real", 0] += 4.0
     r = domain_probe_accuracy(Z2, domain, episode)
     assert r.value > 0.95 and r.recall_sim > 0.9 and r.recall_real > 0.9
+    # Separability keeps growing where the accuracy has saturated at 1.
+    Z3 = Z.copy()
+    Z3[domain == "real", 0] += 12.0
+    far = domain_probe_accuracy(Z3, domain, episode)
+    assert far.value == 1.0 and r.value >= 0.95
+    assert far.separability > r.separability > 2.0 > abs(domain_probe_accuracy(
+        Z, domain, episode).separability)
 
 
 def test_domain_probe_is_balanced_under_imbalance():

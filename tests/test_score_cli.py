@@ -10,7 +10,7 @@ import pytest
 from s2r.cli import main
 from s2r.metrics.scoring import SCORE_KEYS
 
-DEMO = "demo:episodes=3,steps=8,height=64,width=64,gap=0.5"
+DEMO = "demo:episodes=4,steps=8,height=64,width=64,gap=0.5"
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +32,11 @@ def test_csv_has_one_flat_row_per_encoder(scored, capsys):
     assert list(frame["encoder.id"]) == ["pixels"]
     for k in SCORE_KEYS:
         assert {k, f"{k}_ci_low", f"{k}_ci_high"} <= set(frame.columns)
-        assert frame[f"{k}_ci_low"][0] <= frame[f"{k}_ci_high"][0]
+        assert frame[f"{k}_ci_low"][0] <= frame[k][0] <= frame[f"{k}_ci_high"][0], k
     assert frame["params.pca_dim"][0] == 8 and frame["params.n_boot"][0] == 10
     assert frame["params.distance"][0] == "squared"
     assert frame["params.ridge_alpha"][0] == "auto"
-    assert frame["n_frames.sim"][0] == 24
+    assert frame["n_frames.sim"][0] == 32
 
 
 def test_json_is_nested_and_matches_the_csv(scored):
@@ -49,6 +49,46 @@ def test_json_is_nested_and_matches_the_csv(scored):
     row = pd.read_csv(csv_path).iloc[0]
     for k in SCORE_KEYS:
         assert r[k] == pytest.approx(row[k])
+
+
+def test_null_control_and_pairwise_file(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    args = [DEMO, "--encoders", "pixels,state", "--n-boot", "100", "--pca-dim", "4",
+            "--device", "cpu", "--cache-dir", str(cache)]
+    pairs = tmp_path / "pairs.json"
+    assert main(["score", *args, "--out", str(tmp_path / "s.json"),
+                 "--pairwise", str(pairs)]) == 0
+    out = capsys.readouterr().out
+    assert "tiers:" in out
+    data = json.loads(pairs.read_text())
+    rows = [r for r in data["comparisons"] if r["metric"] == "action_score_heldout_skill"]
+    assert {(r["encoder_a"], r["encoder_b"]) for r in rows} == {("pixels", "state"),
+                                                                 ("state", "pixels")}
+    for r in rows:
+        assert 0.0 <= r["p_a_beats_b"] <= 1.0
+        assert r["difference_ci_low"] <= r["difference"] <= r["difference_ci_high"]
+    state_wins = [r for r in rows if r["encoder_a"] == "state"][0]
+    assert state_wins["p_a_beats_b"] > 0.975 and state_wins["resolved"]
+    assert data["tiers"]["action_score_heldout_skill"][0] == ["state"]
+    # The null: every held-out and transfer skill sits at 0 within its interval.
+    null = tmp_path / "null.json"
+    assert main(["score", *args, "--out", str(null), "--null", "shuffle:3"]) == 0
+    for r in json.loads(null.read_text()):
+        assert r["params"]["null"] == "shuffle:3"
+        for k in ("action_score_heldout", "transfer_score", "transfer_score_reverse"):
+            assert r[f"{k}_skill_ci_low"] <= 0.0 <= r[f"{k}_skill_ci_high"], (r, k)
+
+
+def test_too_few_episodes_are_reported_not_estimable(tmp_path, capsys):
+    out = tmp_path / "few.json"
+    assert main(["score", "demo:episodes=3,steps=8,height=64,width=64", "--encoders", "pixels",
+                 "--n-boot", "20", "--pca-dim", "4", "--device", "cpu", "--cache-dir",
+                 str(tmp_path / "cache"), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "not estimable" in printed and "at least 4 per domain" in printed
+    r = json.loads(out.read_text())[0]
+    assert r["action_score_heldout_skill"] is None and r["sim2real_score"] is None
+    assert r["dis"] is not None
 
 
 def test_merge_files(scored, tmp_path, capsys):
@@ -69,6 +109,10 @@ def test_merge_files(scored, tmp_path, capsys):
     (["score", DEMO, "--encoders", "pixels", "--distance", "squared", "--ci", "2",
       "--out", "x.csv"], "ci must be <= 1"),
     (["score", "--merge", "missing.json", "--out", "x.csv"], "does not exist"),
+    (["score", DEMO, "--encoders", "pixels", "--null", "permute", "--out", "x.csv"],
+     "null must be 'shuffle'"),
+    (["score", DEMO, "--encoders", "pixels", "--pairwise", "p.txt", "--out", "x.csv"],
+     "--pairwise must name a .json"),
 ])
 def test_user_errors_exit_2(argv, message, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)

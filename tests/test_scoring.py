@@ -1,4 +1,5 @@
-"""score_embeddings / score_encoder records, the Sim2Real score, caching and leaderboards."""
+"""score_embeddings / score_encoder records (floors, ceilings, skills, intervals, not
+estimable), the Sim2Real score, the null control, caching and leaderboards."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import pytest
 from s2r.errors import MetricError
 from s2r.metrics import leaderboard as lb
 from s2r.metrics.dis import domain_invariance_score
-from s2r.metrics.probes import (ALPHA_GRID, action_score, domain_probe_accuracy,
-                                heldout_action_score, transfer_score)
-from s2r.metrics.scoring import (SCORE_KEYS, SCORE_VERSION, ScoreParams, score_embeddings,
-                                 score_encoder, score_encoders, sim2real_score)
+from s2r.metrics.baselines import MIN_EPISODES, SIM2REAL_FORMULA, sim2real_score
+from s2r.metrics.crossval import domain_probe_accuracy, heldout_action_score, transfer_score
+from s2r.metrics.probes import ALPHA_GRID, PAPER_TRAIN_ALPHA, action_score
+from s2r.metrics.scoring import (ACTION_SCORES, REFERENCE_KEYS, SCORE_KEYS, SCORE_VERSION,
+                                 ScoreParams, score_embeddings, score_encoder, score_encoders)
 
 
 def synthetic(n_episodes=12, steps=10, dim=10, shift=0.4, seed=0):
@@ -27,57 +29,112 @@ def synthetic(n_episodes=12, steps=10, dim=10, shift=0.4, seed=0):
     return Z, domain, Y, episode
 
 
-PARAMS = ScoreParams(pca_dim=4, n_boot=40, seed=3)
+def state_of(Z, domain, noise=0.1, seed=1):
+    """A "robot state": the first 3 embedding features before the domain shift, plus noise."""
+    rng = np.random.default_rng(seed)
+    return Z[:, :3] - 0.4 * (domain == "real")[:, None] + noise * rng.normal(size=(len(Z), 3))
+
+
+PARAMS = ScoreParams(pca_dim=4, n_boot=200, seed=3)
 
 
 @pytest.fixture(scope="module")
 def record():
-    return score_embeddings(*synthetic(), params=PARAMS)
+    Z, domain, Y, episode = synthetic()
+    return score_embeddings(Z, domain, Y, episode, state=state_of(Z, domain), params=PARAMS)
 
 
 def test_record_has_every_score_with_its_interval(record):
     for k in SCORE_KEYS:
         lo, v, hi = record[f"{k}_ci_low"], record[k], record[f"{k}_ci_high"]
-        assert isinstance(v, float) and np.isfinite(v)
-        assert lo <= v <= hi, k           # re-centred intervals contain the estimate
-        assert hi <= 1.0
+        assert isinstance(v, float) and np.isfinite(v), k
+        assert lo <= v <= hi, k           # every interval contains its estimate
+    for k in REFERENCE_KEYS:
+        assert isinstance(record[k], float) and 0 <= record[k] <= 1
     assert record["params"] == {"pca_dim": 4, "distance": "squared", "ridge_alpha": "auto",
-                                "seed": 3, "n_boot": 40, "ci": 0.95, "n_folds": 5,
-                                "domain_C": 1.0}
-    assert record["ridge_alpha_used"] in ALPHA_GRID
+                                "train_alpha": PAPER_TRAIN_ALPHA, "seed": 3, "n_boot": 200,
+                                "ci": 0.95, "n_folds": 5, "domain_C": 1.0, "null": None,
+                                "sim2real": SIM2REAL_FORMULA}
+    used = record["ridge_alpha_used"]
+    assert used["action_score_train"] == PAPER_TRAIN_ALPHA
+    assert len(used["action_score_heldout"]) == 5
+    assert {used["transfer_score"], used["transfer_score_reverse"],
+            *used["action_score_heldout"]} <= set(ALPHA_GRID)
     assert record["n_frames"] == {"sim": 60, "real": 60}
     assert record["n_episodes"] == {"sim": 6, "real": 6}
     assert record["heldout_unit"] == {"sim": "episode", "real": "episode"}
+    assert record["not_estimable"] == {} and record["has_ceiling"] is True
+    assert record["skill_reference"] == {k: "ceiling" for k in ACTION_SCORES}
     assert record["score_version"] == SCORE_VERSION and record["warnings"] == []
+    assert set(record["replicates"]) >= {"sim2real_score", "transfer_score_skill", "dis"}
+    assert all(len(v) == 200 for v in record["replicates"].values())
     json.dumps(record, allow_nan=False)       # strict JSON: no NaN anywhere
 
 
 def test_record_agrees_with_the_individual_metrics(record):
     Z, domain, Y, episode = synthetic()
-    a = record["ridge_alpha_used"]
+    state = state_of(Z, domain)
     assert record["dis"] == pytest.approx(
         domain_invariance_score(Z, domain, pca_dim=4, random_state=3).value, abs=1e-12)
-    assert record["action_score_train"] == pytest.approx(action_score(Z, Y, alpha=a).value,
-                                                         abs=1e-9)
-    assert record["action_score_heldout"] == pytest.approx(
-        heldout_action_score(Z, domain, Y, episode, alpha=a, seed=3).value, abs=1e-9)
-    assert record["transfer_score"] == pytest.approx(
-        transfer_score(Z, domain, Y, alpha=a).value, abs=1e-9)
-    assert record["transfer_score_reverse"] == pytest.approx(
-        transfer_score(Z, domain, Y, alpha=a, source="real").value, abs=1e-9)
-    assert record["domain_probe_accuracy"] == pytest.approx(
-        domain_probe_accuracy(Z, domain, episode, seed=3).value, abs=1e-12)
+    assert record["action_score_train"] == pytest.approx(
+        action_score(Z, Y, alpha=PAPER_TRAIN_ALPHA).value, abs=1e-9)
+    held = heldout_action_score(Z, domain, Y, episode, seed=3)
+    assert record["action_score_heldout"] == pytest.approx(held.value, abs=1e-9)
+    assert record["action_score_heldout_floor"] == pytest.approx(held.floor, abs=1e-9)
+    assert record["action_score_heldout_ceiling"] == pytest.approx(
+        heldout_action_score(state, domain, Y, episode, seed=3).value, abs=1e-9)
+    for k, source in (("transfer_score", "sim"), ("transfer_score_reverse", "real")):
+        t = transfer_score(Z, domain, Y, episode=episode, alpha="auto", source=source, seed=3)
+        c = transfer_score(state, domain, Y, episode=episode, alpha="auto", source=source,
+                           seed=3)
+        assert record[k] == pytest.approx(t.value, abs=1e-9)
+        assert record[f"{k}_floor"] == pytest.approx(t.floor, abs=1e-9)
+        assert record[f"{k}_ceiling"] == pytest.approx(c.value, abs=1e-9)
+    for k in ACTION_SCORES:      # skill = share of the floor-to-ceiling gap
+        assert record[f"{k}_skill"] == pytest.approx(
+            (record[k] - record[f"{k}_floor"])
+            / (record[f"{k}_ceiling"] - record[f"{k}_floor"]), abs=1e-12)
+    dp = domain_probe_accuracy(Z, domain, episode, seed=3)
+    assert record["domain_probe_accuracy"] == pytest.approx(dp.value, abs=1e-12)
+    assert record["domain_separability"] == pytest.approx(dp.separability, abs=1e-9)
     assert record["sim2real_score"] == pytest.approx(
-        sim2real_score(record["transfer_score"], record["dis"]))
+        sim2real_score(record["transfer_score_skill"], record["dis"]))
+
+
+def test_without_state_skills_are_measured_against_a_perfect_prediction():
+    Z, domain, Y, episode = synthetic()
+    r = score_embeddings(Z, domain, Y, episode, params=ScoreParams(pca_dim=4, n_boot=20))
+    assert r["has_ceiling"] is False and r["paired_retrieval_top1"] is None
+    for k in ACTION_SCORES:
+        assert r[f"{k}_ceiling"] is None and r["skill_reference"][k] == "perfect"
+        assert r[f"{k}_skill"] == pytest.approx(
+            (r[k] - r[f"{k}_floor"]) / (1 - r[f"{k}_floor"]), abs=1e-12)
+
+
+def test_few_episodes_make_the_action_scores_not_estimable():
+    Z, domain, Y, episode = synthetic(n_episodes=2 * (MIN_EPISODES - 1))
+    r = score_embeddings(Z, domain, Y, episode, params=ScoreParams(pca_dim=4, n_boot=20))
+    for k in ACTION_SCORES:
+        for key in (k, f"{k}_floor", f"{k}_skill"):
+            assert r[key] is None and r[f"{key}_ci_low"] is None
+            assert f"{MIN_EPISODES - 1} episode(s)" in r["not_estimable"][key]
+    assert r["sim2real_score"] is None and "sim2real_score" in r["not_estimable"]
+    # DIS, the domain probe and the training AS do not need held-out episodes.
+    assert r["dis"] is not None and r["dis_ci_low"] is not None
+    assert r["domain_probe_accuracy"] is not None and r["action_score_train"] is not None
+    assert any("not estimable" in w for w in r["warnings"])
+    json.dumps(r, allow_nan=False)
 
 
 def test_sim2real_formula():
+    # sqrt(clip(transfer_skill, 0, 1) * clip(DIS, 0, 1))
     assert sim2real_score(0.81, 1.0) == pytest.approx(0.9)
     assert sim2real_score(0.5, 0.5) == pytest.approx(0.5)
     assert sim2real_score(0.64, 0.25) == pytest.approx(0.4)
     assert sim2real_score(-0.3, 0.9) == 0.0           # transfer worse than the mean action
     assert sim2real_score(0.9, -2.0) == 0.0           # DIS below 0 (big gap)
     assert sim2real_score(1.0, 1.0) == 1.0
+    assert sim2real_score(1.7, 1.0) == 1.0            # beyond the state ceiling
     # Higher transfer or higher DIS never lowers it.
     grid = np.linspace(-0.5, 1.0, 7)
     for t0, t1 in zip(grid, grid[1:]):
@@ -90,7 +147,23 @@ def test_sim2real_ranks_invariance_and_transfer():
     params = ScoreParams(pca_dim=4, n_boot=0)
     s = [score_embeddings(*synthetic(shift=sh), params=params) for sh in (0.0, 0.5, 1.5)]
     assert s[0]["sim2real_score"] > s[1]["sim2real_score"] > s[2]["sim2real_score"]
+    assert s[0]["transfer_score_skill"] > s[1]["transfer_score_skill"] > s[2][
+        "transfer_score_skill"]
     assert s[0]["dis"] > s[1]["dis"] > s[2]["dis"]
+
+
+def test_null_control_puts_every_skill_at_zero():
+    Z, domain, Y, episode = synthetic()
+    params = ScoreParams(pca_dim=4, n_boot=100, null="shuffle:2")
+    r = score_embeddings(Z, domain, Y, episode, state=state_of(Z, domain), params=params)
+    for k in ACTION_SCORES:
+        assert r[f"{k}_skill_ci_low"] <= 0.0 <= r[f"{k}_skill_ci_high"], k
+    assert r["params"]["null"] == "shuffle:2"
+    real = score_embeddings(Z, domain, Y, episode, state=state_of(Z, domain),
+                            params=ScoreParams(pca_dim=4, n_boot=100))
+    assert real["transfer_score_skill_ci_low"] > 0.3     # the true actions are readable
+    with pytest.raises(MetricError, match="shuffle:SEED"):
+        ScoreParams(null="permute").validate()
 
 
 def test_no_bootstrap_gives_none_intervals_and_seeds_are_reproducible():
@@ -102,20 +175,27 @@ def test_no_bootstrap_gives_none_intervals_and_seeds_are_reproducible():
     c = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=15, seed=2))
     assert a == b
     assert a["dis_ci_low"] != c["dis_ci_low"]
-    narrow = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=40, seed=1, ci=0.5))
-    wide = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=40, seed=1, ci=0.99))
+    assert a["bootstrap_id"] == b["bootstrap_id"] != c["bootstrap_id"]
+    narrow = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=200, seed=1, ci=0.5))
+    wide = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=200, seed=1, ci=0.99))
     for k in ("dis", "transfer_score"):
         assert (wide[f"{k}_ci_high"] - wide[f"{k}_ci_low"]
                 >= narrow[f"{k}_ci_high"] - narrow[f"{k}_ci_low"])
 
 
 def test_single_episode_per_domain_is_a_documented_fallback():
-    Z, domain, Y, _ = synthetic(n_episodes=2, steps=30)
-    r = score_embeddings(Z, domain, Y, np.repeat([0, 1], 30),
+    Z, domain, Y, _ = synthetic(n_episodes=2, steps=60)
+    r = score_embeddings(Z, domain, Y, np.repeat([0, 1], 60),
                          params=ScoreParams(pca_dim=4, n_boot=10))
     assert r["heldout_unit"] == {"sim": "time-block", "real": "time-block"}
     assert any("time blocks" in w for w in r["warnings"])
-    assert all(np.isfinite(r[k]) for k in SCORE_KEYS)
+    assert all(np.isfinite(r[k]) for k in ("action_score_heldout", "transfer_score", "dis"))
+    # Blocks of fewer than MIN_FRAMES_PER_BLOCK frames: not estimable.
+    Z, domain, Y, _ = synthetic(n_episodes=2, steps=30)
+    short = score_embeddings(Z, domain, Y, np.repeat([0, 1], 30),
+                             params=ScoreParams(pca_dim=4, n_boot=10))
+    assert short["action_score_heldout"] is None
+    assert "time blocks of 6 frame(s)" in short["not_estimable"]["action_score_heldout"]
 
 
 @pytest.mark.parametrize("case, message", [
@@ -175,6 +255,11 @@ def test_score_encoder_on_the_demo_is_cached(small_demo, monkeypatch):
     assert r["n_frames"] == {"sim": 48, "real": 48}
     assert 0.0 <= r["sim2real_score"] <= 1.0
     assert r["domain_probe_accuracy"] > 0.8          # gap 0.5: pixels tell the domains apart
+    # The demo has robot state: ceilings and paired retrieval are there.
+    assert r["has_ceiling"] and r["transfer_score_ceiling"] is not None
+    n_real = r["n_frames"]["real"]
+    assert r["paired_retrieval_chance"] == pytest.approx(1 / n_real)
+    assert r["paired_retrieval_queries"] == 48
 
     def boom(*args, **kwargs):
         raise AssertionError("the score should come from the cache")

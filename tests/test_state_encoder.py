@@ -107,7 +107,8 @@ def test_cli_embed_writes_the_state(tmp_path, demo):
 
 def test_cli_score_puts_state_next_to_pixels(tmp_path):
     out = tmp_path / "board.json"
-    assert main(["score", DEMO, "--encoders", "pixels,state", "--n-boot", "10",
+    spec = DEMO.replace("episodes=3", "episodes=4")     # held-out scores need 4 episodes
+    assert main(["score", spec, "--encoders", "pixels,state", "--n-boot", "10",
                  "--pca-dim", "8", "--out", str(out)]) == 0
     records = {r["encoder"]["id"]: r for r in json.loads(out.read_text())}
     assert set(records) == {"pixels", "state"}
@@ -115,6 +116,9 @@ def test_cli_score_puts_state_next_to_pixels(tmp_path):
     assert state["encoder"]["architecture"] == "State" and state["precision"] == "auto"
     assert np.isfinite(state["action_score_heldout"]) and -1.0 <= state["dis"] <= 1.0
     assert state["action_score_train"] != records["pixels"]["action_score_train"]
+    # The state is the ceiling of its own action scores.
+    assert state["action_score_heldout"] == state["action_score_heldout_ceiling"]
+    assert state["action_score_heldout_skill"] == 1.0
 
 
 def test_cli_encoders_table_shows_the_state_width_as_s(capsys):

@@ -5,6 +5,12 @@ Score (one record per encoder, see :func:`s2r.metrics.scoring.score_encoder`)::
     python -m s2r score demo --encoders pixels,efficientnet-lite0 --out scores.csv
     python -m s2r score sim.zarr real.zarr --encoders 'r3m-*,mcr' --out fb.json --n-boot 500
 
+A null control (actions permuted across frames within each domain; every skill should then
+sit at 0 within its interval) and the pairwise ranking confidence::
+
+    python -m s2r score demo --encoders pixels,state --out null.json --null shuffle:1
+    python -m s2r score demo --encoders pixels,efficientnet-lite0 --out s.json --pairwise p.csv
+
 Merge leaderboards of several runs/datasets (JSON and/or CSV; one row per encoder, dataset
 fingerprint and parameters, the file given last wins)::
 
@@ -24,14 +30,15 @@ from s2r.cli import add_dataset_args, add_runtime_args, cache_from_args, dataset
 from s2r.errors import S2RError
 
 # Columns of the summary table printed after scoring.
-_SUMMARY = ("sim2real_score", "transfer_score", "dis", "action_score_heldout",
-            "domain_probe_accuracy")
+_SUMMARY = ("sim2real_score", "transfer_score_skill", "action_score_heldout_skill", "dis",
+            "paired_retrieval_mrr", "domain_separability")
 
 
 def register(subparsers) -> None:
     from s2r.metrics.bootstrap import DEFAULT_CI, DEFAULT_N_BOOT
     from s2r.metrics.dis import DEFAULT_PCA_DIM
-    from s2r.metrics.probes import DEFAULT_DOMAIN_C, DEFAULT_N_FOLDS, DEFAULT_RIDGE_ALPHA
+    from s2r.metrics.folds import DEFAULT_N_FOLDS
+    from s2r.metrics.probes import DEFAULT_DOMAIN_C, DEFAULT_RIDGE_ALPHA, PAPER_TRAIN_ALPHA
 
     p = subparsers.add_parser(
         "score", help="score encoders on a dataset (DIS, action/transfer scores, domain probe, "
@@ -48,6 +55,9 @@ def register(subparsers) -> None:
     p.add_argument("--merge", action="store_true",
                    help="merge the leaderboard files given as positional arguments into --out "
                         "instead of scoring")
+    p.add_argument("--pairwise", default=None, metavar="FILE",
+                   help="also write P(A beats B) and the paired difference interval of every "
+                        "pair of encoders on every ranked score to FILE (.json or .csv)")
     g = p.add_argument_group("score parameters (recorded in every row)")
     g.add_argument("--pca-dim", type=int, default=DEFAULT_PCA_DIM, metavar="K",
                    help=f"DIS: common PCA dimension, the same K for every encoder compared "
@@ -55,9 +65,15 @@ def register(subparsers) -> None:
     g.add_argument("--distance", choices=("squared", "euclidean"), default="squared",
                    help="DIS: squared centroid distance (eq. 1, default) or plain Euclidean")
     g.add_argument("--ridge-alpha", type=_alpha, default=DEFAULT_RIDGE_ALPHA, metavar="A",
-                   help="action probes: ridge penalty per frame on z-scored embeddings, or "
-                        "'auto' (default: chosen per encoder by episode-grouped "
-                        "cross-validation)")
+                   help="held-out/transfer probes: ridge penalty as a fraction of the training "
+                        "embeddings' total variance, or 'auto' (default: chosen inside each "
+                        "training set by episode-grouped cross-validation)")
+    g.add_argument("--train-alpha", type=float, default=PAPER_TRAIN_ALPHA, metavar="A",
+                   help=f"the paper's training AS: one fixed penalty for every encoder "
+                        f"(default {PAPER_TRAIN_ALPHA})")
+    g.add_argument("--null", default=None, metavar="shuffle[:SEED]",
+                   help="null control: permute the actions across frames within each domain "
+                        "before scoring (every skill should then be 0 within its interval)")
     g.add_argument("--seed", type=int, default=0, metavar="S",
                    help="seed of the PCA, the episode folds and the bootstrap (default 0)")
     g.add_argument("--n-boot", type=int, default=DEFAULT_N_BOOT, metavar="B",
@@ -114,8 +130,9 @@ def params_from_args(args):
     from s2r.metrics.scoring import ScoreParams
 
     return ScoreParams(pca_dim=args.pca_dim, distance=args.distance,
-                       ridge_alpha=args.ridge_alpha, seed=args.seed, n_boot=args.n_boot,
-                       ci=args.ci, n_folds=args.n_folds, domain_C=args.domain_c).validate()
+                       ridge_alpha=args.ridge_alpha, train_alpha=args.train_alpha,
+                       seed=args.seed, n_boot=args.n_boot, ci=args.ci, n_folds=args.n_folds,
+                       domain_C=args.domain_c, null=args.null).validate()
 
 
 def _summary_table(records) -> str:
@@ -127,12 +144,52 @@ def _summary_table(records) -> str:
         cols.insert(1, "precision")
     table = frame[cols].copy()
     for c in _SUMMARY:
-        lo, hi = frame.get(f"{c}_ci_low"), frame.get(f"{c}_ci_high")
-        if c in table and lo is not None and lo.notna().all():
-            table[c] = [f"{v:.3f} [{a:.3f}, {b:.3f}]" for v, a, b in zip(frame[c], lo, hi)]
-        elif c in table:
-            table[c] = [f"{v:.3f}" for v in frame[c]]
-    return table.sort_values("encoder.id").to_string(index=False)
+        if c in table:
+            table[c] = [format_score(r, c) for r in frame.to_dict("records")]
+    import pandas as pd
+
+    order = pd.to_numeric(frame["sim2real_score"], errors="coerce").fillna(-1.0).to_numpy()
+    order = order.argsort(kind="stable")[::-1]
+    return table.iloc[order].to_string(index=False)
+
+
+def format_score(row: dict, key: str) -> str:
+    """``"0.312 [0.210, 0.401]"``, ``"0.312"`` without an interval, ``"n/a"`` when missing."""
+    import math
+
+    value = row.get(key)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    lo, hi = row.get(f"{key}_ci_low"), row.get(f"{key}_ci_high")
+    if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
+        return f"{value:.3f}"
+    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _write_pairwise(records, path: Path, ci: float) -> None:
+    """P(A beats B) of every pair on every ranked score, and the resolved tiers, to ``path``."""
+    import json
+
+    import pandas as pd
+
+    from s2r.metrics.pairwise import PAIRWISE_KEYS, pairwise_comparisons, tiers
+
+    rows = pairwise_comparisons(records, ci=ci)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    if path.suffix.lower() == ".json":
+        groups = {k: tiers(records, k, ci=ci) for k in PAIRWISE_KEYS}
+        tmp.write_text(json.dumps({"ci": ci, "comparisons": rows, "tiers": groups}, indent=1,
+                                  allow_nan=False) + "\n")
+    else:
+        pd.DataFrame(rows).to_csv(tmp, index=False)
+    tmp.replace(path)
+    resolved = sum(r["resolved"] for r in rows if r["metric"] == "sim2real_score") // 2
+    n_pairs = sum(1 for r in rows if r["metric"] == "sim2real_score") // 2
+    print(f"wrote {path}: {len(rows)} comparisons; on the Sim2Real score {resolved} of "
+          f"{n_pairs} pair(s) resolved at {ci:.0%}; tiers: "
+          + " > ".join("{" + ", ".join(t) + "}" for t in tiers(records, "sim2real_score",
+                                                                    ci=ci)))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,6 +199,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.suffix.lower() not in FORMATS:
         raise S2RError(f"--out must name a .json or .csv file, got {str(out)!r}")
+    pairwise = Path(args.pairwise) if args.pairwise else None
+    if pairwise is not None and pairwise.suffix.lower() not in FORMATS:
+        raise S2RError(f"--pairwise must name a .json or .csv file, got {str(pairwise)!r}")
     if args.merge:
         if args.encoders:
             raise S2RError("--merge takes leaderboard files, not --encoders")
@@ -166,6 +226,8 @@ def run(args: argparse.Namespace) -> int:
     for r in records:
         for w in r.get("warnings", []):
             print(f"warning ({r['encoder']['id']}): {w}")
+    if pairwise is not None:
+        _write_pairwise(records, pairwise, params.ci)
     print(f"wrote {out}: {len(records)} encoder(s) on {frameset.name!r} "
           f"({frameset.fingerprint})")
     return 0

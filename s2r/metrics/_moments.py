@@ -8,15 +8,25 @@ bootstrap replicate) is a weighted sum of the same per-group statistics
 so the frames are read once; a fit is then one ``r x r`` solve and a score a few matrix
 products, with no pass over the frames.
 
-Coordinates. Embeddings are z-scored once with the mean and standard deviation of **all**
-frames given (unsupervised: no action label is used), actions with their global statistics
-(later re-standardised per training set, which the action score needs). Every fit then works
-in these fixed coordinates, centring on its own training mean (the intercept). Because the
-coordinates are fixed, a rotation does not change any fit: when there are fewer frames than
-dimensions (``N < D``, typical of the demo and of wide encoders) the frames are expressed in an
-orthonormal basis ``V`` of their span (thin SVD, ``r = rank <= N``), which makes every solve
-``r x r`` instead of ``D x D`` and gives exactly the same predictions (the ridge solution lies
-in that span; ``W = V B``).
+Feature scaling and leakage. A fit sees its training frames only: it centres the features on
+its training mean, measures the penalty against its training set's **total variance**
+``tau = trace(Cov_train(x))`` and standardises the actions with its training mean and standard
+deviation. The ridge problem of a training set is therefore
+
+    minimise  mean_i ||y~_i - (x_i - xbar) B||^2 + alpha * tau * ||B||_F^2
+
+which is invariant to translations, rotations and a global rescaling of the embedding (and
+to duplicating features), so ``alpha`` means the same for a 512-D and a 3072-D encoder. A
+per-feature z-scoring was measured to be fragile instead: a feature that is nearly constant in
+the training frames is blown up on the test frames (EfficientNet-Lite0's sim -> real transfer
+score fell to -62 on the demo).
+
+Coordinates. Because every fit is invariant to those maps, the frames are stored once in fixed
+coordinates: centred on the mean of all frames, divided by one global scale, and -- when there
+are fewer frames than dimensions (``N < D``, typical of the demo and of wide encoders) --
+expressed in an orthonormal basis ``V`` of their span (thin SVD, ``r = rank <= N``). These maps
+use no label and change no prediction of any fit (the ridge solution of any subset of the
+frames lies in their span), they only make every solve ``r x r`` instead of ``D x D``.
 
 Memory. The per-group ``r x r`` sums take ``G * r^2`` numbers: float64 when that fits the
 budget, else float32 (relative error ~1e-7; used only by bootstrap replicates -- fits whose
@@ -71,10 +81,19 @@ class LinearModel:
     y_scale: np.ndarray   # (A,)
     scored: np.ndarray    # (A,) bool: action dims that vary in the training set
     B: np.ndarray         # (r, A)
+    tau: float = 1.0      # total variance of the training features (the penalty's unit)
+
+
+def total_scale(X: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(mean (D,), sqrt(total variance))`` of ``X`` (scale 1 when ``X`` is constant)."""
+    mean = X.mean(axis=0, dtype=np.float64)
+    total = float(X.var(axis=0, dtype=np.float64).sum())
+    return mean, (float(np.sqrt(total)) if total > 0 else 1.0)
 
 
 def prescale(X: np.ndarray, *, center: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """Global ``(shift, scale)`` per column, float64.
+    """Per-column ``(shift, scale)``, float64 (the Adam probe's and the domain probe's
+    z-scoring of their own training frames).
 
     ``scale`` is the standard deviation, or 1 for a constant column: one whose standard
     deviation is below ``1e-9 * max(1, |mean|)`` (round-off of a constant is not variation).
@@ -92,7 +111,8 @@ class GroupMoments:
     Parameters
     ----------
     Z : ndarray of shape (N, D)
-        Embeddings (float32 or float64).
+        Embeddings (float32 or float64). Stored centred on their mean and divided by one
+        global scale (fits do not depend on either, see the module docstring).
     Y : ndarray of shape (N, A)
         Actions (float64).
     group : ndarray of shape (N,), int
@@ -114,7 +134,9 @@ class GroupMoments:
                  memory_mb: float = 2048.0):
         self.Z = Z
         self.group = np.asarray(group, dtype=np.int64)
-        self.x_shift, self.x_scale = prescale(Z, center=center)
+        self.x_shift, self.x_scale = total_scale(Z)
+        if not center:
+            self.x_shift = np.zeros_like(self.x_shift)
         self.y_shift, self.y_scale = prescale(Y)
         self.Y = (Y - self.y_shift) / self.y_scale
         N, D = Z.shape
@@ -153,18 +175,18 @@ class GroupMoments:
 
     def _row_space(self) -> np.ndarray:
         """Orthonormal basis ``(D, r)`` of the span of the z-scored frames (N < D)."""
-        X = np.concatenate([self._zscored(np.arange(s, min(s + _CHUNK, len(self.Z))))
+        X = np.concatenate([self._scaled(np.arange(s, min(s + _CHUNK, len(self.Z))))
                             for s in range(0, len(self.Z), _CHUNK)])
         _, s, vt = np.linalg.svd(X, full_matrices=False)
         keep = s > RANK_RTOL * max(float(s[0]) if s.size else 0.0, 1e-300)
         return np.ascontiguousarray(vt[keep].T)
 
-    def _zscored(self, rows: np.ndarray) -> np.ndarray:
+    def _scaled(self, rows: np.ndarray) -> np.ndarray:
         return (np.asarray(self.Z[rows], dtype=np.float64) - self.x_shift) / self.x_scale
 
     def x(self, rows: np.ndarray) -> np.ndarray:
-        """Coordinates of frames ``rows`` (z-scored, in the row-space basis), float64."""
-        X = self._zscored(rows)
+        """Coordinates of frames ``rows`` (centred, scaled, in the row-space basis), float64."""
+        X = self._scaled(rows)
         return X if self.basis is None else X @ self.basis
 
     def combine(self, weights: np.ndarray) -> Moments:
@@ -198,7 +220,7 @@ class GroupMoments:
     def raw_model(self, model: LinearModel) -> tuple[np.ndarray, np.ndarray]:
         """``(W (D, A), b (A,))`` mapping RAW embeddings to the model's standardised actions."""
         B = model.B if self.basis is None else self.basis @ model.B
-        W = B / self.x_scale[:, None]
+        W = B / self.x_scale
         b = -(self.x_shift / self.x_scale) @ B - model.x_center @ model.B
         return W, b
 
@@ -231,10 +253,11 @@ def solve_ridge(M: np.ndarray, R: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def normal_equations(m: Moments, *, fit_intercept: bool = True):
-    """``(M, R, template)`` of the ridge system ``(M + alpha I) B = R`` of a training set.
+    """``(M, R, template)`` of the ridge system ``(M + alpha * tau * I) B = R`` of a training
+    set.
 
-    ``template`` is a :class:`LinearModel` with ``B = None`` holding the centring and action
-    scaling of that training set.
+    ``template`` is a :class:`LinearModel` with ``B = None`` holding the centring, the action
+    scaling and ``tau = trace(M)`` (the training features' total variance) of that set.
     """
     n = m.n
     mx, my = m.sx / n, m.sy / n
@@ -245,40 +268,66 @@ def normal_equations(m: Moments, *, fit_intercept: bool = True):
     sxx, sxy, _ = _centered(m, cx, my)
     R = sxy / n / y_scale
     R[:, ~scored] = 0.0
-    return sxx / n, R, LinearModel(cx, my, y_scale, scored, None)
+    M = sxx / n
+    tau = max(float(np.trace(M)), 0.0)
+    return M, R, LinearModel(cx, my, y_scale, scored, None, tau)
 
 
 def fit_moments(m: Moments, alpha: float, *, fit_intercept: bool = True) -> LinearModel:
     """Ridge fit from raw sums.
 
-    Minimises ``mean_i ||y~_i - (x_i - c) B||^2 + alpha ||B||_F^2`` (``alpha`` per frame) with
-    ``c`` the training mean of the coordinates (0 without intercept) and ``y~`` the actions
-    z-scored with the training mean and standard deviation, i.e. solves
-    ``(Xc'Xc / n + alpha I) B = Xc'Y~ / n``.
+    Minimises ``mean_i ||y~_i - (x_i - c) B||^2 + alpha * tau * ||B||_F^2`` with ``c`` the
+    training mean of the coordinates (0 without intercept), ``tau`` the training features'
+    total variance and ``y~`` the actions z-scored with the training mean and standard
+    deviation, i.e. solves ``(Xc'Xc / n + alpha tau I) B = Xc'Y~ / n``. Features without any
+    variance, or ``alpha = inf``, give ``B = 0``: the training mean action is predicted.
     """
     M, R, model = normal_equations(m, fit_intercept=fit_intercept)
-    model.B = solve_ridge(M, R, alpha)
+    model.B = (solve_ridge(M, R, alpha * model.tau) if model.tau > 0 and np.isfinite(alpha)
+               else np.zeros_like(R))
     return model
 
 
-def sse_alpha_path(m_train: Moments, m_test: Moments, alphas) -> np.ndarray:
-    """Summed squared standardised test errors (scored dims) for every alpha, ``(len(alphas),)``.
+@dataclass
+class RidgePath:
+    """Eigendecomposition of a training set's ridge system: any penalty in one product."""
 
-    One eigendecomposition of the training system serves every alpha.
-    """
+    vals: np.ndarray        # (r,) eigenvalues of M = Xc'Xc / n
+    vecs: np.ndarray        # (r, r)
+    R: np.ndarray           # (r, A) right-hand side
+    model: LinearModel      # template (centring, scaling, tau; B unset)
+
+
+def ridge_path(m_train: Moments) -> RidgePath:
+    """Decompose the ridge system of ``m_train`` once (see :func:`sse_alpha_path`)."""
     M, R, model = normal_equations(m_train)
     vals, vecs = np.linalg.eigh(M)
+    return RidgePath(vals, vecs, R, model)
+
+
+def sse_alpha_path(m_train, m_test: Moments, alphas) -> np.ndarray:
+    """Summed squared standardised test errors (scored dims) for every alpha, ``(len(alphas),)``.
+
+    ``m_train`` is the training set's :class:`Moments` or its :class:`RidgePath` (one
+    eigendecomposition serves every alpha and every test set).
+    """
+    path = m_train if isinstance(m_train, RidgePath) else ridge_path(m_train)
+    vals, vecs, model = path.vals, path.vecs, path.model
+    tau = model.tau
     sxx, sxy, syy = _centered(m_test, model.x_center, model.y_center)
     keep = model.scored
-    P = vecs.T @ R[:, keep]                              # (r, a)
+    P = vecs.T @ path.R[:, keep]                         # (r, a)
     T = vecs.T @ sxx @ vecs                              # (r, r)
     C = vecs.T @ (sxy[:, keep] / model.y_scale[keep])    # (r, a)
     base = float((syy[keep] / model.y_scale[keep] ** 2).sum())
     top = max(float(vals.max()), 0.0)
     out = []
     for alpha in alphas:
-        ok = vals + alpha > PINV_RTOL * top
-        Bt = np.where(ok, 1.0 / np.where(ok, vals + alpha, 1.0), 0.0)[:, None] * P
+        if not np.isfinite(alpha):     # the mean action: B = 0
+            out.append(base)
+            continue
+        ok = (vals + alpha * tau > PINV_RTOL * top) & (top > 0)
+        Bt = np.where(ok, 1.0 / np.where(ok, vals + alpha * tau, 1.0), 0.0)[:, None] * P
         out.append(base - 2 * float((Bt * C).sum()) + float((Bt * (T @ Bt)).sum()))
     return np.maximum(np.array(out), 0.0)
 
@@ -291,6 +340,36 @@ def sse_moments(model: LinearModel, m: Moments) -> np.ndarray:
     B = model.B
     sse = myy - 2 * np.einsum("da,da->a", B, Mxy) + np.einsum("da,da->a", B, sxx @ B)
     return np.maximum(sse, 0.0)
+
+
+def sse_of_mean(model: LinearModel, m: Moments) -> np.ndarray:
+    """Squared standardised errors ``(A,)`` over the frames of ``m`` of the no-information
+    predictor: the model's training mean action (the floor of every action score)."""
+    syy = np.diag(m.syy) - 2 * m.sy * model.y_center + m.n * model.y_center ** 2
+    return np.maximum(syy / model.y_scale ** 2, 0.0)
+
+
+def training_null(m: Moments, alpha: float) -> float:
+    """Mean, over every permutation of the actions across the frames, of the training score
+    of the ridge probe fitted on ``m`` (all weights 1) -- in closed form.
+
+    With the centred features' SVD ``Xc = U S V'`` (``lambda_k = s_k^2 / n``) the training
+    residual of standardised actions ``y~`` is
+    ``||y~||^2 - sum_k (1 - (a / (lambda_k + a))^2) ||u_k' y~||^2`` with ``a = alpha * tau``,
+    and a random permutation ``P`` gives ``E ||u_k' P y~||^2 = ||y~||^2 / (n - 1)`` for every
+    unit ``u_k`` orthogonal to the ones vector. So the null training score is
+    ``sum_k (1 - (a / (lambda_k + a))^2) / (n - 1)``: ``rank / (n - 1)`` without a penalty
+    (1 as soon as the dimension reaches the number of frames).
+    """
+    M, _, model = normal_equations(m)
+    vals = np.linalg.eigvalsh(M)
+    top = max(float(vals.max()), 0.0) if vals.size else 0.0
+    vals = vals[vals > RANK_RTOL * top] if top > 0 else vals[:0]
+    if not np.isfinite(alpha):
+        return 0.0
+    a = alpha * model.tau
+    shrink = a / (vals + a) if a > 0 else np.zeros_like(vals)
+    return float(np.sum(1.0 - shrink ** 2) / max(m.n - 1.0, 1.0))
 
 
 def score_from_sse(sse: np.ndarray, n: float, scored: np.ndarray) -> float:

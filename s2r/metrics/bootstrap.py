@@ -2,26 +2,29 @@
 
 Frames of one episode are strongly correlated, so resampling frames would give intervals far
 too narrow. s2r resamples whole **groups** (episodes; or time blocks inside an episode when a
-domain has a single episode, see :func:`s2r.metrics.probes.episode_folds`) with replacement,
-**separately within each domain** (so every replicate keeps the sim/real group counts),
-recomputes every score on the replicate and reports the percentile interval of the
-replicates re-centred on the estimate (:func:`centred_percentile_ci`).
+domain has a single episode, see :func:`s2r.metrics.folds.episode_folds`) with replacement,
+**separately within each domain** (so every replicate keeps the sim/real group counts) and
+recomputes every score on each replicate. The same replicates serve every encoder of a
+dataset (they depend only on the episodes, the folds and the seed), which is what makes the
+pairwise comparisons of :mod:`s2r.metrics.pairwise` paired.
+
+Intervals are **BCa** (bias-corrected and accelerated, Efron 1987) percentile intervals of the
+replicates (:func:`bca_interval`): the bias correction ``z0`` accounts for statistics that
+resampling alone shifts; the acceleration ``a`` comes from a grouped jackknife. With few
+episodes every bootstrap interval is too narrow (a resample of ``m`` episodes has ``(m-1)/m``
+of their variance, and the tails are short), so the nominal levels are **expanded** as
+Student's t with ``m - 1`` degrees of freedom would widen them (Hesterberg 2015, "What teachers
+should know about the bootstrap"), ``m`` being the fewer groups of the two domains. Measured on
+synthetic transfer scores with a known truth (``tests/test_validity.py``): plain BCa covered
+85-93 % at 6-20 episodes per domain, expanded BCa with 1,000 replicates 92-96 %. BCa intervals
+are transformation-respecting, so the interval of a clipped or monotonically transformed score
+is the transformed interval of the unclipped statistic. When the estimate lies outside the
+replicates' range (a statistic at the edge of its range, e.g. DIS = 1 for identical domains)
+the interval is widened to reach it, so every interval contains its estimate.
 
 A replicate is a vector of group weights (how many times each group was drawn); statistics
 that are sums over frames are then weighted sums of per-group sums, which is what makes the
 bootstrap of the ridge probes cheap (see :mod:`s2r.metrics._moments`).
-
-What each score's replicate recomputes (:func:`s2r.metrics.scoring.score_embeddings`):
-
-- DIS: the sim and real centroids of the replicate, in the PCA + min-max space fitted once
-  on all frames (refitting the PCA per replicate would mostly measure PCA sign/order noise);
-- training AS and both transfer scores: the ridge probes are **refitted** on the replicate
-  (one solve each, from the per-episode statistics, with the ridge penalty chosen once);
-- held-out AS and domain-probe accuracy: the out-of-fold errors / predictions of the
-  cross-validation are resampled by episode; the fold models are not refitted (a logistic
-  refit per fold and replicate would cost ``5 * n_boot`` fits). These intervals therefore
-  cover the variation of the test episodes, not of the training episodes;
-- Sim2Real score: recomputed from the replicate's transfer score and DIS (paired).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import numpy as np
 from s2r.errors import MetricError
 from s2r.metrics._validation import _check_number
 
-DEFAULT_N_BOOT = 200
+DEFAULT_N_BOOT = 1000
 DEFAULT_CI = 0.95
 
 
@@ -89,32 +92,112 @@ def percentile_ci(samples, ci: float = DEFAULT_CI) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def centred_percentile_ci(samples, estimate: float, ci: float = DEFAULT_CI
-                          ) -> tuple[float, float]:
-    """Percentile interval of the replicates shifted so that their median is ``estimate``.
+def jackknife_weights(strata, *, max_blocks: int = 100) -> np.ndarray:
+    """Grouped (delete-a-block) jackknife as group weights.
 
-    Resampling episodes *with replacement* duplicates some of them, and that alone moves
-    several statistics: a probe refitted on duplicated episodes scores higher on its own
-    frames and lower on the other domain, and a squared distance between resampled centroids
-    grows by their variance. The plain percentile interval then sits beside the estimate
-    (on the demo, the training AS interval lay entirely above it). Shifting the replicates
-    by ``estimate - median(replicates)`` removes that resampling artefact and keeps their
-    spread; for a statistic the bootstrap does not shift (a mean) it is the percentile
-    interval. The interval always contains ``estimate``.
+    Parameters
+    ----------
+    strata : array-like of shape (G,)
+        Stratum (domain) of each group. Groups are dealt round-robin within each stratum into
+        at most ``max_blocks`` blocks in all, so that every block mixes the strata like the
+        whole data set.
+    max_blocks : int
+        Most jackknife replicates (each deletes one block).
+
+    Returns
+    -------
+    ndarray of shape (n_blocks, G), float64
+        Row ``j`` is 1 for every group except those of block ``j`` (0).
+    """
+    _check_number("max_blocks", max_blocks, low=2, integer=True)
+    strata = np.asarray(strata)
+    n = int(min(max_blocks, strata.size))
+    block = np.empty(strata.size, dtype=np.int64)
+    offset = 0
+    for s in sorted(set(strata.tolist())):
+        idx = np.flatnonzero(strata == s)
+        block[idx] = (offset + np.arange(idx.size)) % n
+        offset += idx.size
+    return (block[None, :] != np.arange(n)[:, None]).astype(np.float64)
+
+
+def expanded_level(ci: float, n_groups: Optional[int]) -> float:
+    """Lower-tail level of an interval of coverage ``ci``, expanded for ``n_groups`` groups:
+    ``Phi(sqrt(m / (m - 1)) * t_{m-1}((1 - ci) / 2))`` (``(1 - ci) / 2`` without ``m``)."""
+    from scipy.stats import norm, t
+
+    if n_groups is None:
+        return (1.0 - ci) / 2.0
+    m = max(int(n_groups), 2)
+    return float(norm.cdf(np.sqrt(m / (m - 1.0)) * t.ppf((1.0 - ci) / 2.0, m - 1)))
+
+
+def bca_interval(samples, estimate: float, jackknife=None, ci: float = DEFAULT_CI, *,
+                 n_groups: Optional[int] = None) -> tuple[float, float]:
+    """BCa percentile interval of bootstrap replicates, always containing ``estimate``.
 
     Parameters
     ----------
     samples : array-like of shape (B,)
+        Bootstrap replicates of the statistic (finite).
     estimate : float
         The statistic on the original data.
+    jackknife : array-like of shape (J,), optional
+        Jackknife values of the statistic (:func:`jackknife_weights`); they give the
+        acceleration ``a``. Without them (or when they are degenerate) ``a = 0``: the
+        bias-corrected (BC) interval.
     ci : float
+        Coverage in (0, 1).
+    n_groups : int, optional
+        Groups resampled in the smaller stratum: expands the levels for small samples
+        (:func:`expanded_level`). Without it, the plain BCa levels.
+
+    Returns
+    -------
+    (low, high)
+        The replicates' quantiles at the BCa levels
+        ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))`` for ``z = -/+ Phi^-1(level)``, with
+        ``z0 = Phi^-1(share of replicates below the estimate, ties counted half)``; widened to
+        ``estimate`` when it falls outside.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo, hi = bca_interval(np.linspace(0, 1, 101), 0.5)
+    >>> round(lo, 3), round(hi, 3)
+    (0.025, 0.975)
     """
+    from scipy.stats import norm
+
+    percentile_ci(samples, ci)  # validates ci and the replicates
     s = np.asarray(samples, dtype=np.float64)
-    if s.size == 0:
-        raise MetricError("no bootstrap replicates to take a confidence interval from")
-    if not np.isfinite(s).all():
-        raise MetricError("bootstrap replicates contain NaN or inf")
-    return percentile_ci(s + (float(estimate) - float(np.median(s))), ci)
+    est = float(estimate)
+    if not np.isfinite(est):
+        raise MetricError(f"the estimate of a bootstrapped statistic must be finite, got {est}")
+    B = s.size
+    below = (np.count_nonzero(s < est) + 0.5 * np.count_nonzero(s == est)) / B
+    z0 = float(norm.ppf(min(max(below, 0.5 / B), 1.0 - 0.5 / B)))
+    a = _acceleration(jackknife)
+    levels = []
+    z_low = float(norm.ppf(expanded_level(ci, n_groups)))
+    for z in (z_low, -z_low):
+        den = 1.0 - a * (z0 + z)
+        levels.append(float(norm.cdf(z0 + (z0 + z) / den)) if den > 0 else
+                      (0.0 if z < 0 else 1.0))
+    lo, hi = np.quantile(s, levels)
+    return float(min(lo, est)), float(max(hi, est))
+
+
+def _acceleration(jackknife) -> float:
+    """``a = sum d^3 / (6 (sum d^2)^1.5)`` with ``d = mean - value`` of jackknife values."""
+    if jackknife is None:
+        return 0.0
+    j = np.asarray(jackknife, dtype=np.float64)
+    if j.size < 2 or not np.isfinite(j).all():
+        return 0.0
+    d = j.mean() - j
+    ss = float(d @ d)
+    return 0.0 if ss <= 0 else float((d ** 3).sum() / (6.0 * ss ** 1.5))
 
 
 def bootstrap_ci(statistic: Callable[[np.ndarray], float], strata, *, n_boot: int = DEFAULT_N_BOOT,

@@ -58,12 +58,12 @@ def unflatten_record(row: dict) -> dict:
 
 
 def _score_columns() -> list:
-    from s2r.metrics.scoring import SCORE_KEYS
+    from s2r.metrics.scoring import REFERENCE_KEYS, SCORE_KEYS
 
     cols = []
     for k in SCORE_KEYS:
         cols += [k, f"{k}_ci_low", f"{k}_ci_high"]
-    return cols
+    return cols + list(REFERENCE_KEYS)
 
 
 def records_to_frame(records: Sequence[dict]):

@@ -1,36 +1,37 @@
-"""One record per (encoder, dataset): every score with its episode-bootstrap interval.
+"""One record per (encoder, dataset): every score with its floor, ceiling and interval.
 
 :func:`score_embeddings` is pure (embeddings in, dict out); :func:`score_encoder` embeds a
 FrameSet with a registry encoder (cached), scores it (cached too) and adds the encoder's
 metadata; :func:`score_encoders` does several with progress.
 
-The Sim2Real score
-------------------
-The paper's future work asks for "a Sim2Real score calculated through a cost function
-factoring in centroid distance and action probe performance". s2r uses::
+What a record holds (keys of :data:`SCORE_KEYS`, each with ``_ci_low``/``_ci_high``):
 
-    sim2real_score = sqrt( clip(transfer_score, 0, 1) * clip(DIS, 0, 1) )
+- ``dis`` (eq. 1, unchanged) and ``dis_top_component_share`` (share of the squared centroid
+  distance on the first PCA component: near 1 means DIS measures one direction only);
+- ``action_score_train``: the paper's training AS, with one fixed penalty
+  (:data:`~s2r.metrics.probes.PAPER_TRAIN_ALPHA`) for every encoder; beside it
+  ``action_score_train_null``, its mean over permutations of the actions (closed form): the
+  training AS cannot rank encoders whose null is near 1 (dimension close to the frames);
+- ``action_score_heldout`` and ``transfer_score`` (sim -> real; ``transfer_score_reverse``
+  real -> sim), each with ``_floor`` (no-information predictor on the same split),
+  ``_ceiling`` (the same probe on the robot state; None without state) and ``_skill``
+  (:mod:`s2r.metrics.baselines`);
+- ``domain_probe_accuracy`` (held-out balanced accuracy, saturates at 1) and
+  ``domain_separability`` (held-out ``d'`` of the probe's logits, does not saturate);
+- ``paired_retrieval_top1`` / ``paired_retrieval_mrr`` (:mod:`s2r.metrics.retrieval`; with
+  ``paired_retrieval_chance`` / ``paired_retrieval_mrr_chance``; None without pairs);
+- ``sim2real_score`` = ``sqrt(clip(transfer_score_skill, 0, 1) * clip(dis, 0, 1))``.
 
-- ``transfer_score`` (sim -> real AS) replaces the paper's training AS: it is the score of a
-  linear policy head trained on sim frames and run on real frames, so it is high only when the
-  embedding carries the action information **and** that information reads the same way in both
-  domains. Below 0 (worse than predicting the sim mean action) counts as 0.
-- ``DIS`` (eq. 1) is the paper's label-free domain-invariance axis; it can be negative for
-  large gaps (see :mod:`s2r.metrics.dis`), which counts as 0.
-- The geometric mean is in [0, 1], higher is better, is 1 only when both are 1 and 0 when
-  either is 0: an encoder cannot buy a good score with invariance alone (a constant embedding
-  has DIS = 1 but transfer 0) or with in-domain action information that does not transfer.
-- The domain probe accuracy is reported but left out: on real sim/real data a linear probe on
-  a 512-2048-D embedding separates the domains almost perfectly for every encoder (the paper's
-  t-SNE plots "rarely exhibited any overlap"), so a term built from it would be ~0 for all of
-  them and rank nothing.
-
-Its interval comes from the same bootstrap replicates as its two inputs (paired resampling).
+Scores that cannot be estimated (too few episodes, :data:`~s2r.metrics.baselines.MIN_EPISODES`)
+are None and ``not_estimable`` says why. Intervals are BCa intervals of the episode bootstrap
+(:mod:`s2r.metrics.bootstrap`); the replicates of the ranked scores are kept
+(``replicates``, with ``bootstrap_id``) so encoders scored on the same data can be compared
+pairwise (:mod:`s2r.metrics.pairwise`).
 """
 
 from __future__ import annotations
 
-import math
+import hashlib
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Optional, Sequence, Union
 
@@ -38,21 +39,58 @@ import numpy as np
 
 from s2r.errors import MetricError
 from s2r.metrics._validation import _check_choice, _check_embeddings, _check_number
-from s2r.metrics.bootstrap import (DEFAULT_CI, DEFAULT_N_BOOT, centred_percentile_ci,
-                                   group_bootstrap_weights)
-from s2r.metrics.dis import DEFAULT_PCA_DIM, DISTANCES, check_pca_dim, dis_from_centroids, \
-    fit_dis_space
-from s2r.metrics.probes import (DEFAULT_DOMAIN_C, DEFAULT_N_FOLDS, DEFAULT_RIDGE_ALPHA,
-                                ProbeData, balanced_accuracy_from_counts)
+from s2r.metrics.baselines import (SIM2REAL_FORMULA, estimability, sim2real_score, skill,
+                                   skill_reference)
+from s2r.metrics.bootstrap import (DEFAULT_CI, DEFAULT_N_BOOT, bca_interval,
+                                   group_bootstrap_weights, jackknife_weights)
+from s2r.metrics.crossval import ProbeData
+from s2r.metrics.dis import (DEFAULT_PCA_DIM, DISTANCES, bootstrap_dis, check_pca_dim,
+                            dis_from_centroids, fit_dis_space)
+from s2r.metrics.folds import DEFAULT_N_FOLDS
+from s2r.metrics.pairwise import PAIRWISE_KEYS
+from s2r.metrics.probes import DEFAULT_DOMAIN_C, DEFAULT_RIDGE_ALPHA, PAPER_TRAIN_ALPHA
+from s2r.metrics.retrieval import chance_levels, partner_ranks, query_frames
 from s2r.progress import ProgressCallback, report
 
 #: Version of the scoring procedure; part of every score cache key. Bump it whenever a change
-#: here or in dis/probes/bootstrap changes any number of a record.
-SCORE_VERSION = 2
+#: here or in dis/probes/crossval/bootstrap changes any number of a record.
+SCORE_VERSION = 3
 
-#: The scores of a record, in display order. Each has ``<name>_ci_low`` and ``<name>_ci_high``.
-SCORE_KEYS = ("dis", "action_score_train", "action_score_heldout", "transfer_score",
-              "transfer_score_reverse", "domain_probe_accuracy", "sim2real_score")
+#: The action scores that get a floor, a ceiling and a skill.
+ACTION_SCORES = ("action_score_heldout", "transfer_score", "transfer_score_reverse")
+
+#: Every score with an interval, in display order (``<key>_ci_low`` / ``<key>_ci_high``).
+SCORE_KEYS = (
+    "sim2real_score",
+    "transfer_score_skill", "transfer_score", "transfer_score_floor", "transfer_score_ceiling",
+    "action_score_heldout_skill", "action_score_heldout", "action_score_heldout_floor",
+    "action_score_heldout_ceiling",
+    "transfer_score_reverse_skill", "transfer_score_reverse", "transfer_score_reverse_floor",
+    "transfer_score_reverse_ceiling",
+    "dis", "dis_top_component_share",
+    "paired_retrieval_top1", "paired_retrieval_mrr",
+    "domain_probe_accuracy", "domain_separability",
+    "action_score_train",
+)
+#: Reference values without an interval.
+REFERENCE_KEYS = ("action_score_train_null", "paired_retrieval_chance",
+                  "paired_retrieval_mrr_chance")
+#: Scores whose bootstrap replicates are kept for the pairwise comparisons.
+RANKED_KEYS = PAIRWISE_KEYS
+#: Actions permuted within each domain: ``"shuffle"`` or ``"shuffle:SEED"``.
+NULL_PREFIX = "shuffle"
+
+
+def parse_null(null: Optional[str]) -> Optional[int]:
+    """Seed of a ``"shuffle[:SEED]"`` null control (0 when no seed is given), None for none."""
+    if null is None:
+        return None
+    text = str(null)
+    head, _, seed = text.partition(":")
+    if head != NULL_PREFIX or (seed and not seed.isdigit()):
+        raise MetricError(f"null must be 'shuffle' or 'shuffle:SEED' (SEED a non-negative "
+                          f"integer), got {null!r}")
+    return int(seed or 0)
 
 
 @dataclass(frozen=True)
@@ -66,30 +104,38 @@ class ScoreParams:
     distance : {"squared", "euclidean"}, default "squared"
         DIS distance (eq. 1 squares it; the text says Euclidean).
     ridge_alpha : float or "auto", default "auto"
-        Ridge penalty of the action probes (per frame, on z-scored features). ``"auto"``
-        picks the best of :data:`s2r.metrics.probes.ALPHA_GRID` (1e-4 ... 1e3) for each
-        encoder by the episode-grouped held-out score, then uses it for every probe and
-        bootstrap replicate (recorded as ``ridge_alpha_used``).
+        Ridge penalty of the held-out and transfer probes (and of their state ceilings), as a
+        fraction of the training embeddings' total variance. ``"auto"`` chooses it from
+        :data:`s2r.metrics.probes.ALPHA_GRID` inside each training set (nested
+        cross-validation for the held-out score; cross-validation over the source domain's
+        episodes for the transfer scores); the choices are in ``ridge_alpha_used``.
+    train_alpha : float, default 1e-3
+        The fixed penalty of the paper's training AS, the same for every encoder.
     seed : int, default 0
         Seed of the PCA solver, the fold assignment and the bootstrap.
     n_boot : int, default 200
         Bootstrap replicates (0 = no intervals: the ``_ci_`` fields are None).
     ci : float, default 0.95
-        Coverage of the percentile intervals.
+        Coverage of the intervals.
     n_folds : int, default 5
         Episode folds of the held-out scores.
     domain_C : float, default 1.0
         Inverse L2 penalty of the domain probe.
+    null : str or None, default None
+        ``"shuffle[:SEED]"``: permute the actions across frames within each domain before
+        scoring (a null control: every skill should then be 0 within its interval).
     """
 
     pca_dim: int = DEFAULT_PCA_DIM
     distance: str = "squared"
     ridge_alpha: Union[float, str] = DEFAULT_RIDGE_ALPHA
+    train_alpha: float = PAPER_TRAIN_ALPHA
     seed: int = 0
     n_boot: int = DEFAULT_N_BOOT
     ci: float = DEFAULT_CI
     n_folds: int = DEFAULT_N_FOLDS
     domain_C: float = DEFAULT_DOMAIN_C
+    null: Optional[str] = None
 
     def validate(self) -> "ScoreParams":
         """Raise :class:`MetricError` naming the first bad field; return ``self``."""
@@ -101,6 +147,7 @@ class ScoreParams:
                                   f"{self.ridge_alpha!r}")
         else:
             _check_number("ridge_alpha", self.ridge_alpha, low=0)
+        _check_number("train_alpha", self.train_alpha, low=0)
         _check_number("seed", self.seed, low=0, integer=True)
         _check_number("n_boot", self.n_boot, low=0, integer=True)
         _check_number("ci", self.ci, low=0, high=1, low_open=True)
@@ -108,20 +155,27 @@ class ScoreParams:
             raise MetricError(f"ci must be < 1, got {self.ci!r}")
         _check_number("n_folds", self.n_folds, low=2, integer=True)
         _check_number("domain_C", self.domain_C, low=0, low_open=True)
+        parse_null(self.null)
         return self
 
     def to_dict(self) -> dict:
-        """Plain JSON dict (ints and floats as such)."""
+        """Plain JSON dict (ints and floats as such) with the Sim2Real formula."""
         out = asdict(self)
         if not isinstance(out["ridge_alpha"], str):
             out["ridge_alpha"] = float(out["ridge_alpha"])
-        out["ci"] = float(out["ci"])
-        out["domain_C"] = float(out["domain_C"])
+        for name in ("train_alpha", "ci", "domain_C"):
+            out[name] = float(out[name])
+        out["sim2real"] = SIM2REAL_FORMULA
         return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "ScoreParams":
         """Inverse of :meth:`to_dict` (unknown keys raise :class:`MetricError`)."""
+        data = dict(data)
+        formula = data.pop("sim2real", SIM2REAL_FORMULA)
+        if formula != SIM2REAL_FORMULA:
+            raise MetricError(f"these parameters were recorded with the Sim2Real score "
+                              f"{formula!r}; this version computes {SIM2REAL_FORMULA!r}")
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
@@ -129,76 +183,169 @@ class ScoreParams:
         return cls(**data).validate()
 
 
-def sim2real_score(transfer: float, dis: float) -> float:
-    """``sqrt(clip(transfer, 0, 1) * clip(dis, 0, 1))`` (see the module docstring).
-
-    Examples
-    --------
-    >>> sim2real_score(0.81, 1.0)
-    0.9
-    >>> sim2real_score(-0.2, 0.9)
-    0.0
-    """
-    t = min(max(float(transfer), 0.0), 1.0)
-    d = min(max(float(dis), 0.0), 1.0)
-    return math.sqrt(t * d)
+def shuffle_actions(actions, domain, seed: int) -> np.ndarray:
+    """Actions permuted across frames within each domain (``numpy.random.default_rng(seed)``)."""
+    actions = np.array(actions, copy=True)
+    domain = np.asarray(domain)
+    rng = np.random.default_rng(seed)
+    for d in ("sim", "real"):
+        idx = np.flatnonzero(domain == d)
+        actions[idx] = actions[rng.permutation(idx)]
+    return actions
 
 
-# Values each score can take (intervals are clipped to them after re-centring).
-_RANGES = {"domain_probe_accuracy": (0.0, 1.0), "sim2real_score": (0.0, 1.0)}
-
-
-def _clip(interval: tuple, key: str) -> tuple:
-    low, high = _RANGES.get(key, (-math.inf, 1.0))
-    return tuple(min(max(v, low), high) for v in interval)
+def _action_errors(data: ProbeData, alpha) -> dict:
+    """Test errors of the held-out and both transfer probes (:data:`ACTION_SCORES` order)."""
+    return {"action_score_heldout": data.heldout(alpha),
+            "transfer_score": data.transfer(alpha, "sim"),
+            "transfer_score_reverse": data.transfer(alpha, "real")}
 
 
 class _Scorer:
     """All scores of one embedding matrix as functions of the group bootstrap weights."""
 
-    def __init__(self, Z, domain, actions, episode, params: ScoreParams, memory_mb: float):
+    def __init__(self, Z, domain, actions, episode, state, pairs, params: ScoreParams,
+                 memory_mb: float):
         self.params = p = params
-        self.data = ProbeData(Z, domain, actions, episode, n_folds=p.n_folds, seed=p.seed,
-                              memory_mb=memory_mb)
-        f = self.data.folds
+        self.data = data = ProbeData(Z, domain, actions, episode, n_folds=p.n_folds,
+                                     seed=p.seed, memory_mb=memory_mb)
+        f = data.folds
         self.is_real = f.group_domain == "real"
-        self.alpha = self.data.resolve_alpha(p.ridge_alpha)
+        self.warnings = list(f.warnings)
         # DIS: PCA + min-max fitted once on all frames; a replicate only moves the centroids.
-        self.space = fit_dis_space(self.data.Z, pca_dim=p.pca_dim, random_state=p.seed)
-        P = self.space.transform(self.data.Z)
+        self.space = fit_dis_space(data.Z, pca_dim=p.pca_dim, random_state=p.seed)
+        P = self.space.transform(data.Z)
         self.p_sum = np.zeros((f.n_groups, P.shape[1]))
         np.add.at(self.p_sum, f.group, P)
         self.n = np.bincount(f.group, minlength=f.n_groups).astype(float)
-        # Held-out AS and domain probe: out-of-fold errors per group, computed once.
-        self.sse, self.cnt, self.fold_models = self.data.heldout_errors(self.alpha)
-        pred, self.domain_warnings = self.data.domain_predictions(p.domain_C)
-        self.correct, self.frames = self.data.domain_counts(pred)
+        self.warnings += list(self.space.warnings)
+        # Paper's training AS: one fixed penalty; its permutation null in closed form.
+        self.train = data.train(p.train_alpha)
+        self.train_null = data.train_null(p.train_alpha)
+        # Held-out and transfer scores with floors (and state ceilings), when estimable.
+        self.reason = estimability(
+            f.unit, {d: int((f.group_domain == d).sum()) for d in ("sim", "real")},
+            {d: int(self.n[f.group_domain == d].min()) for d in ("sim", "real")})
+        # Each action score as per-group test errors of probes fitted once (the bootstrap
+        # resamples the test episodes), the same for the state ceiling.
+        self.errors, self.ceiling = {}, None
+        if self.reason is None:
+            self.errors = _action_errors(data, p.ridge_alpha)
+            if state is not None:
+                ceiling = ProbeData(state, domain, actions, episode, folds=f)
+                self.ceiling = _action_errors(ceiling, p.ridge_alpha)
+        self.constant = sorted({j for e in [self.train, *self.errors.values()]
+                                for j in e.constant_action_dims})
+        # Domain probe: out-of-fold logits per group.
+        self.evidence, warns = data.domain_evidence(p.domain_C)
+        self.warnings += warns
+        # Paired retrieval: per sim group, hits and reciprocal ranks of the partners.
+        self.retrieval = None
+        if pairs is not None:
+            sim = np.flatnonzero(data.domain == "sim")
+            pos = query_frames(sim)
+            ranks = partner_ranks(data.Z, sim[pos], np.asarray(pairs)[pos],
+                                  np.flatnonzero(data.domain == "real"))
+            group = f.group[ranks.queries]
+            self.retrieval = {
+                "count": np.bincount(group, minlength=f.n_groups).astype(float),
+                "top1": np.bincount(group, weights=ranks.top1, minlength=f.n_groups),
+                "mrr": np.bincount(group, weights=ranks.reciprocal_rank, minlength=f.n_groups),
+                "chance": chance_levels(ranks.n_gallery), "n_queries": int(ranks.queries.size)}
+        self.reference = {}
+        point = self._action_scores(np.ones(f.n_groups))
+        for k in self.errors:
+            self.reference[k] = skill_reference(point[f"{k}_floor"], point.get(f"{k}_ceiling"))
+            if self.ceiling is not None and self.reference[k] == "perfect":
+                self.warnings.append(
+                    f"{k}: the state ceiling ({point[f'{k}_ceiling']:.3f}) is not above the "
+                    f"floor ({point[f'{k}_floor']:.3f}), so its skill is measured against a "
+                    "perfect prediction instead")
+
+    def _action_scores(self, w: np.ndarray) -> dict:
+        """Held-out and transfer scores with floors and ceilings of a replicate."""
+        out = {}
+        for k, errors in self.errors.items():
+            out[k], out[f"{k}_floor"] = errors.score(w), errors.floor(w)
+            if self.ceiling is not None:
+                out[f"{k}_ceiling"] = self.ceiling[k].score(w)
+        return out
 
     def scores(self, w: np.ndarray) -> dict:
-        p, a = self.params, self.alpha
-        sim_c = (w * ~self.is_real) @ self.p_sum / ((w * ~self.is_real) @ self.n)
-        real_c = (w * self.is_real) @ self.p_sum / ((w * self.is_real) @ self.n)
-        dis = dis_from_centroids(sim_c, real_c, p.distance)
-        moments = self.data.domain_moments(w)
-        train, _ = self.data.train_score(a, moments=moments)
-        transfer = self.data.transfer_score(a, source="sim", moments=moments)
-        rs, rr = balanced_accuracy_from_counts(self.correct, self.frames, self.is_real, w)
-        return {
-            "dis": dis,
-            "action_score_train": train,
-            "action_score_heldout": 1.0 - float(w @ self.sse) / float(w @ self.cnt),
-            "transfer_score": transfer,
-            "transfer_score_reverse": self.data.transfer_score(a, source="real",
-                                                               moments=moments),
-            "domain_probe_accuracy": 0.5 * (rs + rr),
-            "sim2real_score": sim2real_score(transfer, dis),
-        }
+        p = self.params
+        sim_w, real_w = w * ~self.is_real, w * self.is_real
+        sim_c = sim_w @ self.p_sum / (sim_w @ self.n)
+        real_c = real_w @ self.p_sum / (real_w @ self.n)
+        diff = real_c - sim_c
+        sq = float(diff @ diff)
+        out = {"dis": dis_from_centroids(sim_c, real_c, p.distance), "_dis_diff": diff,
+               "dis_top_component_share": float(diff[0] ** 2 / sq) if sq > 0 else np.nan,
+               "action_score_train": self.train.score(w),
+               "domain_probe_accuracy": self.evidence.balanced_accuracy(w),
+               "domain_separability": self.evidence.separability(w)}
+        out.update(self._action_scores(w))
+        for k, ref in self.reference.items():
+            out[f"{k}_skill"] = skill(out[k], out[f"{k}_floor"], out.get(f"{k}_ceiling"), ref)
+        if "transfer_score_skill" in out:
+            out["sim2real_score"] = sim2real_score(out["transfer_score_skill"], out["dis"])
+        if self.retrieval is not None:
+            r = self.retrieval
+            count = float(w @ r["count"])
+            out["paired_retrieval_top1"] = float(w @ r["top1"]) / count
+            out["paired_retrieval_mrr"] = float(w @ r["mrr"]) / count
+        return out
 
 
-def score_embeddings(Z, domain, actions, episode, *, params: Optional[ScoreParams] = None,
-                     memory_mb: float = 2048.0,
+def _alpha_json(alpha: float):
+    """A penalty for a JSON record: the number, or ``"inf"`` for the mean-action probe."""
+    return float(alpha) if np.isfinite(alpha) else "inf"
+
+
+def _bootstrap_id(weights: np.ndarray, strata: np.ndarray) -> str:
+    """Digest of the replicate weights: records with equal ids were resampled identically."""
+    h = hashlib.sha1(np.ascontiguousarray(weights, dtype=np.int64).tobytes())
+    h.update(("|".join(map(str, strata))).encode())
+    return h.hexdigest()[:16]
+
+
+#: The range of each bounded score; intervals are clipped to it (BCa intervals respect
+#: monotone transformations, so clipping after is clipping the statistic).
+_RANGES = {"dis": (-np.inf, 1.0), "sim2real_score": (0.0, 1.0),
+           "dis_top_component_share": (0.0, 1.0), "domain_probe_accuracy": (0.0, 1.0),
+           "paired_retrieval_top1": (0.0, 1.0), "paired_retrieval_mrr": (0.0, 1.0)}
+
+
+def _interval(key: str, reps: np.ndarray, estimate: float, jack: np.ndarray, ci: float,
+              n_groups: int):
+    """Expanded BCa interval from the finite replicates, clipped to the score's range;
+    ``(None, None)`` when too few replicates are finite."""
+    ok = np.isfinite(reps)
+    if not np.isfinite(estimate) or ok.sum() < max(2, reps.size // 2):
+        return None, None
+    lo, hi = bca_interval(reps[ok], estimate, jack[np.isfinite(jack)], ci, n_groups=n_groups)
+    low, high = _RANGES.get(key, (-np.inf, np.inf))
+    return float(min(max(lo, low), high)), float(min(max(hi, low), high))
+
+
+def _replicates(scorer: "_Scorer", weights: np.ndarray, keys, progress, offset: int) -> dict:
+    """Every score of every replicate (rows of ``weights``): ``key -> (B,)``."""
+    out = {k: np.empty(len(weights)) for k in keys}
+    diffs = []
+    for b, w in enumerate(weights):
+        values = scorer.scores(np.asarray(w, dtype=np.float64))
+        diffs.append(values["_dis_diff"])
+        for k in keys:
+            out[k][b] = values[k]
+        if progress is not None:
+            report(progress, offset + b + 1, offset + len(weights), "bootstrap")
+    out["_dis_diff"] = np.asarray(diffs)
+    return out
+
+
+def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
+                     params: Optional[ScoreParams] = None, memory_mb: float = 2048.0,
                      progress: Optional[ProgressCallback] = None) -> dict:
-    """Every s2r score of one embedding matrix, with episode-bootstrap intervals.
+    """Every s2r score of one embedding matrix, with floors, ceilings and intervals.
 
     Parameters
     ----------
@@ -210,6 +357,12 @@ def score_embeddings(Z, domain, actions, episode, *, params: Optional[ScoreParam
         Action labels.
     episode : array-like of shape (N,), int
         Episode ids, unique across domains.
+    state : array-like of shape (N, S), optional
+        Robot state: the ceiling of the action scores is the same probe fitted on it.
+    pairs : array-like of shape (n_sim,), int, optional
+        Row of the real partner of each sim frame (sim frames in order), for paired retrieval;
+        default: the nearest real frame by standardised ``state`` when it is given
+        (:func:`s2r.pairing.label_partners`), else no retrieval scores.
     params : ScoreParams, optional
         Settings (defaults: ``ScoreParams()``).
     memory_mb : float
@@ -221,60 +374,104 @@ def score_embeddings(Z, domain, actions, episode, *, params: Optional[ScoreParam
     Returns
     -------
     dict
-        ``<score>``, ``<score>_ci_low``, ``<score>_ci_high`` for every name in
-        :data:`SCORE_KEYS` (intervals None when ``n_boot == 0``), ``params`` (the settings
-        as a dict), ``n_frames`` / ``n_episodes`` (per domain), ``heldout_unit`` (per domain:
-        ``"episode"`` or ``"time-block"``), ``n_folds`` (folds actually used),
-        ``ridge_alpha_used`` (the penalty, after ``"auto"`` selection),
-        ``dis_explained_variance``, ``constant_action_dims``, ``score_version`` and
-        ``warnings`` (list of the documented fallbacks that applied; empty normally).
+        ``<key>``, ``<key>_ci_low``, ``<key>_ci_high`` for every name in :data:`SCORE_KEYS`
+        (None when not estimable, not applicable, or ``n_boot == 0`` for intervals), the
+        :data:`REFERENCE_KEYS`, ``not_estimable`` (key -> reason), ``skill_reference`` (per
+        action score: ``"ceiling"`` or ``"perfect"``), ``params``, ``n_frames`` /
+        ``n_episodes`` (per domain), ``heldout_unit``, ``n_folds``, ``ridge_alpha_used``,
+        ``dis_explained_variance``, ``constant_action_dims``, ``paired_retrieval_queries``,
+        ``replicates`` (key -> bootstrap values of :data:`RANKED_KEYS`), ``bootstrap_id``,
+        ``score_version`` and ``warnings``.
 
     Raises
     ------
     MetricError
         Bad inputs (one domain, NaN embeddings, pca_dim too large, constant embeddings or
-        actions, ...).
+        actions, a bad null, ...).
     """
     params = (params or ScoreParams()).validate()
     checked = _check_embeddings(Z, domain, actions, episode)
     if checked.episode is None:
         raise MetricError("episode ids are required")
     check_pca_dim(params.pca_dim, *checked.Z.shape)
-    report(progress, 0, params.n_boot + 1, "fitting probes")
-    scorer = _Scorer(checked.Z, checked.domain, checked.actions, checked.episode, params,
+    act = checked.actions
+    null_seed = parse_null(params.null)
+    if null_seed is not None:
+        act = shuffle_actions(act, checked.domain, null_seed)
+    if state is not None:
+        state = _check_embeddings(state, checked.domain).Z
+        if len(state) != len(checked.Z):
+            raise MetricError(f"state must have one row per frame ({len(checked.Z)}), got "
+                              f"{len(state)}")
+        if pairs is None:
+            from s2r.pairing import label_partners
+
+            pairs = label_partners(state, checked.domain)
+    n_boot = params.n_boot
+    report(progress, 0, n_boot + 1, "fitting probes")
+    scorer = _Scorer(checked.Z, checked.domain, act, checked.episode, state, pairs, params,
                      memory_mb)
     f = scorer.data.folds
     point = scorer.scores(np.ones(f.n_groups))
+    keys = [k for k in SCORE_KEYS if k in point]
+    intervals = {k: (None, None) for k in keys}
+    replicates, boot_id = {}, None
+    if n_boot > 0:
+        weights = group_bootstrap_weights(f.group_domain, n_boot, seed=params.seed)
+        boot_id = _bootstrap_id(weights, f.group_domain)
+        reps = _replicates(scorer, weights, keys, progress, 1)
+        # DIS: remove the resampling inflation of the squared distance (dis.bootstrap_dis);
+        # the Sim2Real score follows from the corrected replicates.
+        reps["dis"] = bootstrap_dis(reps["_dis_diff"], params.distance)
+        if "sim2real_score" in reps:
+            reps["sim2real_score"] = np.array([sim2real_score(t, d) for t, d in
+                                               zip(reps["transfer_score_skill"], reps["dis"])])
+        jack = _replicates(scorer, jackknife_weights(f.group_domain), keys, None, 0)
+        m = min(int((f.group_domain == d).sum()) for d in ("sim", "real"))
+        intervals = {k: _interval(k, reps[k], point[k], jack[k], params.ci, m) for k in keys}
+        replicates = {k: [float(f"{v:.6g}") for v in reps[k]] for k in RANKED_KEYS if k in reps}
     record: dict[str, Any] = {}
-    intervals = {k: (None, None) for k in SCORE_KEYS}
-    if params.n_boot > 0:
-        weights = group_bootstrap_weights(f.group_domain, params.n_boot, seed=params.seed)
-        reps = {k: np.empty(params.n_boot) for k in SCORE_KEYS}
-        for b, w in enumerate(weights):
-            for k, v in scorer.scores(w.astype(np.float64)).items():
-                reps[k][b] = v
-            report(progress, b + 2, params.n_boot + 1, "bootstrap")
-        intervals = {k: _clip(centred_percentile_ci(reps[k], point[k], params.ci), k)
-                     for k in SCORE_KEYS}
     for k in SCORE_KEYS:
-        record[k] = float(point[k])
-        record[f"{k}_ci_low"], record[f"{k}_ci_high"] = intervals[k]
-    constant = sorted({int(j) for m in scorer.fold_models for j in np.flatnonzero(~m.scored)})
-    warnings = list(f.warnings) + list(scorer.space.warnings) + list(scorer.domain_warnings)
-    if constant:
-        warnings.append(f"action dims {constant} are constant in (some) training frames and "
-                        "left out of the action scores there")
+        value = point.get(k)
+        record[k] = float(value) if value is not None and np.isfinite(value) else None
+        record[f"{k}_ci_low"], record[f"{k}_ci_high"] = intervals.get(k, (None, None))
+    chance = scorer.retrieval["chance"] if scorer.retrieval else (None, None)
+    record.update({"action_score_train_null": float(scorer.train_null),
+                   "paired_retrieval_chance": chance[0],
+                   "paired_retrieval_mrr_chance": chance[1]})
+    not_estimable = {}
+    if scorer.reason is not None:
+        for k in ACTION_SCORES:
+            for suffix in ("", "_floor", "_ceiling", "_skill"):
+                not_estimable[k + suffix] = scorer.reason
+        not_estimable["sim2real_score"] = scorer.reason
+    warnings = list(scorer.warnings)
+    if scorer.constant:
+        warnings.append(f"action dims {scorer.constant} are constant in (some) training frames "
+                        "and left out of the action scores there")
+    if scorer.reason is not None:
+        warnings.append(f"action scores not estimable: {scorer.reason}")
     dom = checked.domain
     record.update({
+        "not_estimable": not_estimable,
+        "skill_reference": dict(scorer.reference),
         "params": params.to_dict(),
         "n_frames": {d: int((dom == d).sum()) for d in ("sim", "real")},
         "n_episodes": {d: int(np.unique(checked.episode[dom == d]).size)
                        for d in ("sim", "real")},
         "heldout_unit": dict(f.unit),
         "n_folds": int(f.n_folds),
-        "ridge_alpha_used": float(scorer.alpha),
+        "ridge_alpha_used": {
+            "action_score_train": float(params.train_alpha),
+            **{k: ([_alpha_json(a) for a in e.alphas] if k == "action_score_heldout"
+                   else _alpha_json(e.alphas[0])) for k, e in scorer.errors.items()}},
+        "embedding_dim": int(checked.Z.shape[1]),
         "dis_explained_variance": float(scorer.space.explained_variance_ratio.sum()),
-        "constant_action_dims": constant,
+        "constant_action_dims": scorer.constant,
+        "paired_retrieval_queries": scorer.retrieval["n_queries"] if scorer.retrieval else 0,
+        "has_ceiling": scorer.ceiling is not None,
+        "replicates": replicates,
+        "bootstrap_id": boot_id,
         "score_version": SCORE_VERSION,
         "warnings": warnings,
     })
@@ -356,7 +553,10 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
     def compute() -> dict:
         Z = embed_frameset(frameset, encoder_id, cache=cache, device=device,
                            precision=precision, progress=progress)
+        from s2r.pairing import pair_frames
+
         return score_embeddings(Z, frameset.domain, frameset.actions, frameset.episode,
+                                state=frameset.state, pairs=pair_frames(frameset),
                                 params=params, progress=progress)
 
     if cache is False:
@@ -370,6 +570,8 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         record = cache.get_or_compute_json(key, compute)
     from s2r.embed import embedding_precision
 
+    if meta["dim"] is None:       # the width of a dataset-dependent "embedding" (state)
+        meta["dim"] = record.get("embedding_dim")
     return {"encoder": meta, "dataset": {"name": frameset.name,
                                          "fingerprint": frameset.fingerprint},
             "precision": embedding_precision(frameset, encoder_id, precision=precision,
