@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, compute, loaders, widgets
+from ui import charts, compute, loaders, tables, widgets
 from ui import state as S
 
 widgets.page_header(
@@ -264,15 +264,15 @@ progress_note.caption(f"{sum(e in held for e in selected)} of {len(selected)} se
 
 done = [e for e in selected if e in held]
 if done:
-    df = charts.scores_frame([held[e] for e in done])
+    done_records = [held[e] for e in done]
+    df = charts.scores_frame(done_records)
     st.subheader("Scores")
-    st.dataframe(
-        df[["label", "dis", "action_score_heldout", "transfer_score", "domain_probe_accuracy",
-            "sim2real_score"]],
-        hide_index=True, width="stretch",
-        column_config={"label": "Encoder",
-                       **{c: st.column_config.NumberColumn(charts.METRIC_TITLES[c], format="%.3f")
-                          for c in charts.METRIC_TITLES}})
+    table, config = tables.score_table(df, tables.SUMMARY_METRICS, tables.tiers_of(done_records))
+    st.dataframe(table, hide_index=True, width="stretch", column_config=config)
+    st.caption("Estimate [95% interval]. Skills: 0 = a probe that predicts the mean action "
+               "(no information), 1 = the same probe on the robot state. Sim2Real = "
+               "sqrt(transfer skill x DIS), both clipped to [0, 1]. Tier: encoders in one tier "
+               "cannot be told apart. n/a: not estimable (the Scores page says why).")
     if state[S.PRECISION] == "int8":
         notes = compute.int8_notes(frameset, {e: held[e] for e in done}, cache)
         st.caption("Rows marked `· int8` come from int8 embeddings; the others are exact. "

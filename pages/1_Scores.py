@@ -1,33 +1,40 @@
-"""Scores: the paper's Figure 5 (DIS vs action score), click an encoder to look inside it."""
+"""Scores: the paper's Figure 5 (DIS vs action skill) with floors, ceilings and intervals; which
+differences are resolved; click an encoder to look inside it."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, compute, loaders, widgets
+from ui import charts, compute, loaders, tables, widgets
 from ui import state as S
 
 frameset, records = widgets.results_page(
     "Scores",
-    "Each point is an encoder: x = domain invariance score (DIS, eq. 1 of the paper), y = "
-    "action score of a linear probe. Up and right is better. Click a point to see where that "
-    "encoder looks in sim and real frames, and its t-SNE.",
+    "Each point is an encoder: x = domain invariance score (DIS, eq. 1 of the paper), y = how "
+    "well a linear probe reads the robot's action from the embedding. By default y is the "
+    "**transfer skill**: the share of the gap between the no-information floor (0) and the "
+    "robot-state ceiling (1) that a probe trained on sim frames recovers on real frames. Up "
+    "and right is better. Click a point to see where that encoder looks, and its t-SNE.",
     "the score scatter and table")
 state = st.session_state
-
 df = charts.scores_frame(list(records.values()))
+tiers = tables.tiers_of(list(records.values()))
+df["tier"] = [tiers.get(e) for e in df["encoder"]]
 
 # ----------------------------------------------------------------------------- controls
-state.setdefault(S.SCORES_Y, "action_score_heldout")
+state.setdefault(S.SCORES_Y, "transfer_score_skill")
+state.setdefault(S.SCORES_ERRORBARS, True)
 c1, c2, c3 = st.columns([4, 1, 1])
 y = c1.radio("Action score (y axis)", list(charts.Y_CHOICES), key=S.SCORES_Y, horizontal=True,
              format_func=charts.Y_SHORT.get,
-             help="Held-out: a ridge probe fitted on some episodes predicts the actions of "
-                  "others. Training: the paper's protocol (fit and score on the same frames). "
-                  "Transfer: fitted on sim frames, scored on real frames.")
-error_bars = c2.checkbox("95% CIs", key=S.SCORES_ERRORBARS,
-                         help="Episode-bootstrap intervals of both scores")
+             help="Skills put every encoder between the floor (a probe that predicts the mean "
+                  "action: 0) and the ceiling (the same probe on the robot state: 1). Raw "
+                  "scores are drawn with that floor and ceiling. Transfer: fitted on sim, "
+                  "scored on real. Held-out: fitted on some episodes, scored on others. "
+                  "Training: the paper's protocol, with each encoder's shuffled-action null.")
+error_bars = c2.checkbox("95% intervals", key=S.SCORES_ERRORBARS,
+                         help="Episode-bootstrap (BCa) intervals of both scores")
 labels = c3.checkbox("Labels", value=True, key=S.SCORES_LABELS)
 
 # ----------------------------------------------------------------------------- chart
@@ -35,15 +42,20 @@ chart = charts.score_scatter(df, y=y, error_bars=error_bars, labels=labels,
                              selected=state.get(S.SELECTION_ENCODER))
 event = st.altair_chart(chart, on_select="rerun", key=S.SCORES_CHART,
                         selection_mode=charts.PICK, width="stretch")
-st.caption("Colour: architecture (CNN blue, Transformer orange, as in the paper). Shape: "
-           "pretraining data (circle = manipulation, square = general, triangle = none: random "
-           "init or raw pixels). Size: parameters. Hover a point for every metric with its "
-           "95% episode-bootstrap interval.")
+st.caption("Colour: architecture (CNN blue, Transformer orange, as in the paper; grey raw "
+           "pixels, green the robot-state reference). Shape: pretraining data (circle = "
+           "manipulation, square = general, triangle = none: random init, pixels, state). Size: "
+           "parameters. Hover a point for every metric with its 95% interval and its tier.")
+note = tables.not_estimable_note(list(records.values()), y)
+if note:
+    st.warning(note)
 picked = charts.selected_values(event, charts.PICK, "encoder")
 if picked and picked[0] != state.get(S.SCORES_LAST_PICK):
     # A new click: it becomes the shared selection (Saliency and Compare open on it).
     state[S.SELECTION_ENCODER] = picked[0]
 state[S.SCORES_LAST_PICK] = picked[0] if picked else None
+
+tables.ranking_section(list(records.values()), S.SCORES_RANK_METRIC)
 
 # ----------------------------------------------------------------------------- inspector
 ids = list(records)
@@ -53,10 +65,10 @@ chosen = widgets.synced_selectbox(
     help="Click a point of the chart, or pick an encoder here.")
 row = df[df["encoder"] == chosen].iloc[0]
 st.subheader(f"Inside {widgets.encoder_label(chosen)}")
-st.caption(f"DIS {charts.fmt_ci(row, 'dis')} · AS held-out "
-           f"{charts.fmt_ci(row, 'action_score_heldout')} · transfer "
-           f"{charts.fmt_ci(row, 'transfer_score')} · domain probe "
-           f"{widgets.fmt(row.get('domain_probe_accuracy'))}")
+st.caption(f"Sim2Real {charts.fmt_ci(row, 'sim2real_score')} · transfer skill "
+           f"{charts.fmt_ci(row, 'transfer_score_skill')} · held-out skill "
+           f"{charts.fmt_ci(row, 'action_score_heldout_skill')} · DIS {charts.fmt_ci(row, 'dis')}"
+           f" · tier {widgets.fmt(row.get('tier'), 0)}")
 if not widgets.has_image_model(chosen):  # the state reference: no frames to explain
     st.info(widgets.no_image_model_note([chosen]))
     st.page_link("pages/2_Projection.py", label="Its t-SNE map", icon=":material/bubble_chart:")
@@ -92,20 +104,13 @@ else:
 
 # ----------------------------------------------------------------------------- table
 st.subheader("Every metric")
-columns = ["label", "encoder", "architecture", "pretraining_group", "params_m",
-           *[c for m in charts.METRIC_TITLES for c in (m, f"{m}_ci_low", f"{m}_ci_high")
-             if c in df]]
-table = df[columns].sort_values("sim2real_score" if "sim2real_score" in df else "dis",
-                                ascending=False)
-config = {"label": "Encoder", "encoder": "id", "architecture": "Architecture",
-          "pretraining_group": "Pretraining",
-          "params_m": st.column_config.NumberColumn("Params (M)", format="%.1f")}
-for m, title in charts.METRIC_TITLES.items():
-    short = charts.METRIC_SHORT[m]
-    config[m] = st.column_config.NumberColumn(short, format="%.3f", help=title)
-    config[f"{m}_ci_low"] = st.column_config.NumberColumn(f"{short} CI low", format="%.3f")
-    config[f"{m}_ci_high"] = st.column_config.NumberColumn(f"{short} CI high", format="%.3f")
+table, config = tables.score_table(df, tables.FULL_METRICS, tiers)
 st.dataframe(table, hide_index=True, width="stretch", column_config=config)
+st.caption("Each score: estimate [95% interval]; n/a = not estimable (too few episodes) or not "
+           "applicable (no robot state). Skills: 0 = the no-information floor, 1 = the "
+           "robot-state ceiling. Train AS null: the paper's training AS on shuffled actions "
+           "(the training AS ranks nothing where it is close). Retrieval chance: the MRR of a "
+           "random ranking.")
 d1, d2, _ = st.columns([1, 1, 4])
 d1.download_button("Download CSV", compute.records_file(list(records.values()), ".csv"),
                    "s2r_scores.csv", "text/csv", key="scores.csv",

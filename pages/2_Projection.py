@@ -39,19 +39,6 @@ if len(chosen) == 1 and chosen[0] in ids:
     state[S.SELECTION_ENCODER] = chosen[0]
 
 
-def projection(eid: str, progress):
-    """The t-SNE map of ``eid``. The state reference has no model for ``ui.loaders`` to build
-    (it keys its cache on a built encoder), so its map comes from the library's disk cache."""
-    if widgets.has_image_model(eid):
-        return loaders.projection(frameset, eid, mode=mode, perplexity=perplexity,
-                                  progress=progress)
-    from s2r.projection import project_frameset
-
-    return project_frameset(frameset, eid, cache=loaders.get_cache(), mode=mode,
-                            perplexity=float(perplexity), precision=loaders.precision(),
-                            progress=progress)
-
-
 cols = st.columns(len(chosen))
 clicked = None
 for col, eid in zip(cols, chosen):
@@ -62,7 +49,8 @@ for col, eid in zip(cols, chosen):
             _bar.progress(min(done / total, 1.0) if total else 0.0, text=message or "t-SNE")
 
         try:
-            proj = projection(eid, progress)
+            proj = loaders.projection(frameset, eid, mode=mode, perplexity=perplexity,
+                                      progress=progress)
         except S2RError as exc:
             bar.empty()
             st.error(f"{eid}: {exc}")

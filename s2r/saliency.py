@@ -677,7 +677,11 @@ def sim_action_probe(Z, domain, actions, episode):
     embeddings to their actions (a stand-in for a sim-trained policy).
 
     The only place where saliency fits an action probe. It uses
-    :class:`~s2r.metrics.probes.ActionProbe` with its default penalty.
+    :class:`~s2r.metrics.probes.ActionProbe` with its default penalty
+    (:data:`~s2r.metrics.probes.DEFAULT_PROBE_ALPHA` of the sim embeddings' total variance):
+    a map needs a direction to explain, while the transfer score's cross-validated probe may
+    fall back to the mean action. Read the maps with the encoder's transfer skill: near 0,
+    the direction they explain predicts nothing on held-out episodes.
 
     Parameters
     ----------
@@ -687,9 +691,8 @@ def sim_action_probe(Z, domain, actions, episode):
         ``"sim"`` or ``"real"`` per frame.
     actions : array-like of shape (N, A)
     episode : array-like of shape (N,), int
-        Episode id per frame. It is checked but the default penalty does not use it. It is
-        in the signature so that a penalty chosen by episode-grouped cross-validation would
-        not change the callers.
+        Episode id per frame (checked; kept in the signature so that a penalty chosen by
+        episode-grouped cross-validation would not change the callers).
 
     Returns
     -------

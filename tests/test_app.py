@@ -1,6 +1,7 @@
 """The dashboard under Streamlit's AppTest: every page, before and after computing.
 
-A tiny demo (3 + 3 episodes of 8 frames, 96 x 128) and two offline encoders keep the file
+A tiny demo (4 + 4 episodes of 8 frames, 96 x 128: the fewest episodes the held-out and
+transfer scores accept) and two offline encoders keep the file
 short: the home page computes them once (module fixture, its own cache folder) and the other
 tests read that cache, as a user's later session would.
 """
@@ -18,7 +19,7 @@ from ui import state as S
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ("pages/1_Scores.py", "pages/2_Projection.py", "pages/3_Saliency.py",
          "pages/4_Compare.py")
-TINY = "demo:episodes=3,steps=8,height=96,width=128"
+TINY = "demo:episodes=4,steps=8,height=96,width=128"
 ENCODERS = ("resnet18@random", "pixels")
 TIMEOUT = 300
 
@@ -42,6 +43,15 @@ def _no_exception(at: AppTest) -> None:
 
 def _captions(at: AppTest) -> list[str]:
     return [c for img in at.image for c in img.captions]
+
+
+def _chart_data(chart, name: str):
+    """The DataFrame of a chart's named dataset (Streamlit sends it as Arrow, not in the
+    spec)."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    (dataset,) = [d for d in chart.proto.datasets if d.name == name]
+    return convert_arrow_bytes_to_pandas_df(dataset.data.data)
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +89,9 @@ def test_first_visit_computes_the_default_set_with_progress(computed):
     # one status box per encoder, each finished
     assert len(at.status) == len(ENCODERS)
     assert all(box.state == "complete" and "done in" in box.label for box in at.status)
-    table, = [d.value for d in at.dataframe if "dis" in d.value.columns]
-    assert len(table) == len(ENCODERS) and table["dis"].notna().all()
+    table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
+    assert len(table) == len(ENCODERS) and table["DIS"].str.contains(r"\[").all()
+    assert {"Sim2Real", "Transfer skill", "Held-out skill", "Tier"} <= set(table.columns)
     assert (cache_dir / "index").exists()
 
 
@@ -139,8 +150,8 @@ def test_int8_precision_is_a_separate_result_set_labelled_on_every_page(computed
     assert held["pixels"]["precision"] == "auto"  # no int8 for pixels: the exact record
     assert held["pixels"]["dis"] == exact["pixels"]["dis"]
     assert held["resnet18@random"]["dis"] != exact["resnet18@random"]["dis"]
-    table, = [d.value for d in at.dataframe if "dis" in d.value.columns]
-    assert "ResNet18 (random init) · int8" in table["label"].tolist()
+    table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
+    assert "ResNet18 (random init) · int8" in table["Encoder"].tolist()
     # the Scores page shows the int8 set; back to exact shows the exact set again
     at.switch_page("pages/1_Scores.py").run()
     _no_exception(at)
@@ -148,8 +159,8 @@ def test_int8_precision_is_a_separate_result_set_labelled_on_every_page(computed
     at.switch_page("app.py").run()
     at.radio(key=S.HOME_PRECISION).set_value("auto").run()
     _no_exception(at)
-    table, = [d.value for d in at.dataframe if "dis" in d.value.columns]
-    assert not any("int8" in label for label in table["label"])
+    table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
+    assert not any("int8" in label for label in table["Encoder"])
 
 
 def test_int8_refused_by_the_fidelity_guard_says_why(tmp_path, monkeypatch):
@@ -195,11 +206,11 @@ def test_a_dataset_folder_on_disk_is_loaded_and_scored(tmp_path, monkeypatch):
     at.text_input(key=S.HOME_SIM_PATH).input(str(folder)).run()
     _no_exception(at)
     assert at.session_state[S.DATASET_SPEC] == str(folder)
-    assert [m.value for m in at.metric][:2] == ["24", "24"]  # sim and real frames
+    assert [m.value for m in at.metric][:2] == ["32", "32"]  # sim and real frames
     at.button[0].click().run()  # Compute scores
     _no_exception(at)
     assert [b.state for b in at.status] == ["complete"]
-    table, = [d.value for d in at.dataframe if "dis" in d.value.columns]
+    table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     assert len(table) == 1
 
 
@@ -249,16 +260,38 @@ def test_scores_click_selects_the_encoder_whose_saliency_is_shown(app_after_comp
     assert at.selectbox(key=S.COMPARE_ENCODER_A).value == ENCODERS[-1]
 
 
-def test_scores_table_has_every_metric_and_downloads(app_after_compute):
+def test_scores_table_has_every_metric_with_intervals_tiers_and_downloads(app_after_compute):
     at = app_after_compute
     at.switch_page("pages/1_Scores.py").run()
     _no_exception(at)
-    table, = [d.value for d in at.dataframe if "dis" in d.value.columns]
-    for col in ("dis", "action_score_train", "action_score_heldout", "transfer_score",
-                "domain_probe_accuracy", "sim2real_score", "dis_ci_low", "dis_ci_high"):
-        assert col in table.columns
-    assert sorted(table["encoder"]) == sorted(ENCODERS)
+    table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
+    for col in ("Sim2Real", "Transfer skill", "Held-out skill", "DIS", "Retrieval MRR",
+                "Sep. d'", "Domain probe", "Transfer AS", "Held-out AS", "Train AS",
+                "Train AS null", "Retrieval chance", "Tier"):
+        assert col in table.columns, col
+    assert sorted(table["id"]) == sorted(ENCODERS)
+    assert table["Transfer skill"].str.match(r"^-?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]$").all()
+    assert set(table["Tier"]) <= {1, 2}
     assert len(at.get("download_button")) == 2
+
+
+def test_scores_page_shows_which_differences_are_resolved(app_after_compute):
+    at = app_after_compute
+    at.switch_page("pages/1_Scores.py").run()
+    _no_exception(at)
+    assert any(h.value == "Which differences are resolved?" for h in at.subheader)
+    chart = at.get("vega_lite_chart")[1]
+    heatmap = json.loads(chart.proto.spec)
+    assert heatmap["title"]["text"] == "Ranking confidence: Sim2Real score"
+    cells = _chart_data(chart, heatmap["layer"][0]["data"]["name"]
+                        if "data" in heatmap["layer"][0] else heatmap["data"]["name"])
+    assert set(cells["row"]) == set(ENCODERS) and len(cells) == 2
+    assert cells["p"].between(0, 1).all() and cells["p"].sum() == pytest.approx(1.0)
+    assert any("tier(s), best first" in m.value for m in at.markdown)
+    at.selectbox(key=S.SCORES_RANK_METRIC).set_value("dis").run()
+    _no_exception(at)
+    heatmap = json.loads(at.get("vega_lite_chart")[1].proto.spec)
+    assert heatmap["title"]["text"] == "Ranking confidence: Domain invariance (DIS)"
 
 
 def test_scores_chart_options_change_the_chart(app_after_compute):
@@ -271,10 +304,18 @@ def test_scores_chart_options_change_the_chart(app_after_compute):
     def marks(s):
         return [layer["mark"]["type"] for layer in s["layer"]]
 
-    assert marks(spec()) == ["point", "text"]
-    at.checkbox(key=S.SCORES_ERRORBARS).check().run()
+    # Default: transfer skill, floor (0) and ceiling (1) lines, intervals of both axes.
+    assert marks(spec()) == ["rule", "text", "rule", "rule", "point", "text"]
+    point = spec()["layer"][4]["encoding"]
+    assert point["y"]["field"] == "transfer_score_skill"
+    chart = at.get("vega_lite_chart")[0]
+    refs = _chart_data(chart, spec()["layer"][0]["data"]["name"])
+    assert sorted(refs["value"]) == [0.0, 1.0]
+    assert refs["label"].tolist()[1] == "1 = robot-state ceiling"
+    at.checkbox(key=S.SCORES_ERRORBARS).uncheck().run()
     _no_exception(at)
-    assert marks(spec()) == ["rule", "rule", "point", "text"]  # CIs of DIS and of AS
+    assert marks(spec()) == ["rule", "text", "point", "text"]
+    # A raw score: its floor and ceiling (the same for every encoder) as reference lines.
     at.radio(key=S.SCORES_Y).set_value("transfer_score").run()
     _no_exception(at)
     point = spec()["layer"][2]["encoding"]
@@ -283,6 +324,13 @@ def test_scores_chart_options_change_the_chart(app_after_compute):
     assert point["x"]["field"] == "dis"
     assert {point["color"]["field"], point["shape"]["field"], point["size"]["field"]} == \
         {"arch", "group", "params_m"}
+    refs = _chart_data(at.get("vega_lite_chart")[0], spec()["layer"][0]["data"]["name"])
+    assert [lab.split()[0] for lab in refs["label"]] == ["floor", "ceiling"]
+    # The paper's training AS: each encoder's shuffled-action null as a tick.
+    at.radio(key=S.SCORES_Y).set_value("action_score_train").run()
+    _no_exception(at)
+    assert marks(spec()) == ["tick", "point", "text"]
+    assert spec()["layer"][0]["encoding"]["y"]["field"] == "action_score_train_null"
 
 
 def test_projection_click_shows_the_frame(app_after_compute):

@@ -1,9 +1,12 @@
 """Altair chart builders of the dashboard (pure: DataFrame in, chart out; no Streamlit).
 
 The score scatter reproduces the paper's Figure 5 (x = domain invariance score, y = action
-score, colour = CNN vs Transformer, shape = pretraining data, size = parameters) and carries a
-point-selection parameter named :data:`PICK` on field ``encoder``, so
-``st.altair_chart(chart, on_select="rerun")`` returns the clicked encoder id.
+score, colour = CNN vs Transformer, shape = pretraining data, size = parameters) with what each
+score must be compared to: on a skill axis the floor (0) and the state ceiling (1), on a raw
+score axis the floor and ceiling themselves, on the paper's training AS each encoder's
+permutation null. It carries a point-selection parameter named :data:`PICK` on field
+``encoder``, so ``st.altair_chart(chart, on_select="rerun")`` returns the clicked encoder id.
+:func:`win_heatmap` draws ``P(row beats column)`` from the paired bootstrap.
 """
 
 from __future__ import annotations
@@ -18,36 +21,51 @@ PICK = "pick"
 #: Name of the point-selection parameter of the projection scatter.
 FRAME_PICK = "frame"
 
-#: Action-score columns the y axis can show, with their axis titles.
+#: Action-score columns the y axis can show, with their axis titles (skill first: default).
 Y_CHOICES = {
-    "action_score_heldout": "Action score, held-out episodes (AS)",
-    "action_score_train": "Action score, training episodes (AS, paper)",
-    "transfer_score": "Transfer score (sim-trained probe on real)",
+    "transfer_score_skill": "Transfer skill (sim-trained probe on real; 0 = floor, 1 = state)",
+    "action_score_heldout_skill": "Held-out skill (0 = floor, 1 = state ceiling)",
+    "transfer_score": "Transfer score (raw AS, sim-trained probe on real frames)",
+    "action_score_heldout": "Action score on held-out episodes (raw AS)",
+    "action_score_train": "Action score on training frames (AS, paper)",
+}
+
+#: Short names of the y-axis choices (radio buttons).
+Y_SHORT = {"transfer_score_skill": "transfer skill",
+           "action_score_heldout_skill": "held-out skill",
+           "transfer_score": "transfer (raw)",
+           "action_score_heldout": "held-out (raw)",
+           "action_score_train": "training (paper)"}
+
+#: Metric columns shown in tooltips and tables, with human titles, in reading order.
+METRIC_TITLES = {
+    "sim2real_score": "Sim2Real score",
+    "transfer_score_skill": "Transfer skill",
+    "action_score_heldout_skill": "Held-out skill",
+    "dis": "Domain invariance (DIS)",
+    "paired_retrieval_mrr": "Paired retrieval (MRR)",
+    "domain_separability": "Domain separability (d')",
+    "domain_probe_accuracy": "Domain probe acc.",
+    "transfer_score": "Transfer AS",
+    "action_score_heldout": "Held-out AS",
+    "action_score_train": "Training AS (paper)",
 }
 
 #: Short metric names for table headers.
-METRIC_SHORT = {"dis": "DIS", "action_score_train": "AS train",
-                "action_score_heldout": "AS held-out", "transfer_score": "Transfer",
-                "domain_probe_accuracy": "Domain probe", "sim2real_score": "Sim2real"}
+METRIC_SHORT = {"sim2real_score": "Sim2Real", "transfer_score_skill": "Transfer skill",
+                "action_score_heldout_skill": "Held-out skill", "dis": "DIS",
+                "paired_retrieval_mrr": "Retrieval MRR", "domain_separability": "Sep. d'",
+                "domain_probe_accuracy": "Domain probe", "transfer_score": "Transfer AS",
+                "action_score_heldout": "Held-out AS", "action_score_train": "Train AS"}
 
-#: Short names of the y-axis choices (radio buttons).
-Y_SHORT = {"action_score_heldout": "held-out episodes",
-           "action_score_train": "training frames (paper)",
-           "transfer_score": "transfer sim -> real"}
-
-#: Metric columns shown in tooltips and tables, with human titles.
-METRIC_TITLES = {
-    "dis": "Domain invariance (DIS)",
-    "action_score_train": "AS train",
-    "action_score_heldout": "AS held-out",
-    "transfer_score": "Transfer",
-    "domain_probe_accuracy": "Domain probe acc.",
-    "sim2real_score": "Sim2real score",
-}
+#: Reference values of a raw action score: (floor column, ceiling column).
+_REFERENCES = {"transfer_score": ("transfer_score_floor", "transfer_score_ceiling"),
+               "action_score_heldout": ("action_score_heldout_floor",
+                                        "action_score_heldout_ceiling")}
 
 # The paper's Figure 5: CNN blue, Transformer orange; circle = manipulation, square = general.
-_ARCH_DOMAIN = ["CNN", "Transformer", "Pixels"]
-_ARCH_RANGE = ["#1f77b4", "#ff7f0e", "#7f7f7f"]
+_ARCH_DOMAIN = ["CNN", "Transformer", "Pixels", "State"]
+_ARCH_RANGE = ["#1f77b4", "#ff7f0e", "#7f7f7f", "#2ca02c"]
 GROUP_LABELS = {"manipulation": "manipulation", "general": "general", "none": "none"}
 _GROUP_DOMAIN = list(GROUP_LABELS.values())
 _GROUP_RANGE = ["circle", "square", "triangle-up"]
@@ -89,6 +107,10 @@ def scores_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     if not records:
         return pd.DataFrame()
     df = records_to_frame(list(records))
+    # Bootstrap replicates and per-fold penalties are not drawn (and would weigh down every
+    # chart's data).
+    df = df.drop(columns=[c for c in df.columns
+                          if c.startswith(("replicates.", "ridge_alpha_used."))])
     df = df.rename(columns=lambda c: c[len("encoder."):] if c.startswith("encoder.") else c)
     df = df.rename(columns={"id": "encoder"})
     precision = df["precision"] if "precision" in df else pd.Series("auto", index=df.index)
@@ -113,19 +135,43 @@ def _scale_domain(values: Sequence[str], base: Sequence[str], rng: Sequence[str]
     return list(base) + extra, list(rng) + list(rng[-1:]) * len(extra)
 
 
-def score_scatter(df: pd.DataFrame, *, y: str = "action_score_heldout",
-                  error_bars: bool = False, labels: bool = True,
+def reference_lines(df: pd.DataFrame, y: str) -> pd.DataFrame:
+    """Horizontal reference values of the y axis ``y``: columns ``value``, ``label``.
+
+    Skill axes: 0 (the floor: no information) and 1 (the robot-state ceiling, or a perfect
+    prediction for datasets without state). Raw held-out / transfer scores: their floor and
+    ceiling (the same for every encoder of one dataset). The training AS has a null per
+    encoder instead (drawn as ticks, not here).
+    """
+    rows = []
+    if y.endswith("_skill"):
+        ref = df.get(f"skill_reference.{y[:-len('_skill')]}")
+        ceiling = ref is not None and (ref == "ceiling").all()
+        rows = [(0.0, "0 = floor (no information)"),
+                (1.0, "1 = robot-state ceiling" if ceiling else "1 = perfect prediction")]
+    elif y in _REFERENCES:
+        for col, name in zip(_REFERENCES[y], ("floor (mean action)", "ceiling (robot state)")):
+            values = pd.to_numeric(df.get(col), errors="coerce").dropna() \
+                if col in df else pd.Series(dtype=float)
+            if len(values):
+                rows.append((float(values.median()), f"{name} {values.median():.2f}"))
+    return pd.DataFrame(rows, columns=["value", "label"])
+
+
+def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
+                  error_bars: bool = True, labels: bool = True,
                   selected: Optional[str] = None) -> alt.LayerChart:
-    """The paper's Figure 5 as an interactive Altair scatter.
+    """The paper's Figure 5 as an interactive Altair scatter, with its reference values.
 
     Parameters
     ----------
     df : DataFrame
-        Output of :func:`scores_frame`.
+        Output of :func:`scores_frame`. Rows without a value of ``y`` (not estimable) are
+        left out.
     y : str
         Action-score column for the y axis, one of :data:`Y_CHOICES`.
     error_bars : bool
-        Draw the 95% bootstrap CIs of both scores as rules.
+        Draw the 95% bootstrap intervals of both scores as rules.
     labels : bool
         Write each encoder's label next to its point.
     selected : str, optional
@@ -133,6 +179,7 @@ def score_scatter(df: pd.DataFrame, *, y: str = "action_score_heldout",
     """
     if y not in Y_CHOICES:
         raise ValueError(f"y must be one of {sorted(Y_CHOICES)}, got {y!r}")
+    df = df[pd.to_numeric(df[y], errors="coerce").notna()] if y in df else df.iloc[:0]
     arch_dom, arch_rng = _scale_domain(df["arch"], _ARCH_DOMAIN, _ARCH_RANGE)
     grp_dom, grp_rng = _scale_domain(df["group"], _GROUP_DOMAIN, _GROUP_RANGE)
     pick = alt.selection_point(name=PICK, fields=["encoder"], on="click", clear="dblclick")
@@ -141,6 +188,8 @@ def score_scatter(df: pd.DataFrame, *, y: str = "action_score_heldout",
                alt.Tooltip("arch:N", title="Architecture"),
                alt.Tooltip("group:N", title="Pretraining data"),
                alt.Tooltip("params_m:Q", title="Parameters (M)", format=".1f")]
+    if "tier" in df:
+        tooltip.append(alt.Tooltip("tier:Q", title="Sim2Real tier (1 = best group)"))
     tooltip += [alt.Tooltip(f"{c}_txt:N", title=f"{t} [95% CI]")
                 for c, t in METRIC_TITLES.items() if f"{c}_txt" in df]
     base = alt.Chart(df)
@@ -163,6 +212,20 @@ def score_scatter(df: pd.DataFrame, *, y: str = "action_score_heldout",
         tooltip=tooltip,
     ).add_params(pick)
     layers = []
+    refs = reference_lines(df, y)
+    if len(refs):
+        rule = alt.Chart(refs).mark_rule(color="#2ca02c", strokeDash=[6, 4], opacity=0.8)
+        layers.append(rule.encode(y="value:Q"))
+        layers.append(alt.Chart(refs).mark_text(align="left", baseline="bottom", dx=4, dy=-2,
+                                                color="#2ca02c", fontSize=11).encode(
+            y="value:Q", x=alt.value(0), text="label:N"))
+    if y == "action_score_train" and "action_score_train_null" in df:
+        layers.append(base.mark_tick(color="#d62728", thickness=2, size=26,
+                                     orient="horizontal").encode(
+            x="dis:Q", y="action_score_train_null:Q",
+            tooltip=[alt.Tooltip("label:N", title="Encoder"),
+                     alt.Tooltip("action_score_train_null:Q", format=".3f",
+                                 title="Training AS of shuffled actions (null)")]))
     if error_bars and {"dis_ci_low", f"{y}_ci_low"} <= set(df.columns):
         layers.append(base.mark_rule(color="#555", opacity=0.6).encode(
             x="dis_ci_low:Q", x2="dis_ci_high:Q", y=f"{y}:Q"))
@@ -172,14 +235,61 @@ def score_scatter(df: pd.DataFrame, *, y: str = "action_score_heldout",
     if labels:
         layers.append(base.mark_text(align="left", dx=12, dy=-10, fontSize=12).encode(
             x="dis:Q", y=f"{y}:Q", text="label:N"))
+    subtitle = "Up and right is better. Click a point to inspect it."
+    if y == "action_score_train":
+        subtitle += " Red ticks: each encoder's training AS on shuffled actions (its null)."
+    elif len(refs):
+        subtitle += " Dashed green: what the score must be compared to."
     return alt.layer(*layers).properties(
         title=alt.TitleParams("Domain invariance vs action score (paper Fig. 5)",
-                              subtitle="Up and right is better. Click a point to inspect it.",
-                              anchor="start"),
+                              subtitle=subtitle, anchor="start"),
         height=420,
         padding={"left": 5, "right": 90, "top": 5, "bottom": 5},  # room for point labels
     ).configure_legend(orient="bottom", direction="horizontal", titleOrient="top",
                        columnPadding=16, symbolLimit=8)
+
+
+def win_heatmap(matrix: pd.DataFrame, *, title: str, ci: float = 0.95) -> alt.Chart:
+    """``P(row beats column)`` as a heatmap with the probabilities written in the cells.
+
+    Parameters
+    ----------
+    matrix : DataFrame
+        Square, rows/columns = encoder labels (best first), NaN diagonal
+        (:func:`s2r.metrics.pairwise.win_matrix`).
+    title : str
+        The score compared.
+    ci : float
+        A cell is *resolved* when its probability is beyond ``(1 -/+ ci) / 2``; resolved cells
+        are written in bold.
+    """
+    order = list(matrix.index)
+    long = matrix.rename_axis("row").reset_index().melt(id_vars="row", var_name="column",
+                                                          value_name="p").dropna()
+    long["resolved"] = (long["p"] >= (1 + ci) / 2) | (long["p"] <= (1 - ci) / 2)
+    long["text"] = long["p"].map(lambda v: f"{v:.2f}")
+    base = alt.Chart(long).encode(
+        x=alt.X("column:N", sort=order, title="... beats this encoder (column)",
+                axis=alt.Axis(labelAngle=-30, labelLimit=180)),
+        y=alt.Y("row:N", sort=order, title="Probability that this encoder (row) ...",
+                axis=alt.Axis(labelLimit=180)))
+    cells = base.mark_rect(stroke="white").encode(
+        color=alt.Color("p:Q", title="P(row beats column)",
+                        scale=alt.Scale(domain=[0, 0.5, 1], range=["#d62728", "#f7f7f7",
+                                                                    "#1f77b4"])),
+        tooltip=[alt.Tooltip("row:N", title="Encoder (row)"),
+                 alt.Tooltip("column:N", title="Encoder (column)"),
+                 alt.Tooltip("p:Q", title="P(row beats column)", format=".3f"),
+                 alt.Tooltip("resolved:N", title=f"Resolved at {ci:.0%}")])
+    bold = base.transform_filter(alt.datum.resolved).mark_text(fontSize=12, fontWeight="bold")
+    plain = base.transform_filter(~alt.datum.resolved).mark_text(fontSize=12)
+    size = max(160, 48 * len(order))
+    return alt.layer(cells, bold.encode(text="text:N"), plain.encode(text="text:N")).properties(
+        title=alt.TitleParams(f"Ranking confidence: {title}",
+                              subtitle=f"Paired episode bootstrap. Bold: resolved at {ci:.0%} "
+                                       "(the difference's interval excludes 0).",
+                              anchor="start"),
+        width=size, height=size)
 
 
 def projection_scatter(df: pd.DataFrame, *, title: str, subtitle: str = "",

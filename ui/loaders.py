@@ -112,6 +112,15 @@ def get_encoder(encoder_id: str):
     return _encoder(encoder_id, device())
 
 
+def embedder(encoder_id: str):
+    """What the library embeds with: the built encoder (its weights fingerprint keys the
+    cache without building the model again), or the id of an encoder without an image model
+    (the ``state`` reference: nothing to build)."""
+    from s2r.encoders import get_spec
+
+    return get_encoder(encoder_id) if get_spec(encoder_id).has_image_model else encoder_id
+
+
 def encoder_table(ids: Sequence[str]) -> list[dict]:
     """Registry metadata and weight status of each encoder id, one dict per id."""
     from s2r.encoders import get_spec, status
@@ -134,9 +143,7 @@ def _embeddings(root: str, fingerprint: str, encoder_id: str, _frameset,
                 precision: str = "auto"):
     from s2r.embed import embed_frameset
 
-    # The built encoder (kept by _encoder) gives the weights fingerprint of the cache key
-    # without building the model again.
-    return embed_frameset(_frameset, get_encoder(encoder_id), cache=_cache(root),
+    return embed_frameset(_frameset, embedder(encoder_id), cache=_cache(root),
                           precision=precision)
 
 
@@ -251,9 +258,7 @@ def _projection(root: str, fingerprint: str, encoder_id: str, mode: str, perplex
                 precision: str, _frameset, _progress=None):
     from s2r.projection import project_frameset
 
-    # A built encoder (not its id) so the library reads its weights fingerprint instead of
-    # building the model again to compute the cache key.
-    return project_frameset(_frameset, get_encoder(encoder_id), cache=_cache(root), mode=mode,
+    return project_frameset(_frameset, embedder(encoder_id), cache=_cache(root), mode=mode,
                             perplexity=float(perplexity), precision=precision,
                             progress=_progress)
 

@@ -50,6 +50,7 @@ SCORES_ERRORBARS = "scores.errorbars"
 SCORES_LABELS = "scores.labels"
 SCORES_INSPECT = "scores.inspect"        # widget mirror of SELECTION_ENCODER
 SCORES_LAST_PICK = "scores.last_pick"    # last chart pick already copied to the shared key
+SCORES_RANK_METRIC = "scores.rank_metric"  # the score compared pairwise (ranking section)
 
 PROJECTION_ENCODERS = "projection.encoders"
 PROJECTION_MODE = "projection.mode"

@@ -219,7 +219,8 @@ class ActionProbe:
     def fit(self, Z, actions) -> "ActionProbe":
         """Fit on embeddings ``Z (N, D)`` and actions ``(N, A)``; returns ``self``."""
         _check_choice("solver", self.solver, SOLVERS)
-        _check_number("alpha", self.alpha, low=0)
+        if self.alpha != float("inf"):      # inf: the training mean action (coef_ = 0)
+            _check_number("alpha", self.alpha, low=0)
         checked = _check_embeddings(Z, actions=actions)
         Z, Y = checked.Z, checked.actions
         self.n_features_in_ = Z.shape[1]
