@@ -14,7 +14,7 @@ from tests.browser_utils import browser_page, find_chart_point, running_app
 
 pytestmark = pytest.mark.browser
 
-TINY = "demo:episodes=3,steps=8,height=96,width=128"
+TINY = "demo:episodes=4,steps=8,height=96,width=128"
 ENCODERS = ("resnet18@random", "pixels")
 
 

