@@ -279,6 +279,10 @@ def test_transfer_equals_least_squares_on_the_other_domain():
     assert transfer_score(Z, domain, Y2, episode=episode, alpha="auto").alpha == auto.alpha
     with pytest.raises(MetricError, match="episode ids"):
         transfer_score(Z, domain, Y, alpha="auto")
+    # Noise actions: "auto" chooses the mean action (inf), whose score is its floor.
+    noise = np.random.default_rng(5).normal(size=Y.shape)
+    null = transfer_score(Z, domain, noise, episode=episode, alpha="auto")
+    assert null.alpha == float("inf") and null.value == pytest.approx(null.floor, abs=1e-12)
 
 
 def test_transfer_drops_when_real_features_shift():

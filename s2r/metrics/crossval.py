@@ -461,7 +461,8 @@ def transfer_score(Z, domain, actions, *, episode=None, alpha: Alpha = DEFAULT_P
                               "cross-validation over episodes; give episode ids or a number")
         alpha = ProbeData(checked.Z, checked.domain, checked.actions, episode, n_folds=n_folds,
                           seed=seed).transfer(alpha, source).alphas[0]
-    _check_number("alpha", alpha, low=0)
+    if alpha != float("inf"):          # inf (chosen by "auto"): the source mean action
+        _check_number("alpha", alpha, low=0)
     checked_Z, Y, is_real = checked.Z, checked.actions, checked.domain == "real"
     gm = mom.GroupMoments(checked_Z, Y, is_real.astype(np.int64), 2)
     src = np.array([0.0, 1.0]) if source == "real" else np.array([1.0, 0.0])
