@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 
 COLD_GOAL_S = 120.0
 WARM_GOAL_S = 2.0
-QUICK_DEMO = "demo:episodes=3,steps=8,height=96,width=128"
+QUICK_DEMO = "demo:episodes=4,steps=8,height=96,width=128"
 QUICK_ENCODERS = "resnet18@random,pixels"
 
 

@@ -49,7 +49,7 @@ def shoot(page, name: str, out: Path) -> Path:
     path = out / f"{name}.png"
     page.screenshot(path=str(path))
     page.set_viewport_size({"width": WIDTH, "height": 1000})
-    print(f"wrote {path.relative_to(REPO)} ({height} px tall)", flush=True)
+    print(f"wrote {path} ({height} px tall)", flush=True)
     return path
 
 
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.quick:
-        args.demo = args.demo or "demo:episodes=3,steps=8,height=96,width=128"
+        args.demo = args.demo or "demo:episodes=4,steps=8,height=96,width=128"
         args.encoders = args.encoders or "resnet18@random,pixels"
     args.out.mkdir(parents=True, exist_ok=True)
     env = {"S2R_CACHE_DIR": tempfile.mkdtemp(prefix="s2r-shots-")}

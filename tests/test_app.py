@@ -320,7 +320,7 @@ def test_scores_chart_options_change_the_chart(app_after_compute):
     _no_exception(at)
     point = spec()["layer"][2]["encoding"]
     assert point["y"]["field"] == "transfer_score"
-    assert point["y"]["title"].startswith("Transfer score")
+    assert point["y"]["title"].startswith("Transfer score (raw")
     assert point["x"]["field"] == "dis"
     assert {point["color"]["field"], point["shape"]["field"], point["size"]["field"]} == \
         {"arch", "group", "params_m"}

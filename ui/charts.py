@@ -23,11 +23,11 @@ FRAME_PICK = "frame"
 
 #: Action-score columns the y axis can show, with their axis titles (skill first: default).
 Y_CHOICES = {
-    "transfer_score_skill": "Transfer skill (sim-trained probe on real; 0 = floor, 1 = state)",
-    "action_score_heldout_skill": "Held-out skill (0 = floor, 1 = state ceiling)",
-    "transfer_score": "Transfer score (raw AS, sim-trained probe on real frames)",
-    "action_score_heldout": "Action score on held-out episodes (raw AS)",
-    "action_score_train": "Action score on training frames (AS, paper)",
+    "transfer_score_skill": "Transfer skill (sim probe on real)",
+    "action_score_heldout_skill": "Held-out skill",
+    "transfer_score": "Transfer score (raw AS)",
+    "action_score_heldout": "Held-out action score (raw AS)",
+    "action_score_train": "Training action score (paper)",
 }
 
 #: Short names of the y-axis choices (radio buttons).
@@ -183,6 +183,7 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
     arch_dom, arch_rng = _scale_domain(df["arch"], _ARCH_DOMAIN, _ARCH_RANGE)
     grp_dom, grp_rng = _scale_domain(df["group"], _GROUP_DOMAIN, _GROUP_RANGE)
     pick = alt.selection_point(name=PICK, fields=["encoder"], on="click", clear="dblclick")
+    # Axis titles stay shorter than the plot: a longer one makes Vega shrink the plot.
     x_title, y_title = "Domain invariance score (DIS, higher = more invariant)", Y_CHOICES[y]
     tooltip = [alt.Tooltip("label:N", title="Encoder"), alt.Tooltip("encoder:N", title="id"),
                alt.Tooltip("arch:N", title="Architecture"),
@@ -269,10 +270,9 @@ def win_heatmap(matrix: pd.DataFrame, *, title: str, ci: float = 0.95) -> alt.Ch
     long["resolved"] = (long["p"] >= (1 + ci) / 2) | (long["p"] <= (1 - ci) / 2)
     long["text"] = long["p"].map(lambda v: f"{v:.2f}")
     base = alt.Chart(long).encode(
-        x=alt.X("column:N", sort=order, title="... beats this encoder (column)",
-                axis=alt.Axis(labelAngle=-30, labelLimit=180)),
-        y=alt.Y("row:N", sort=order, title="Probability that this encoder (row) ...",
-                axis=alt.Axis(labelLimit=180)))
+        x=alt.X("column:N", sort=order, title="Encoder (column)",
+                axis=alt.Axis(labelAngle=-40, labelLimit=180, labelOverlap=False)),
+        y=alt.Y("row:N", sort=order, title="Encoder (row)", axis=alt.Axis(labelLimit=180)))
     cells = base.mark_rect(stroke="white").encode(
         color=alt.Color("p:Q", title="P(row beats column)",
                         scale=alt.Scale(domain=[0, 0.5, 1], range=["#d62728", "#f7f7f7",
@@ -283,13 +283,12 @@ def win_heatmap(matrix: pd.DataFrame, *, title: str, ci: float = 0.95) -> alt.Ch
                  alt.Tooltip("resolved:N", title=f"Resolved at {ci:.0%}")])
     bold = base.transform_filter(alt.datum.resolved).mark_text(fontSize=12, fontWeight="bold")
     plain = base.transform_filter(~alt.datum.resolved).mark_text(fontSize=12)
-    size = max(160, 48 * len(order))
     return alt.layer(cells, bold.encode(text="text:N"), plain.encode(text="text:N")).properties(
         title=alt.TitleParams(f"Ranking confidence: {title}",
                               subtitle=f"Paired episode bootstrap. Bold: resolved at {ci:.0%} "
                                        "(the difference's interval excludes 0).",
                               anchor="start"),
-        width=size, height=size)
+        width=alt.Step(90), height=alt.Step(36))
 
 
 def projection_scatter(df: pd.DataFrame, *, title: str, subtitle: str = "",

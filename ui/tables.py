@@ -88,7 +88,8 @@ def ranking_section(records: Sequence[dict], state_key: str) -> None:
         return
     st.markdown(" > ".join("**{" + ", ".join(t) + "}**" for t in groups)
                 + "  \n" + _tier_sentence(groups))
-    st.altair_chart(charts.win_heatmap(matrix, title=RANKED[key]), key=f"{state_key}.heatmap")
+    st.altair_chart(charts.win_heatmap(matrix, title=RANKED[key]), key=f"{state_key}.heatmap",
+                    width="content")
 
 
 def _tier_sentence(groups: Sequence[Sequence[str]]) -> str:
