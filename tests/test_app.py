@@ -214,6 +214,21 @@ def test_a_dataset_folder_on_disk_is_loaded_and_scored(tmp_path, monkeypatch):
     assert len(table) == 1
 
 
+def test_scores_that_cannot_be_estimated_say_why(tmp_path, monkeypatch):
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_DEMO_SPEC", "demo:episodes=3,steps=8,height=64,width=80")
+    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "pixels")
+    at = _app()
+    at.run()
+    _no_exception(at)
+    table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
+    assert table["Transfer skill"].tolist() == ["n/a"] and table["DIS"].str.contains(r"\[").all()
+    at.switch_page("pages/1_Scores.py").run()
+    _no_exception(at)
+    (warning,) = [w.value for w in at.warning if "Not estimable" in w.value]
+    assert "pixels" in warning and "at least 4 per domain" in warning
+
+
 def test_encoder_without_weights_says_how_to_get_them(tmp_path, monkeypatch):
     _env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "resnet18")
