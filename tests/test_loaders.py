@@ -270,7 +270,7 @@ def test_robomimic_camera_state_and_filter_options(tmp_path):
 
 # ----------------------------------------------------------------------------- specs
 def test_parse_spec_demo_options():
-    assert DEMO_DEFAULTS == {"episodes": 8, "steps": 40, "gap": 0.5, "seed": 0, "paired": False,
+    assert DEMO_DEFAULTS == {"episodes": 12, "steps": 24, "gap": 0.5, "seed": 0, "paired": False,
                              "height": 240, "width": 320}  # make_demo's defaults, as documented
     assert parse_spec("demo") == {"kind": "demo", "options": DEMO_DEFAULTS}
     opts = parse_spec("demo:gap=0.25, episodes=3,seed=7,paired=TRUE,height=64,width=96,steps=5")

@@ -39,7 +39,8 @@ def _demo_defaults() -> dict:
 
 
 #: Options of a ``demo:...`` spec and their defaults: the keyword arguments of ``make_demo``
-#: (episodes 8, steps 40, gap 0.5, seed 0, paired False, height 240, width 320).
+#: (episodes 12, steps 24, gap 0.5, seed 0, paired False, height 240, width 320; the size was
+#: chosen by measurement, ``bench/choose_demo_size.py``).
 DEMO_DEFAULTS = _demo_defaults()
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 _FILE_KINDS = {".zarr": "furniturebench", ".hdf5": "robomimic", ".h5": "robomimic"}

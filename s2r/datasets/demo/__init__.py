@@ -114,7 +114,7 @@ def demo_renderer(*, episodes: int = 8, steps: int = 40, gap: float = 0.5, seed:
     return renderer, {**sim, "params": params}
 
 
-def make_demo(*, episodes: int = 8, steps: int = 40, gap: float = 0.5, seed: int = 0,
+def make_demo(*, episodes: int = 12, steps: int = 24, gap: float = 0.5, seed: int = 0,
               paired: bool = False, height: int = 240, width: int = 320,
               progress: ProgressCallback | None = None) -> FrameSet:
     """Render the procedural sim/real robot assembly dataset.
