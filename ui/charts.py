@@ -244,7 +244,7 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
     return alt.layer(*layers).properties(
         title=alt.TitleParams("Domain invariance vs action score (paper Fig. 5)",
                               subtitle=subtitle, anchor="start"),
-        height=420,
+        height=480,
         padding={"left": 5, "right": 90, "top": 5, "bottom": 5},  # room for point labels
     ).configure_legend(orient="bottom", direction="horizontal", titleOrient="top",
                        columnPadding=16, symbolLimit=8)
