@@ -16,10 +16,9 @@ deviation. The ridge problem of a training set is therefore
     minimise  mean_i ||y~_i - (x_i - xbar) B||^2 + alpha * tau * ||B||_F^2
 
 which is invariant to translations, rotations and a global rescaling of the embedding (and
-to duplicating features), so ``alpha`` means the same for a 512-D and a 3072-D encoder. A
-per-feature z-scoring was measured to be fragile instead: a feature that is nearly constant in
-the training frames is blown up on the test frames (EfficientNet-Lite0's sim -> real transfer
-score fell to -62 on the demo).
+to duplicating features), so ``alpha`` means the same for a 512-D and a 3072-D encoder. (A
+per-feature z-scoring blows up features that are nearly constant in the training frames; the
+README has the measurement.)
 
 Coordinates. Because every fit is invariant to those maps, the frames are stored once in fixed
 coordinates: centred on the mean of all frames, divided by one global scale, and -- when there
