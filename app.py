@@ -38,13 +38,15 @@ SIZES = {"96x128 (tiny)": (96, 128), "128x160 (fast)": (128, 160),
 current = state[S.DATASET_SPEC]
 demo_opts = S.parse_demo_spec(current)
 if S.HOME_SOURCE not in state:
-    state[S.HOME_SOURCE] = DEMO if demo_opts is not None or current == S.default_spec() else FILES
+    # The demo whenever the spec names it (a valid or an invalid demo spec); a path
+    # (S2R_DEMO_SPEC may name one) opens "Files on disk" with it filled in.
+    state[S.HOME_SOURCE] = DEMO if S.names_demo(current) else FILES
 source = st.radio("Source", [DEMO, FILES], key=S.HOME_SOURCE, horizontal=True,
                   help="The demo is a procedural sim/real robot assembly scene (FurnitureBench's "
                        "one_leg task) with a tunable sim-to-real gap; no download needed.")
 
 if source == DEMO:
-    if demo_opts is None and isinstance(current, str) and current.startswith("demo"):
+    if demo_opts is None and S.names_demo(current):
         from s2r.datasets import parse_spec
 
         try:
@@ -125,8 +127,13 @@ with st.expander("Sample frames (sim above, real below)", expanded=True):
     for domain in ("sim", "real"):
         idx = frameset.indices(domain)
         sample = idx[np.linspace(0, idx.size - 1, 4).astype(int)]
+        try:
+            images = loaders.frames(frameset, sample)
+        except S2RError as exc:  # a damaged frame file or chunk: say which, keep the page
+            st.error(f"{domain} frames could not be read: {exc}")
+            continue
         cols = st.columns(len(sample))
-        for col, i, img in zip(cols, sample, loaders.frames(frameset, sample)):
+        for col, i, img in zip(cols, sample, images):
             col.image(img, caption=widgets.frame_caption(frameset, int(i)), width="stretch")
 
 # ----------------------------------------------------------------------------- 2. encoders

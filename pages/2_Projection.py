@@ -65,8 +65,11 @@ for col, eid in zip(cols, chosen):
             on_select="rerun", selection_mode=charts.FRAME_PICK, width="stretch",
             key=f"projection.chart.{eid}")
         st.metric("Mixing number", f"{proj.mixing:.2f}",
-                  help="Average share of other-domain frames among each frame's 15 nearest "
-                       "neighbours in embedding space, relative to perfect mixing")
+                  help=f"Average share of other-domain frames among each frame's "
+                       f"{proj.params.get('k', 15)} nearest neighbours in embedding space, "
+                       "relative to perfect mixing")
+        for warning in proj.params.get("warnings", []):
+            st.warning(warning, icon=":material/warning:")
         picked = charts.selected_values(event, charts.FRAME_PICK, "index")
         if picked:
             clicked = (eid, int(picked[0]))

@@ -15,9 +15,13 @@ Errors meant for the user (:class:`s2r.errors.S2RError`) print one line and exit
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
-from typing import Optional, Sequence
+import tempfile
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
 
 from s2r.errors import S2RError
 
@@ -82,6 +86,74 @@ def cache_from_args(args: argparse.Namespace):
     if getattr(args, "no_cache", False):
         return False
     return Cache(args.cache_dir)
+
+
+def _writable_ancestor(path: Path, flag: str) -> None:
+    """Raise unless the nearest existing ancestor of ``path`` is a folder a file can be
+    created in (probed by creating and removing a temporary file: permission bits do not
+    tell, e.g. for root or on a read-only mount)."""
+    parent = path.parent if str(path.parent) else Path(".")
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise S2RError(f"{flag} {str(path)!r}: {str(parent)!r} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".s2r-probe-", dir=parent)
+    except OSError as exc:
+        raise S2RError(f"{flag} {str(path)!r}: cannot write in {str(parent)!r} "
+                       f"({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def output_file(text: str, suffixes: Sequence[str], *, flag: str = "--out") -> Path:
+    """Check an output file path before any work starts (so a long computation is never lost
+    to a path that cannot be written).
+
+    Parameters
+    ----------
+    text : str
+        The path as given.
+    suffixes : sequence of str
+        Allowed suffixes, lower case (``(".json", ".csv")``).
+    flag : str
+        The option's name, for the message.
+
+    Raises
+    ------
+    S2RError
+        Wrong suffix, an existing folder at the path, or a location no file can be written in.
+    """
+    path = Path(text)
+    if path.suffix.lower() not in suffixes:
+        raise S2RError(f"{flag} must name a {' or '.join(suffixes)} file, got {text!r}")
+    if path.is_dir():
+        raise S2RError(f"{flag} {text!r} is a folder; give a file path")
+    _writable_ancestor(path, flag)
+    return path
+
+
+def output_folder(text: str, *, flag: str = "--out") -> Path:
+    """Check an output folder path before any work starts (see :func:`output_file`)."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise S2RError(f"{flag} {text!r} is an existing file; give a folder path")
+    _writable_ancestor(path / "x", flag)
+    return path
+
+
+@contextlib.contextmanager
+def atomic_output(path: Path) -> Iterator[Path]:
+    """Yield a temporary path next to ``path`` (same suffix) and move it onto ``path`` when
+    the block succeeds, so an interrupted write never leaves a truncated output file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def build_parser() -> argparse.ArgumentParser:

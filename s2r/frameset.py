@@ -23,10 +23,12 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 from s2r.errors import DataError
+from s2r.identity import identity_of
 from s2r.images import ArrayImages, ImageSource, SubsetImages, as_indices
 
 DOMAINS = ("sim", "real")
-_FINGERPRINT_SAMPLES = 32
+#: Version of what the fingerprint hashes (a change makes every old cache entry a miss).
+FINGERPRINT_VERSION = 2
 
 
 @dataclass(eq=False)
@@ -183,23 +185,36 @@ class FrameSet:
     # ----------------------------------------------------------------- identity
     @property
     def fingerprint(self) -> str:
-        """Stable content hash (hex, 16 chars) used as the cache key of everything derived.
+        """Content identity (hex, 16 chars) used as the cache key of everything derived.
 
-        Hashes all labels (actions, domain, episode, step, state) and the pixels of up to 32
-        evenly spaced frames, so it is cheap for large datasets yet changes when the data do.
+        Hashes every label (actions and their names, domain, episode, step, state) and the
+        identity of the frames and masks (:mod:`s2r.identity`: the size and times of every
+        frame file, zarr chunk file or HDF5 file; all bytes of arrays in memory; the
+        parameters of the demo). It changes whenever any frame, label or key changes and
+        costs one ``stat`` per file, never a decode. Computed once per FrameSet object: load
+        the dataset again to see later edits.
+
+        Raises
+        ------
+        DataError
+            When a frame file has disappeared since the dataset was loaded.
         """
         if self._fingerprint is None:
             h = hashlib.blake2b(digest_size=8)
-            h.update(json.dumps({"shape": [len(self), *self.image_shape],
-                                 "actions": list(self.actions.shape)}).encode())
+            h.update(json.dumps({"version": FINGERPRINT_VERSION,
+                                 "shape": [len(self), *self.image_shape],
+                                 "actions": list(self.actions.shape),
+                                 "action_names": [str(a) for a in self.action_names],
+                                 "state": None if self.state is None else list(self.state.shape),
+                                 "masks": self.has_masks}).encode())
             for arr in (self.actions, self.episode, self.step):
                 h.update(np.ascontiguousarray(arr).tobytes())
             h.update("".join(self.domain.tolist()).encode())
             if self.state is not None:
                 h.update(self.state.tobytes())
-            if len(self):
-                sample = np.unique(np.linspace(0, len(self) - 1, _FINGERPRINT_SAMPLES).astype(int))
-                h.update(np.ascontiguousarray(self.read_images(sample)).tobytes())
+            h.update(identity_of(self.images))
+            if self.masks is not None:
+                h.update(identity_of(self.masks))
             self._fingerprint = h.hexdigest()
         return self._fingerprint
 

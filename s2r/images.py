@@ -4,6 +4,10 @@ An *image source* is any object with a ``shape`` attribute ``(N, H, W, 3)`` (or 
 for masks) and a ``read(indices)`` method returning ``uint8`` frames for an integer index
 array. The FrameSet holds one; loaders pick the implementation (in-memory array, zarr array,
 HDF5 dataset, list of image files).
+
+A source may also define ``identity() -> bytes``: a cheap digest that changes whenever its
+frames do (:mod:`s2r.identity`); the FrameSet fingerprint hashes it. Sources without one are
+identified by hashing all their pixels.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from s2r.errors import DataError
+from s2r.identity import digest, files_identity, identity_of, pixels_identity
 
 
 @runtime_checkable
@@ -51,13 +56,32 @@ def as_indices(indices, n: int) -> np.ndarray:
 
 
 class ArrayImages:
-    """Frames held by any array-like with numpy fancy indexing (ndarray, memmap, h5py)."""
+    """Frames held by any array-like with numpy fancy indexing (ndarray, memmap, h5py).
 
-    def __init__(self, array, *, sorted_reads: bool = False):
+    Parameters
+    ----------
+    array : array-like of shape (N, H, W, 3) or (N, H, W)
+    sorted_reads : bool
+        Read in increasing index order (h5py needs it; zarr prefers it).
+    identity : bytes, optional
+        What identifies the frames when they are cheaper to name than to hash (the demo: its
+        parameters). By default the array's own ``identity()`` (lazy on-disk handles), else
+        a hash of its bytes.
+    """
+
+    def __init__(self, array, *, sorted_reads: bool = False, identity: bytes | None = None):
         self.array = array
         self.shape = tuple(int(s) for s in array.shape)
-        # h5py needs increasing indices; zarr prefers them for chunk locality.
         self._sorted_reads = sorted_reads
+        self._identity = identity
+
+    def identity(self) -> bytes:
+        if self._identity is not None:
+            return self._identity
+        if isinstance(self.array, np.ndarray):
+            return digest(repr(self.shape), str(self.array.dtype), self.array)
+        own = getattr(self.array, "identity", None)
+        return own() if callable(own) else pixels_identity(self)
 
     def read(self, indices: np.ndarray) -> np.ndarray:
         idx = as_indices(indices, self.shape[0])
@@ -86,6 +110,9 @@ class ConcatImages:
         self.offsets = np.cumsum([0] + [p.shape[0] for p in parts])
         self.shape = (int(self.offsets[-1]),) + tuple(parts[0].shape[1:])
 
+    def identity(self) -> bytes:
+        return digest("concat", *(identity_of(p) for p in self.parts))
+
     def read(self, indices: np.ndarray) -> np.ndarray:
         idx = as_indices(indices, self.shape[0])
         out = np.empty((idx.size,) + self.shape[1:], dtype=np.uint8)
@@ -104,6 +131,9 @@ class SubsetImages:
         self.source = source
         self.indices = as_indices(indices, source.shape[0])
         self.shape = (int(self.indices.size),) + tuple(source.shape[1:])
+
+    def identity(self) -> bytes:
+        return digest("subset", identity_of(self.source), self.indices)
 
     def read(self, indices: np.ndarray) -> np.ndarray:
         return self.source.read(self.indices[as_indices(indices, self.shape[0])])
@@ -131,11 +161,26 @@ def decode_image_file(path: Path, *, expected_hw: tuple | None = None) -> np.nda
 
 
 class FileImages:
-    """Frames stored one file each (PNG/JPEG), decoded on demand."""
+    """Frames stored one file each (PNG/JPEG), decoded on demand.
 
-    def __init__(self, paths: Sequence[Path], frame_shape: tuple):
+    Parameters
+    ----------
+    paths : sequence of path
+    frame_shape : tuple
+        ``(H, W, 3)`` of every frame.
+    root : path, optional
+        The dataset folder: the identity names files relative to it, so moving the folder
+        keeps it.
+    """
+
+    def __init__(self, paths: Sequence[Path], frame_shape: tuple, *, root=None):
         self.paths = [Path(p) for p in paths]
         self.shape = (len(self.paths),) + tuple(int(s) for s in frame_shape)
+        self.root = None if root is None else Path(root)
+
+    def identity(self) -> bytes:
+        """Names, sizes and times of the files (see :mod:`s2r.identity`)."""
+        return files_identity(self.paths, self.root)
 
     def read(self, indices: np.ndarray) -> np.ndarray:
         idx = as_indices(indices, self.shape[0])

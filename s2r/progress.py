@@ -44,6 +44,10 @@ def tqdm_progress(desc: str = "", *, disable: bool = False) -> Iterator[Progress
 
     try:
         yield callback
+    except BaseException:
+        if bar is not None:  # erase the bar: the error line that follows stands alone
+            bar.leave = False
+        raise
     finally:
         if bar is not None:
             bar.close()

@@ -48,7 +48,7 @@ from s2r.progress import ProgressCallback, report
 
 MODES = ("joint", "place-real")
 #: Bump when the computation changes in a way that invalidates cached projections.
-PROJECTION_VERSION = 1
+PROJECTION_VERSION = 2
 _CALLBACK_EVERY = 50
 _TRANSFORM_ITER = 250  # openTSNE's TSNEEmbedding.transform default n_iter
 
@@ -112,6 +112,16 @@ def _count_domains(domain: np.ndarray, minimum: int, what: str) -> tuple[int, in
 
 
 # --------------------------------------------------------------------------- mixing number
+def mixing_k(k: int, n_sim: int, n_real: int) -> int:
+    """The neighbours the mixing number can use: ``min(k, n_sim - 1, n_real - 1)``.
+
+    With ``k >= min(n_sim, n_real)`` a frame of the smaller domain must take neighbours from
+    the other domain however well the domains separate, so the number drifts toward 1 (at
+    ``k = N - 1`` it is exactly 1 for any embedding).
+    """
+    return max(1, min(int(k), int(n_sim) - 1, int(n_real) - 1))
+
+
 def mixing_number(Z, domain, *, k: int = 15) -> float:
     """How well sim and real frames mix among each other's nearest neighbours.
 
@@ -136,7 +146,8 @@ def mixing_number(Z, domain, *, k: int = 15) -> float:
     domain : array-like of shape (N,)
         ``"sim"`` or ``"real"`` per row; both must occur.
     k : int
-        Neighbours per frame, capped at ``N - 1``.
+        Neighbours per frame, capped at ``min(n_sim, n_real) - 1`` (:func:`mixing_k`): with
+        more, even fully separated domains would have to take neighbours from the other one.
 
     Returns
     -------
@@ -146,9 +157,9 @@ def mixing_number(Z, domain, *, k: int = 15) -> float:
 
     Z, domain = _check_embeddings(Z, domain)[:2]
     _check_number("mixing_number k", k, low=1, integer=True)
-    n_sim, n_real = _count_domains(domain, 1, "mixing_number")
+    n_sim, n_real = _count_domains(domain, 2, "mixing_number")
     n = n_sim + n_real
-    k = min(int(k), n - 1)
+    k = mixing_k(k, n_sim, n_real)
     # kneighbors() without X excludes each point itself, even among exact duplicates.
     neighbours = NearestNeighbors(n_neighbors=k).fit(Z).kneighbors(return_distance=False)
     is_sim = domain == "sim"
@@ -276,10 +287,20 @@ def project(Z, domain, *, mode: str = "joint", indices=None,
     # neighbours as the raw embeddings up to the discarded low-variance directions, and far
     # cheaper than a brute-force search over 2048-D embeddings.
     mixing = mixing_number(X, ds, k=k)
+    k_used = mixing_k(k, n_sim, n_real)
+    warnings = []
+    if perp < perplexity:
+        warnings.append(f"perplexity lowered from {perplexity:g} to {perp:.3g}: t-SNE needs "
+                        f"more than 3 x perplexity frames and {n_fit} are fitted")
+    if k_used < k:
+        warnings.append(f"mixing number uses k = {k_used} neighbours, not {k}: the smaller "
+                        f"domain has {min(n_sim, n_real)} frames, and with k >= that many its "
+                        "frames would have to take neighbours from the other domain (at k = "
+                        "N - 1 the number is 1 for any embedding)")
     params = {"mode": mode, "max_per_domain": max_per_domain, "perplexity": perp,
               "perplexity_requested": float(perplexity), "pca_dim": int(X.shape[1]),
-              "mixing_space": f"pca{X.shape[1]}",
-              "seed": int(seed), "k": int(k), "n_iter": int(n_iter),
+              "mixing_space": f"pca{X.shape[1]}", "warnings": warnings,
+              "seed": int(seed), "k": k_used, "k_requested": int(k), "n_iter": int(n_iter),
               "early_exaggeration_iter": int(early_exaggeration_iter),
               "n_sim": n_sim, "n_real": n_real, "version": PROJECTION_VERSION}
     return Projection(coords=coords, indices=rows[sel], domain=ds, mixing=mixing, params=params)

@@ -38,7 +38,8 @@ def assert_same_frameset(a, b, *, masks=True):
             np.testing.assert_array_equal(a.read_masks(np.arange(len(a))),
                                           b.read_masks(np.arange(len(b))))
     assert list(a.action_names) == list(b.action_names)
-    assert a.fingerprint == b.fingerprint
+    # Same content in another storage: the fingerprint names the storage (file sizes and
+    # times, see s2r.identity), so a written copy is its own cache key.
 
 
 # ----------------------------------------------------------------------------- zarr

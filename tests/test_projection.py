@@ -56,6 +56,16 @@ def test_mixing_number_is_one_for_one_distribution_and_zero_for_separated_blobs(
     assert mixing_number(Z, domain) == 0.0
 
 
+def test_mixing_number_few_frames_lowers_k_so_separation_still_shows():
+    """16 frames, k = 15: every other frame is a neighbour, which used to give exactly 1.0
+    for any embedding. k is capped at min(n_sim, n_real) - 1 = 7, so separated domains
+    score 0 and one distribution scores about 1."""
+    Z, domain = _blobs(8, 8, shift=50.0, seed=2)
+    assert mixing_number(Z, domain, k=15) == 0.0
+    assert mixing_number(Z, domain, k=15) == mixing_number(Z, domain, k=7)
+    assert mixing_number(Z, domain, k=15) == pytest.approx(_mixing_by_loops(Z, domain, 7))
+
+
 def test_mixing_number_rejects_bad_input():
     Z, domain = _blobs(10, 10, shift=0.0)
     with pytest.raises(MetricError, match="'real'"):
@@ -208,7 +218,10 @@ def test_project_cli_writes_csv_and_prints_the_mixing_number(tmp_path, capsys):
     assert (table["domain"] == "sim").sum() == 10 and (table["domain"] == "real").sum() == 10
     assert np.isfinite(table[["x", "y"]].to_numpy()).all()
     printed = capsys.readouterr().out
-    assert "mixing number (pixels, k=15):" in printed
+    # 10 frames per domain: k is lowered to 9 and the output says so
+    assert "mixing number (pixels, k=9):" in printed
+    assert "warning: mixing number uses k = 9 neighbours, not 15" in printed
+    assert "warning: perplexity lowered from 30 to 3" in printed
 
     code = main(["project", "demo:episodes=2,steps=8,height=64,width=80", "--encoder", "pixels",
                  "--out", str(tmp_path / "map.txt")])

@@ -50,17 +50,31 @@ def get_cache():
 
 
 # ----------------------------------------------------------------------------- dataset
+def _spec(key: str) -> Spec:
+    return json.loads(key) if key.startswith("[") else key
+
+
 @st.cache_resource(max_entries=3, show_spinner=False)
 def _frameset(key: str, image_key: Optional[str], action_key: Optional[str],
-              state_key: Optional[str]):
+              state_key: Optional[str], stamp: bytes):
     from s2r.datasets import load_dataset
 
-    spec = json.loads(key) if key.startswith("[") else key
-    return load_dataset(spec, image_key=image_key, action_key=action_key, state_key=state_key)
+    return load_dataset(_spec(key), image_key=image_key, action_key=action_key,
+                        state_key=state_key)
+
+
+@st.cache_data(ttl=2, max_entries=8, show_spinner=False)
+def _stamp(key: str) -> bytes:
+    from s2r.datasets import storage_identity
+
+    return storage_identity(_spec(key))
 
 
 def load_frameset(spec: Spec, keys: Optional[dict] = None):
-    """The FrameSet of a dataset spec (loaded once per server process).
+    """The FrameSet of a dataset spec, loaded once per server process and loaded again when
+    its files change on disk (checked at most every 2 s by
+    :func:`s2r.datasets.storage_identity`), so no page shows numbers of an edited dataset's
+    old frames.
 
     Raises
     ------
@@ -68,8 +82,9 @@ def load_frameset(spec: Spec, keys: Optional[dict] = None):
         When the spec names nothing loadable (the message says what and why).
     """
     keys = keys or {}
-    return _frameset(spec_key(spec), keys.get("image_key") or None,
-                     keys.get("action_key") or None, keys.get("state_key") or None)
+    key = spec_key(spec)
+    return _frameset(key, keys.get("image_key") or None, keys.get("action_key") or None,
+                     keys.get("state_key") or None, _stamp(key))
 
 
 @st.cache_resource(max_entries=3, show_spinner=False)

@@ -9,7 +9,8 @@ and copies the value into the shared key (see :func:`ui.widgets.synced_selectbox
 Environment overrides (for tests, benches and demos):
 
 ``S2R_DEMO_SPEC``
-    Default dataset spec, e.g. ``demo:episodes=3,steps=8,height=96,width=128``.
+    Default dataset spec, e.g. ``demo:episodes=3,steps=8,height=96,width=128``, a folder, or
+    two files ``SIM_PATH:REAL_PATH`` (separated by ``os.pathsep``, ``:`` on Linux).
 ``S2R_DEFAULT_ENCODERS``
     Comma-separated encoder ids computed by default (and automatically on first visit).
 ``S2R_AUTOCOMPUTE``
@@ -100,7 +101,7 @@ def demo_spec(**options: Any) -> str:
 def parse_demo_spec(spec: Any) -> Optional[dict]:
     """All options of a ``demo[:k=v,...]`` spec (the library's defaults filled in), or None
     for a spec that is not the demo (or not valid: the home page then reports the error)."""
-    if not isinstance(spec, str) or not (spec == "demo" or spec.startswith("demo:")):
+    if not names_demo(spec):
         return None
     from s2r.datasets import parse_spec
     from s2r.errors import S2RError
@@ -111,10 +112,22 @@ def parse_demo_spec(spec: Any) -> Optional[dict]:
         return None
 
 
+def names_demo(spec: Any) -> bool:
+    """Whether ``spec`` names the built-in demo (``demo`` or ``demo:...``, valid or not)."""
+    return isinstance(spec, str) and (spec == "demo" or spec.startswith("demo:"))
+
+
 def default_spec() -> Spec:
-    """Dataset spec used when the session has none (``$S2R_DEMO_SPEC`` or the demo above)."""
+    """Dataset spec used when the session has none (``$S2R_DEMO_SPEC`` or the demo above).
+
+    A non-demo ``$S2R_DEMO_SPEC`` with ``os.pathsep`` in it names two files, sim then real.
+    """
     env = os.environ.get("S2R_DEMO_SPEC", "").strip()
-    return env or demo_spec()
+    if not env:
+        return demo_spec()
+    if not names_demo(env) and os.pathsep in env:
+        return [part.strip() for part in env.split(os.pathsep, 1)]
+    return env
 
 
 def default_encoders() -> list[str]:

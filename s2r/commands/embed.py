@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from s2r.cli import add_dataset_args, add_runtime_args, cache_from_args, dataset_from_args
+from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
+                     dataset_from_args, output_file)
 from s2r.errors import S2RError
 
 
@@ -41,9 +42,7 @@ def run(args) -> int:
     from s2r.embed import embed_frameset, embedding_precision
     from s2r.progress import tqdm_progress
 
-    out = Path(args.out)
-    if out.suffix != ".npz":
-        raise S2RError(f"--out must name an .npz file, got {str(out)!r}")
+    out = output_file(args.out, (".npz",))
     if args.batch_size is not None and args.batch_size < 1:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
     frameset = dataset_from_args(args)
@@ -54,11 +53,10 @@ def run(args) -> int:
                            progress=progress)
     used = embedding_precision(frameset, args.encoder, precision=args.precision,
                                device=args.device, cache=cache)
-    if out.parent and not out.parent.exists():
-        out.parent.mkdir(parents=True)
-    np.savez(out, embeddings=np.asarray(Z, dtype=np.float32), domain=frameset.domain,
-             episode=frameset.episode, step=frameset.step, actions=frameset.actions,
-             encoder=np.array(args.encoder), precision=np.array(used))
+    with atomic_output(out) as tmp:
+        np.savez(tmp, embeddings=np.asarray(Z, dtype=np.float32), domain=frameset.domain,
+                 episode=frameset.episode, step=frameset.step, actions=frameset.actions,
+                 encoder=np.array(args.encoder), precision=np.array(used))
     print(f"wrote {out}: embeddings {Z.shape[0]} x {Z.shape[1]} float32 ({args.encoder}"
           f"{', int8' if used == 'int8' else ''}) for "
           f"{frameset.n_frames('sim')} sim + {frameset.n_frames('real')} real frames")

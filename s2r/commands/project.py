@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from s2r.cli import add_dataset_args, add_runtime_args, cache_from_args, dataset_from_args
+from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
+                     dataset_from_args, output_file)
 from s2r.errors import S2RError
 
 
@@ -46,9 +47,7 @@ def run(args) -> int:
     from s2r.progress import tqdm_progress
     from s2r.projection import project_frameset
 
-    out = Path(args.out)
-    if out.suffix.lower() != ".csv":
-        raise S2RError(f"--out must name a .csv file, got {str(out)!r}")
+    out = output_file(args.out, (".csv",))
     if args.max_per_domain < 0:
         raise S2RError(f"--max-per-domain must be >= 0 (0 = all frames), got "
                        f"{args.max_per_domain}")
@@ -59,10 +58,12 @@ def run(args) -> int:
             max_per_domain=args.max_per_domain or None, perplexity=args.perplexity,
             seed=args.seed, k=args.k, device=args.device, precision=args.precision,
             progress=progress)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    proj.to_frame().to_csv(out, index=False)
+    with atomic_output(out) as tmp:
+        proj.to_frame().to_csv(tmp, index=False)
     print(f"wrote {out}: {proj.params['n_sim']} sim + {proj.params['n_real']} real frames "
           f"({args.mode}, perplexity {proj.params['perplexity']:g})")
-    print(f"mixing number ({args.encoder}, k={args.k}): {proj.mixing:.3f}  "
+    print(f"mixing number ({args.encoder}, k={proj.params['k']}): {proj.mixing:.3f}  "
           "(1 = as mixed as random labels, 0 = separated)")
+    for w in proj.params.get("warnings", []):
+        print(f"warning: {w}")
     return 0

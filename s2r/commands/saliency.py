@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from s2r.cli import add_dataset_args, add_runtime_args, cache_from_args, dataset_from_args
+from s2r.cli import (add_dataset_args, add_runtime_args, cache_from_args, dataset_from_args,
+                     output_folder)
 from s2r.errors import S2RError
 
 _GAP = 4  # white pixels between the sim and the real overlay
@@ -70,7 +71,21 @@ def parse_frame_ids(text, frameset) -> np.ndarray:
                        f"{text!r}") from None
     if not ids:
         raise S2RError("--frames names no frame")
+    bad = [i for i in ids if not 0 <= i < len(frameset)]
+    if bad:
+        raise S2RError(f"--frames {text!r}: {bad[0]} is not a frame index; indices run from 0 "
+                       f"to {len(frameset) - 1} (sim frames: {_ranges(frameset.indices('sim'))})")
     return np.asarray(ids, dtype=np.int64)
+
+
+def _ranges(indices: np.ndarray) -> str:
+    """``"0..95, 192..287"``: the runs of consecutive indices."""
+    if indices.size == 0:
+        return "none"
+    breaks = np.flatnonzero(np.diff(indices) != 1) + 1
+    runs = np.split(indices, breaks)
+    return ", ".join(f"{r[0]}..{r[-1]}" if r.size > 1 else f"{r[0]}" for r in runs[:4]) + \
+        (", ..." if len(runs) > 4 else "")
 
 
 def side_by_side(left: np.ndarray, right: np.ndarray, gap: int = _GAP) -> np.ndarray:
@@ -101,6 +116,7 @@ def run(args) -> int:
 
     if args.batch_size < 1:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
+    out = output_folder(args.out)
     frameset = dataset_from_args(args).require_domains()
     sim_idx = parse_frame_ids(args.frames, frameset)
     encoder = build_encoder(args.encoder, device=args.device)
@@ -109,7 +125,6 @@ def run(args) -> int:
                                method=args.method, action_dim=args.action_dim,
                                batch_size=args.batch_size, cache=cache_from_args(args),
                                progress=progress)
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     measures = result.measures()
     pairs = []

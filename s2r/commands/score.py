@@ -26,7 +26,8 @@ import argparse
 import fnmatch
 from pathlib import Path
 
-from s2r.cli import add_dataset_args, add_runtime_args, cache_from_args, dataset_from_args
+from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
+                     dataset_from_args, output_file)
 from s2r.errors import S2RError
 
 # Columns of the summary table printed after scoring.
@@ -175,15 +176,13 @@ def _write_pairwise(records, path: Path, ci: float) -> None:
     from s2r.metrics.pairwise import PAIRWISE_KEYS, pairwise_comparisons, tiers
 
     rows = pairwise_comparisons(records, ci=ci)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    if path.suffix.lower() == ".json":
-        groups = {k: tiers(records, k, ci=ci) for k in PAIRWISE_KEYS}
-        tmp.write_text(json.dumps({"ci": ci, "comparisons": rows, "tiers": groups}, indent=1,
-                                  allow_nan=False) + "\n")
-    else:
-        pd.DataFrame(rows).to_csv(tmp, index=False)
-    tmp.replace(path)
+    with atomic_output(path) as tmp:
+        if path.suffix.lower() == ".json":
+            groups = {k: tiers(records, k, ci=ci) for k in PAIRWISE_KEYS}
+            tmp.write_text(json.dumps({"ci": ci, "comparisons": rows, "tiers": groups},
+                                      indent=1, allow_nan=False) + "\n")
+        else:
+            pd.DataFrame(rows).to_csv(tmp, index=False)
     resolved = sum(r["resolved"] for r in rows if r["metric"] == "sim2real_score") // 2
     n_pairs = sum(1 for r in rows if r["metric"] == "sim2real_score") // 2
     print(f"wrote {path}: {len(rows)} comparisons; on the Sim2Real score {resolved} of "
@@ -196,17 +195,15 @@ def run(args: argparse.Namespace) -> int:
     from s2r.metrics.leaderboard import (FORMATS, merge_leaderboard_records,
                                          write_records)
 
-    out = Path(args.out)
-    if out.suffix.lower() not in FORMATS:
-        raise S2RError(f"--out must name a .json or .csv file, got {str(out)!r}")
-    pairwise = Path(args.pairwise) if args.pairwise else None
-    if pairwise is not None and pairwise.suffix.lower() not in FORMATS:
-        raise S2RError(f"--pairwise must name a .json or .csv file, got {str(pairwise)!r}")
+    out = output_file(args.out, tuple(FORMATS))
+    pairwise = output_file(args.pairwise, tuple(FORMATS), flag="--pairwise") if args.pairwise \
+        else None
     if args.merge:
         if args.encoders:
             raise S2RError("--merge takes leaderboard files, not --encoders")
         records = merge_leaderboard_records(args.dataset)
-        write_records(records, out)
+        with atomic_output(out) as tmp:
+            write_records(records, tmp)
         print(f"merged {len(args.dataset)} file(s) into {out}: {len(records)} row(s)")
         return 0
     if not args.encoders:
@@ -221,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
     with tqdm_progress("scoring encoders") as progress:
         records = score_encoders(frameset, ids, params=params, cache=cache, device=args.device,
                                  precision=args.precision, progress=progress)
-    write_records(records, out)
+    with atomic_output(out) as tmp:
+        write_records(records, tmp)
     print(_summary_table(records))
     for r in records:
         for w in r.get("warnings", []):

@@ -23,7 +23,7 @@ from s2r.datasets._checks import existing_path
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
 
-__all__ = ["DEMO_DEFAULTS", "load_dataset", "parse_spec"]
+__all__ = ["DEMO_DEFAULTS", "load_dataset", "parse_spec", "storage_identity"]
 
 Spec = Union[str, Path, Sequence[Union[str, Path]]]
 
@@ -191,3 +191,22 @@ def load_dataset(spec: Spec, *, image_key: Optional[str] = None, action_key: Opt
         fs = load_robomimic(parsed["sim"], parsed["real"], camera=image_key,
                             action_key=action_key, state_key=state_key)
     return fs.require_domains()
+
+
+def storage_identity(spec: Spec) -> bytes:
+    """A cheap digest of the files a spec names (sizes and times of every file below a folder
+    or zarr store, of an HDF5 file; see :mod:`s2r.identity`); constant for the demo.
+
+    It changes whenever a frame, a label file or a store changes, without loading anything:
+    a long-running process (the app) compares it to decide whether a dataset it holds is
+    still what is on disk.
+    """
+    from s2r.identity import digest, files_identity, tree_identity
+
+    parsed = parse_spec(spec)
+    kind = parsed["kind"]
+    if kind == "demo":
+        return digest("demo")
+    paths = [parsed["path"]] if kind == "folder" else [parsed["sim"], parsed["real"]]
+    return digest(kind, *(tree_identity(p) if Path(p).is_dir() else files_identity([p])
+                          for p in paths))

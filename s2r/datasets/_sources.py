@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from s2r.errors import DataError
+from s2r.identity import digest, files_identity, pixels_identity, tree_identity
 from s2r.images import as_indices
 
 DEFAULT_CACHE_BYTES = 64 * 2**20
@@ -36,14 +38,18 @@ class ChunkedImages:
         Most bytes of decoded chunks kept between reads. When a request needs more new chunks
         than fit, they are read one at a time and not cached, so memory stays bounded by
         ``cache_bytes`` plus one chunk whatever the chunk size.
+    name : str
+        How errors name the array (``"sim store one_leg.zarr[color_image2]"``).
 
     Notes
     -----
-    Thread-safe (the LRU is guarded by a lock); pickles without its cache.
+    Thread-safe (the LRU is guarded by a lock); pickles without its cache. A chunk that
+    cannot be decoded raises :class:`DataError` naming the array and its frames.
     """
 
-    def __init__(self, array, *, cache_bytes: int = DEFAULT_CACHE_BYTES):
+    def __init__(self, array, *, cache_bytes: int = DEFAULT_CACHE_BYTES, name: str = "array"):
         self.array = array
+        self.name = name
         self.shape = tuple(int(s) for s in array.shape)
         chunks = getattr(array, "chunks", None)
         self.chunk_len = max(1, int(chunks[0])) if chunks else 1
@@ -65,6 +71,36 @@ class ChunkedImages:
         self.__dict__.update(state)
         self._init_cache()
 
+    def identity(self) -> bytes:
+        """The array's files on disk (metadata and every chunk: names, sizes, times) for a
+        zarr array in a local folder; a hash of all pixels otherwise."""
+        folder = zarr_array_folder(self.array)
+        if folder is None:
+            return pixels_identity(self)
+        return digest("zarr", repr(self.shape), tree_identity(folder))
+
+    def _slice(self, lo: int, hi: int) -> np.ndarray:
+        """Frames ``lo .. hi-1`` as an ndarray; a decoding failure names the damaged chunk."""
+        try:
+            return np.asarray(self.array[lo:hi])
+        except Exception as exc:  # codecs raise RuntimeError, ValueError, OSError, ...
+            raise self._damaged(lo, hi, exc) from None
+
+    def _damaged(self, lo: int, hi: int, exc: Exception) -> DataError:
+        """The error for a failed read of ``lo .. hi-1``, narrowed to its first bad chunk."""
+        step = self.chunk_len
+        for start in range((lo // step) * step, hi, step):
+            a, b = max(start, lo), min(start + step, hi)
+            try:
+                self.array[a:b]
+            except Exception as chunk_exc:
+                lo, hi, exc = start, min(start + step, self.shape[0]), chunk_exc
+                break
+        first = str(exc).splitlines()[0] if str(exc) else "no message"
+        return DataError(
+            f"{self.name}: cannot decode frames {lo}..{hi - 1} ({type(exc).__name__}: "
+            f"{first}); a chunk file of the store is damaged: copy or write the store again")
+
     def _read_chunks(self, chunk_ids: np.ndarray) -> dict:
         """Decode whole chunks ``chunk_ids`` (sorted), one slice read per run of neighbours."""
         n, length = self.shape[0], self.chunk_len
@@ -72,7 +108,7 @@ class ChunkedImages:
         breaks = np.flatnonzero(np.diff(chunk_ids) != 1) + 1
         for run in np.split(chunk_ids, breaks):
             start = int(run[0]) * length
-            block = np.asarray(self.array[start:min((int(run[-1]) + 1) * length, n)])
+            block = self._slice(start, min((int(run[-1]) + 1) * length, n))
             for c in run:
                 a = int(c) * length - start
                 out[int(c)] = block[a:a + length]
@@ -86,7 +122,7 @@ class ChunkedImages:
         for c in chunk_ids:
             sel = np.flatnonzero(chunk_of == c)
             lo, hi = int(idx[sel].min()), int(idx[sel].max())
-            out[sel] = np.asarray(self.array[lo:hi + 1])[idx[sel] - lo]
+            out[sel] = self._slice(lo, hi + 1)[idx[sel] - lo]
 
     def read(self, indices) -> np.ndarray:
         idx = as_indices(indices, self.shape[0])
@@ -133,6 +169,10 @@ class H5File:
     def __setstate__(self, state):
         self.__init__(state["path"])
 
+    def identity(self) -> bytes:
+        """The file's size and times (see :mod:`s2r.identity`)."""
+        return files_identity([self.path])
+
     def dataset(self, name: str):
         """The ``h5py.Dataset`` at ``name`` (opens the file on first use)."""
         with self._lock:
@@ -168,5 +208,64 @@ class H5Array:
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
 
+    def identity(self) -> bytes:
+        return digest("hdf5", self.file.identity(), self.name, repr(self.shape))
+
     def __getitem__(self, sel):
         return self.file.dataset(self.name)[sel]
+
+
+# ----------------------------------------------------------------------------- zarr files
+_ZARR_METADATA = (".zarray", ".zattrs", ".zgroup", ".zmetadata", "zarr.json")
+
+
+def zarr_array_folder(array):
+    """The folder holding a zarr array's files when it lives in a local folder store, else None."""
+    store = getattr(array, "store", None)
+    root = getattr(store, "root", None)
+    if root is None or not isinstance(getattr(array, "path", None), str):
+        return None
+    folder = Path(root) / array.path
+    return folder if folder.is_dir() else None
+
+
+def _chunk_coords(rel: str) -> tuple:
+    """Grid coordinates of a chunk file name (v2 ``1.0.0.0`` or ``1/0/0/0``; v3 ``c/1/0/0/0``)."""
+    parts = rel.replace("\\", "/").split("/")
+    if parts and parts[0] == "c":
+        parts = parts[1:]
+    if len(parts) == 1:
+        parts = parts[0].split(".")
+    return tuple(int(p) for p in parts)
+
+
+def missing_chunks(array) -> tuple[int, int, "int | None"]:
+    """``(missing, expected, first frame of the first missing chunk)`` of a zarr array.
+
+    zarr reads a chunk whose file is missing as the array's fill value (black frames for
+    images), so a store with a lost chunk file would be read without a word. Only arrays in
+    local folder stores, without sharding, are checked; others report ``(0, expected, None)``.
+    """
+    import math
+    import os
+
+    chunks = tuple(int(c) for c in array.chunks)
+    grid = tuple(math.ceil(s / c) for s, c in zip(array.shape, chunks))
+    expected = math.prod(grid)
+    folder = zarr_array_folder(array)
+    if folder is None or getattr(array, "shards", None) is not None or expected == 0:
+        return 0, expected, None
+    present = set()
+    for dirpath, _, filenames in os.walk(folder):
+        rel = os.path.relpath(dirpath, folder)
+        for name in filenames:
+            if name in _ZARR_METADATA:
+                continue
+            try:
+                present.add(_chunk_coords(name if rel == "." else f"{rel}/{name}"))
+            except ValueError:
+                continue
+    if len(present) >= expected:
+        return 0, expected, None
+    first = next(c for c in np.ndindex(*grid) if c not in present)
+    return expected - len(present), expected, int(first[0]) * chunks[0]

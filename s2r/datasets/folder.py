@@ -51,6 +51,7 @@ from s2r.datasets._checks import (
 )
 from s2r.errors import DataError
 from s2r.frameset import DOMAINS, FrameSet
+from s2r.identity import files_identity
 from s2r.images import FileImages, as_indices, decode_image_file
 from s2r.progress import ProgressCallback, report
 
@@ -85,9 +86,14 @@ def decode_mask_file(path: Path, *, expected_hw: tuple) -> np.ndarray:
 class FileMasks:
     """Masks stored one image file each, decoded on demand to ``uint8 (n, H, W)`` in {0, 1}."""
 
-    def __init__(self, paths, hw: tuple):
+    def __init__(self, paths, hw: tuple, *, root=None):
         self.paths = [Path(p) for p in paths]
         self.shape = (len(self.paths), int(hw[0]), int(hw[1]))
+        self.root = None if root is None else Path(root)
+
+    def identity(self) -> bytes:
+        """Names, sizes and times of the mask files (see :mod:`s2r.identity`)."""
+        return files_identity(self.paths, self.root)
 
     def read(self, indices) -> np.ndarray:
         idx = as_indices(indices, self.shape[0])
@@ -187,6 +193,30 @@ def _check_files_exist(paths: list, where: str, what: str = "frame files") -> No
                         f"(first: {shown})")
 
 
+def _check_inside(df, root: Path, where: str) -> None:
+    """Every ``file`` must name a file inside ``DATASET/<domain>/`` (no absolute paths, no
+    ``..`` out of the folder): a table must not pull frames from elsewhere on the disk."""
+    for r, (d, f) in enumerate(zip(df["domain"], df["file"])):
+        rel = Path(f)
+        if rel.is_absolute() or f.startswith(("/", "\\")) or ".." in rel.parts or not f.strip():
+            raise DataError(
+                f"{where}: row {r} column 'file' is {f!r}; frame paths must be relative to "
+                f"{root / d} and stay inside it (no absolute path, no '..')")
+
+
+def _check_unique_steps(df, episode: np.ndarray, step: np.ndarray, where: str) -> None:
+    """Each (domain, episode, step) names one frame."""
+    keys = np.stack([np.asarray(df["domain"] == "real", dtype=np.int64), episode, step], axis=1)
+    _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        k = keys[first[np.flatnonzero(counts > 1)[0]]]
+        rows = np.flatnonzero((keys == k).all(axis=1))[:2]
+        raise DataError(
+            f"{where}: rows {rows[0]} and {rows[1]} ({df['file'].iloc[rows[0]]!r}, "
+            f"{df['file'].iloc[rows[1]]!r}) are both step {k[2]} of {df['domain'].iloc[rows[0]]} "
+            f"episode {k[1]}; each (domain, episode, step) must name one frame")
+
+
 # ----------------------------------------------------------------------------- load
 def load_folder(path) -> FrameSet:
     """Load a dataset in the s2r folder layout (see the module docstring for the tree).
@@ -235,6 +265,7 @@ def load_folder(path) -> FrameSet:
         raise DataError(f"{where}: frame {df['domain'].iloc[r]}/{df['file'].iloc[r]} is listed "
                         "more than once; each frame file needs exactly one row")
 
+    _check_inside(df, root, where)
     episode = _integer_column(df, "episode", where)
     sim, real = domain == "sim", domain == "real"
     if np.intersect1d(episode[sim], episode[real]).size:  # per-domain ids: shift real ones
@@ -244,6 +275,7 @@ def load_folder(path) -> FrameSet:
         step = _integer_column(df, "step", where)
     else:
         step = steps_within_episodes(episode)
+    _check_unique_steps(df, episode, step, where)
 
     state_cols = [c for c in df.columns if str(c).startswith(STATE_PREFIX)]
     if meta.get("action_names"):
@@ -279,13 +311,13 @@ def load_folder(path) -> FrameSet:
         mask_paths = [str(root / "masks" / d / mask_relpath(f)) for d, f in zip(domain, df["file"])]
         _check_files_exist(mask_paths, f"{root / 'masks'}", "mask files")
         decode_mask_file(Path(mask_paths[0]), expected_hw=frame_shape[:2])
-        masks = FileMasks(mask_paths, frame_shape[:2])
+        masks = FileMasks(mask_paths, frame_shape[:2], root=root)
 
     unlisted = {d: _count_unlisted(root / d, set(df["file"][domain == d])) for d in DOMAINS}
     source = {"kind": "folder", "path": str(root.resolve()), "table": table_path.name,
               "unlisted_frames": unlisted}
     return FrameSet(
-        images=FileImages(paths, frame_shape), actions=actions, domain=domain,
+        images=FileImages(paths, frame_shape, root=root), actions=actions, domain=domain,
         episode=episode, step=step, masks=masks, state=state,
         action_names=[str(c) for c in action_cols],
         name=str(meta.get("name") or root.name), source=source)

@@ -30,7 +30,7 @@ from s2r.datasets._checks import (
     as_2d_float, check_finite, check_frames_array, check_lengths, check_nonempty,
     check_same_frame_size, episodes_from_ends, existing_path, missing_key,
 )
-from s2r.datasets._sources import ChunkedImages
+from s2r.datasets._sources import ChunkedImages, missing_chunks
 from s2r.errors import DataError
 from s2r.frameset import FrameSet, concat_domains
 
@@ -71,6 +71,16 @@ def _get_array(group, key: str, where: str, keys: list[str], what: str):
     return group[key]
 
 
+def _read_whole(array, where: str) -> np.ndarray:
+    """All of a label array (zarr leaves out chunks equal to the fill value, so a missing
+    chunk of labels is legitimate zeros; only image arrays are checked for missing chunks)."""
+    try:
+        return np.asarray(array[...])
+    except Exception as exc:  # codecs raise RuntimeError, ValueError, OSError, ...
+        raise DataError(f"{where}: cannot decode the array ({type(exc).__name__}); a chunk "
+                        "file of the store is damaged: copy or write the store again") from None
+
+
 def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
                 action_key: str = DEFAULT_ACTION_KEY, state_key: Optional[str] = DEFAULT_STATE_KEY,
                 state_required: bool = False) -> FrameSet:
@@ -98,7 +108,8 @@ def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
     keys = array_keys(group)
     images = _get_array(group, image_key, name, keys, "image key")
     check_frames_array(images.shape, images.dtype, f"{name}[{image_key}]")
-    actions = as_2d_float(_get_array(group, action_key, name, keys, "action key")[...],
+    actions = as_2d_float(_read_whole(_get_array(group, action_key, name, keys, "action key"),
+                                      f"{domain} store {name}[{action_key}]"),
                           f"{name}[{action_key}]")
     ends = _get_array(group, EPISODE_ENDS_KEY, name, keys, "key")[...]
     n = check_lengths({image_key: images.shape[0], action_key: len(actions)}, name)
@@ -107,15 +118,31 @@ def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
     check_finite(actions, f"{name}[{action_key}]", "actions", episode)
     state = None
     if state_key is not None and (state_required or state_key in keys):
-        state = as_2d_float(_get_array(group, state_key, name, keys, "state key")[...],
+        state = as_2d_float(_read_whole(_get_array(group, state_key, name, keys, "state key"),
+                                        f"{domain} store {name}[{state_key}]"),
                             f"{name}[{state_key}]", "state")
         check_lengths({image_key: n, state_key: len(state)}, name)
         check_finite(state, f"{name}[{state_key}]", "state", episode)
+    where = f"{domain} store {name}[{image_key}]"
+    check_chunks_present(images, where)
     return FrameSet(
-        images=ChunkedImages(images), actions=actions, domain=np.full(n, domain),
+        images=ChunkedImages(images, name=where), actions=actions, domain=np.full(n, domain),
         episode=episode, step=step, state=state,
         action_names=ACTION_NAMES_10 if actions.shape[1] == 10 else None,
         name=str(group.attrs.get("task", Path(path).stem)))
+
+
+def check_chunks_present(array, where: str) -> None:
+    """Raise :class:`DataError` when chunk files of a zarr image array are missing: zarr would
+    read them as black frames without a word. (zarr 3 does not write a chunk equal to the fill
+    value, but a whole chunk of all-black camera frames is a broken recording either way.)"""
+    missing, expected, first = missing_chunks(array)
+    if missing:
+        last = min(first + int(array.chunks[0]), int(array.shape[0])) - 1
+        raise DataError(
+            f"{where}: {missing} of its {expected} chunk files are missing (first: frames "
+            f"{first}..{last}); zarr would read them as black frames. Copy or write the "
+            "store again")
 
 
 def load_furniturebench(sim_path, real_path, *, image_key: Optional[str] = None,

@@ -25,6 +25,7 @@ from s2r.datasets.demo.policy import ACTION_NAMES, STATE_NAMES, run_episode
 from s2r.datasets.demo.source import DemoRenderer, RenderedImages
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
+from s2r.images import ArrayImages
 from s2r.progress import ProgressCallback, report
 
 __all__ = ["make_demo", "demo_renderer", "ACTION_NAMES", "STATE_NAMES", "EAGER_LIMIT_BYTES",
@@ -114,6 +115,27 @@ def demo_renderer(*, episodes: int = 8, steps: int = 40, gap: float = 0.5, seed:
     return renderer, {**sim, "params": params}
 
 
+def _code_digest() -> bytes:
+    """Digest of the demo package's source: frames change only when the parameters or this
+    code change, so a new renderer never serves cached embeddings of the old frames."""
+    from pathlib import Path
+
+    from s2r.identity import digest
+
+    files = sorted(Path(__file__).parent.glob("*.py"))
+    return digest(*(f.read_bytes() for f in files))
+
+
+def demo_identity(params: dict, kind: str) -> bytes:
+    """Identity of the demo's ``kind`` ("frames" or "masks") for ``params`` (see
+    :mod:`s2r.identity`): the parameters and the renderer code, which fix every pixel."""
+    import json
+
+    from s2r.identity import digest
+
+    return digest("demo", kind, json.dumps(params, sort_keys=True), _code_digest())
+
+
 def make_demo(*, episodes: int = 12, steps: int = 24, gap: float = 0.5, seed: int = 0,
               paired: bool = False, height: int = 240, width: int = 320,
               progress: ProgressCallback | None = None) -> FrameSet:
@@ -155,13 +177,16 @@ def make_demo(*, episodes: int = 12, steps: int = 24, gap: float = 0.5, seed: in
                                      paired=paired, height=height, width=width)
     p = labels["params"]
     n, h, w = labels["n"], p["height"], p["width"]
+    ids = {kind: demo_identity(p, kind) for kind in ("frames", "masks")}
     if n * h * w * 3 <= EAGER_LIMIT_BYTES:
-        images = np.empty((n, h, w, 3), dtype=np.uint8)
-        masks = np.empty((n, h, w), dtype=np.uint8)
-        renderer.render_into(images, masks, progress)
+        pixels = np.empty((n, h, w, 3), dtype=np.uint8)
+        mask_pixels = np.empty((n, h, w), dtype=np.uint8)
+        renderer.render_into(pixels, mask_pixels, progress)
+        images = ArrayImages(pixels, identity=ids["frames"])
+        masks = ArrayImages(mask_pixels, identity=ids["masks"])
     else:
-        images = RenderedImages(renderer)
-        masks = RenderedImages(renderer, masks=True)
+        images = RenderedImages(renderer, identity=ids["frames"])
+        masks = RenderedImages(renderer, masks=True, identity=ids["masks"])
         report(progress, n, n, "demo frames render lazily on read (too large to hold)")
     return FrameSet(
         images=images, actions=labels["actions"], domain=labels["domain"],

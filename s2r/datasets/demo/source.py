@@ -160,13 +160,23 @@ class RenderedImages:
     renderer : DemoRenderer
     masks : bool
         Serve the task masks ``(N, H, W)`` instead of the frames ``(N, H, W, 3)``.
+    identity : bytes, optional
+        What names the frames (the demo's parameters and renderer code; see ``make_demo``),
+        so rendering everything is never needed to fingerprint them.
     """
 
-    def __init__(self, renderer: DemoRenderer, *, masks: bool = False):
+    def __init__(self, renderer: DemoRenderer, *, masks: bool = False,
+                 identity: bytes | None = None):
         self.renderer = renderer
         self.masks = masks
         n, h, w = len(renderer), renderer.height, renderer.width
         self.shape = (n, h, w) if masks else (n, h, w, 3)
+        self._identity = identity
+
+    def identity(self) -> bytes:
+        from s2r.identity import pixels_identity
+
+        return self._identity if self._identity is not None else pixels_identity(self)
 
     def read(self, indices) -> np.ndarray:
         idx = as_indices(indices, self.shape[0])

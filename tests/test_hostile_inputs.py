@@ -1,0 +1,459 @@
+"""The hostile-input catalogue: every bad input a user can give gets one clear line, exit 2,
+and nothing written.
+
+Each ``case_*`` function builds its own small broken files under ``root`` and returns a
+:class:`Case`: the command line to run, the words the one-line error must contain, and
+(for dataset faults) the library call that must raise the same error. Every case runs through
+``s2r.cli.main`` (what ``python -m s2r`` runs) in process; two run in real ``python -m s2r``
+processes. Add a case here for every fault found, so none can come back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from datafiles import frames, robomimic_demos, synthetic_frameset, write_hdf5, write_png, write_zarr
+from s2r.datasets import load_dataset
+from s2r.datasets.folder import write_folder
+from s2r.errors import S2RError
+
+REPO = Path(__file__).resolve().parents[1]
+TINY_DEMO = "demo:episodes=2,steps=4,height=64,width=80"
+
+
+@dataclass
+class Case:
+    """One hostile input.
+
+    argv : the command line after ``python -m s2r``.
+    words : what the one-line error must contain.
+    library : a call that must raise :class:`S2RError` with the same words (dataset faults).
+    outputs : paths that must not exist after the command (nothing written).
+    """
+
+    argv: list
+    words: list
+    library: Optional[Callable] = None
+    outputs: list = field(default_factory=list)
+
+
+def dataset_case(root: Path, spec, kwargs: dict, words: list, read=None) -> Case:
+    """A dataset fault: ``load_dataset`` raises it, or (``read``: frame indices) reading those
+    frames does. The CLI runs ``info`` for load-time faults and ``embed`` (which reads every
+    frame) for read-time ones."""
+    spec = [spec] if isinstance(spec, str) else list(spec)
+    options = []
+    for key, value in kwargs.items():
+        options += [f"--{key.replace('_', '-')}", value]
+
+    def library():
+        fs = load_dataset(spec, **kwargs)
+        assert read is not None, "loading should have failed"
+        fs.read_images(read)
+
+    if read is None:
+        return Case(["info", *spec, *options], words, library)
+    out = root / "out.npz"
+    return Case(["embed", *spec, *options, "--encoder", "pixels", "--no-cache", "--out",
+                 str(out)], words, library, [out])
+
+
+def _zarr_pair(root: Path, **sim_kwargs) -> list:
+    write_zarr(root / "sim.zarr", **sim_kwargs)
+    write_zarr(root / "real.zarr", images=frames(6, seed=2), episode_ends=np.array([6], np.uint32))
+    return [str(root / "sim.zarr"), str(root / "real.zarr")]
+
+
+def _folder(root: Path, **kwargs) -> Path:
+    out = root / "ds"
+    write_folder(synthetic_frameset(masks=False, **kwargs), out)
+    return out
+
+
+def _edit_table(folder: Path, edit) -> str:
+    df = pd.read_csv(folder / "actions.csv")
+    edit(df).to_csv(folder / "actions.csv", index=False)
+    return str(folder)
+
+
+def _truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def case_missing_folder(root):
+    return [str(root / "no_such_folder")], {}, ["no_such_folder", "does not exist"]
+
+
+def case_missing_zarr(root):
+    spec = _zarr_pair(root)
+    return [str(root / "gone.zarr"), spec[1]], {}, ["gone.zarr", "does not exist"]
+
+
+def case_single_zarr(root):
+    return [_zarr_pair(root)[0]], {}, ["sim.zarr", "give two, SIM REAL"]
+
+
+def case_not_a_zarr_group(root):
+    (root / "empty.zarr").mkdir()
+    spec = _zarr_pair(root)
+    return [str(root / "empty.zarr"), spec[1]], {}, ["empty.zarr", "not a readable zarr group"]
+
+
+def case_image_key_missing(root):
+    return _zarr_pair(root), {"image_key": "color_image3"}, [
+        "sim.zarr", "no image key 'color_image3'", "did you mean 'color_image2'",
+        "available: action/pos, color_image2, episode_ends, robot_state"]
+
+
+def case_action_key_missing(root):
+    return _zarr_pair(root), {"action_key": "actions"}, [
+        "sim.zarr", "no action key 'actions'", "action/pos"]
+
+
+def case_state_key_missing(root):
+    return _zarr_pair(root), {"state_key": "parts_poses"}, ["sim.zarr", "no state key 'parts_poses'"]
+
+
+def case_camera_missing(root):
+    for name in ("s.hdf5", "r.hdf5"):
+        write_hdf5(root / name, robomimic_demos([3]))
+    return [str(root / "s.hdf5"), str(root / "r.hdf5")], {"image_key": "frontview"}, [
+        "s.hdf5[data/demo_0]/obs", "no camera 'frontview'", "agentview_image"]
+
+
+def case_not_hdf5(root):
+    (root / "s.hdf5").write_bytes(b"not hdf5 at all")
+    write_hdf5(root / "r.hdf5", robomimic_demos([3]))
+    return [str(root / "s.hdf5"), str(root / "r.hdf5")], {}, ["s.hdf5", "not a readable HDF5 file"]
+
+
+def case_images_float(root):
+    return _zarr_pair(root, images=frames(10).astype(np.float32)), {}, [
+        "sim.zarr[color_image2]", "uint8 of shape (N, H, W, 3)", "got float32"]
+
+
+def case_images_gray(root):
+    return _zarr_pair(root, images=frames(10)[..., 0]), {}, [
+        "sim.zarr[color_image2]", "(N, H, W, 3)", "(10, 12, 16)"]
+
+
+def case_hdf5_images_not_rgb(root):
+    demos = robomimic_demos([3, 2])
+    demos["demo_1"]["images"] = demos["demo_1"]["images"][..., :2].copy()
+    write_hdf5(root / "s.hdf5", demos)
+    write_hdf5(root / "r.hdf5", robomimic_demos([3]))
+    return [str(root / "s.hdf5"), str(root / "r.hdf5")], {}, [
+        "s.hdf5[data/demo_1]/obs/agentview_image", "(N, H, W, 3)", "(2, 10, 10, 2)"]
+
+
+def case_actions_nan(root):
+    actions = np.zeros((10, 10), np.float32)
+    actions[6, 2] = np.nan
+    return _zarr_pair(root, actions=actions), {}, [
+        "sim.zarr[action/pos]", "NaN or inf", "frame 6", "episode 1", "column 2"]
+
+
+def case_actions_inf_in_table(root):
+    def edit(df):
+        df.loc[2, "act1"] = np.inf
+        return df
+    return [_edit_table(_folder(root), edit)], {}, [
+        "actions.csv", "NaN or inf", "frame 2 (sim/000002.png)", "episode 0"]
+
+
+def case_action_column_text(root):
+    def edit(df):
+        df["act1"] = df["act1"].astype(object)
+        df.loc[4, "act1"] = "fast"
+        return df
+    return [_edit_table(_folder(root), edit)], {}, [
+        "actions.csv", "action column 'act1' must be numeric", "row 4", "'fast'"]
+
+
+def case_lengths_disagree(root):
+    return _zarr_pair(root, actions=np.zeros((9, 10), np.float32)), {}, [
+        "sim.zarr", "lengths disagree", "color_image2 has 10", "action/pos has 9"]
+
+
+def case_episode_ends_not_increasing(root):
+    return _zarr_pair(root, episode_ends=np.array([6, 4, 10], np.uint32)), {}, [
+        "sim.zarr[episode_ends]", "strictly increasing", "entry 1 is 4 after 6"]
+
+
+def case_episode_ends_short(root):
+    return _zarr_pair(root, episode_ends=np.array([4, 8], np.uint32)), {}, [
+        "sim.zarr[episode_ends]", "must end at the number of frames 10", "last entry is 8"]
+
+
+def case_empty_domain_zarr(root):
+    write_zarr(root / "sim.zarr")
+    write_zarr(root / "real.zarr", images=frames(0), actions=np.zeros((0, 10), np.float32),
+               state=np.zeros((0, 16), np.float32), episode_ends=np.zeros(0, np.uint32))
+    return [str(root / "sim.zarr"), str(root / "real.zarr")], {}, [
+        "real.zarr", "the real domain has no frames"]
+
+
+def case_empty_domain_folder(root):
+    return [_edit_table(_folder(root), lambda df: df[df["domain"] == "sim"])], {}, [
+        "actions.csv", "no rows with domain=real", "the real domain has no frames"]
+
+
+def case_table_missing_column(root):
+    return [_edit_table(_folder(root), lambda df: df.drop(columns="episode"))], {}, [
+        "actions.csv", "no column 'episode'", "available: act0"]
+
+
+def case_no_table(root):
+    folder = _folder(root)
+    (folder / "actions.csv").unlink()
+    return [str(folder)], {}, ["ds", "no actions table (actions.csv or actions.parquet)"]
+
+
+def case_listed_file_missing(root):
+    folder = _folder(root)
+    (folder / "real" / "000009.png").unlink()
+    return [str(folder)], {}, ["1 of the 14 listed frame files do not exist", "real/000009.png"]
+
+
+def case_truncated_first_frame(root):
+    folder = _folder(root)
+    _truncate(folder / "real" / "000007.png")  # first real frame: decoded at load time
+    return [str(folder)], {}, ["real/000007.png", "unreadable or truncated image file"]
+
+
+def case_garbage_later_frame(root):
+    folder = _folder(root)
+    (folder / "sim" / "000003.png").write_bytes(b"\x89PNG\r\n\x1a\n garbage")
+    # Loading succeeds (only first frames are decoded); the read names the file. `info`
+    # reads frames for the fingerprint, so the CLI reports it.
+    return [str(folder)], {}, ["sim/000003.png", "unreadable or truncated image file"], [3]
+
+
+def case_frame_size_differs(root):
+    folder = _folder(root)
+    write_png(folder / "sim" / "000005.png", frames(1, 7, 9)[0])
+    return [str(folder)], {}, ["sim/000005.png", "is 7x9, expected 12x16"], [5]
+
+
+# ----------------------------------------------------------------------------- issue 11
+def case_table_file_outside_folder(root):
+    folder = _folder(root)
+    other = root / "other"
+    other.mkdir()
+    write_png(other / "000005.png", frames(1)[0])
+
+    def edit(df):
+        df.loc[5, "file"] = "../../other/000005.png"
+        return df
+    return [_edit_table(folder, edit)], {}, [
+        "actions.csv", "row 5 column 'file' is '../../other/000005.png'", "stay inside it"]
+
+
+def case_table_file_absolute(root):
+    folder = _folder(root)
+    write_png(root / "elsewhere.png", frames(1)[0])
+
+    def edit(df):
+        df.loc[2, "file"] = str(root / "elsewhere.png")
+        return df
+    return [_edit_table(folder, edit)], {}, [
+        "actions.csv", "row 2 column 'file'", "no absolute path"]
+
+
+def case_table_duplicate_step(root):
+    def edit(df):
+        df.loc[1, "step"] = df.loc[0, "step"]  # rows 0 and 1: sim episode 0, both step 0
+        return df
+    return [_edit_table(_folder(root), edit)], {}, [
+        "actions.csv", "rows 0 and 1", "both step 0 of sim episode 0",
+        "each (domain, episode, step) must name one frame"]
+
+
+def _chunk_file(store: Path, key: str, first_frame: int, chunk: int = 4) -> Path:
+    return store / key / f"{first_frame // chunk}.0.0.0"
+
+
+def case_zarr_missing_chunk(root):
+    spec = _zarr_pair(root)
+    _chunk_file(Path(spec[0]), "color_image2", 4).unlink()
+    return spec, {}, ["sim store sim.zarr[color_image2]", "1 of its 3 chunk files are missing",
+                      "frames 4..7", "black frames"]
+
+
+def case_zarr_corrupt_chunk(root):
+    spec = _zarr_pair(root)
+    path = _chunk_file(Path(spec[0]), "color_image2", 4)
+    path.write_bytes(b"overwritten by something else " * 3)  # not a blosc stream any more
+    return spec, {}, ["sim store sim.zarr[color_image2]", "cannot decode frames 4..7",
+                      "chunk file of the store is damaged"], [5]
+
+
+def _plain_file(root: Path) -> Path:
+    path = root / "plain.txt"
+    path.write_text("not a folder")
+    return path
+
+
+def cli_case_embed_out_under_a_file(root):
+    out = _plain_file(root) / "emb.npz"
+    return Case(["embed", TINY_DEMO, "--encoder", "pixels", "--out", str(out)],
+                ["--out", "plain.txt' is a file, not a folder"], outputs=[out])
+
+
+def cli_case_embed_out_is_a_folder(root):
+    out = root / "emb.npz"
+    out.mkdir()
+    return Case(["embed", TINY_DEMO, "--encoder", "pixels", "--out", str(out)],
+                ["--out", "emb.npz' is a folder; give a file path"])
+
+
+def cli_case_embed_out_unwritable_place(root):
+    out = Path("/proc/s2r-cannot-write-here/emb.npz")
+    return Case(["embed", TINY_DEMO, "--encoder", "pixels", "--out", str(out)],
+                ["--out", "cannot write in '/proc'"], outputs=[out])
+
+
+def cli_case_score_out_under_a_file(root):
+    out = _plain_file(root) / "scores.json"
+    return Case(["score", TINY_DEMO, "--encoders", "pixels", "--out", str(out)],
+                ["--out", "is a file, not a folder"], outputs=[out])
+
+
+def cli_case_score_pairwise_under_a_file(root):
+    out, pairwise = root / "scores.json", _plain_file(root) / "pairs.csv"
+    return Case(["score", TINY_DEMO, "--encoders", "pixels", "--out", str(out),
+                 "--pairwise", str(pairwise)], ["--pairwise", "is a file, not a folder"],
+                outputs=[out, pairwise])
+
+
+def cli_case_project_out_under_a_file(root):
+    out = _plain_file(root) / "map.csv"
+    return Case(["project", TINY_DEMO, "--encoder", "pixels", "--out", str(out)],
+                ["--out", "is a file, not a folder"], outputs=[out])
+
+
+def cli_case_saliency_out_is_a_file(root):
+    out = _plain_file(root)
+    return Case(["saliency", TINY_DEMO, "--encoder", "pixels", "--out", str(out)],
+                ["--out", "plain.txt' is an existing file; give a folder path"])
+
+
+def cli_case_saliency_frames_negative(root):
+    out = root / "maps"
+    return Case(["saliency", TINY_DEMO, "--encoder", "pixels", "--frames", "-1", "--out",
+                 str(out)], ["--frames '-1': -1 is not a frame index", "0 to 15",
+                             "sim frames: 0..7"], outputs=[out / "saliency.json"])
+
+
+def cli_case_saliency_frames_past_the_end(root):
+    return Case(["saliency", TINY_DEMO, "--encoder", "pixels", "--frames", "3,16", "--out",
+                 str(root / "maps")], ["--frames '3,16': 16 is not a frame index"],
+                outputs=[root / "maps" / "saliency.json"])
+
+
+#: Dataset faults (``case_*``: the library raises them too) and command-line faults
+#: (``cli_case_*``), by name.
+DATASET_CASES = {name[5:]: fn for name, fn in globals().copy().items()
+                 if name.startswith("case_")}
+CASES = {**DATASET_CASES, **{name[9:]: fn for name, fn in globals().copy().items()
+                             if name.startswith("cli_case_")}}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Every case's files, built once: name -> Case."""
+    out = {}
+    for name, fn in CASES.items():
+        root = tmp_path_factory.mktemp(name)
+        made = fn(root)
+        out[name] = made if isinstance(made, Case) else dataset_case(root, *made)
+    return out
+
+
+def _assert_clean_failure(returncode, stdout, stderr, words):
+    """Exit 2, nothing on stdout, and on stderr one ``error: ...`` line, last (a progress
+    bar of work done before a read-time fault may precede it), no traceback or warning."""
+    assert returncode == 2, stderr
+    assert "Traceback" not in stderr and "Warning" not in stderr, stderr
+    lines = [line for line in re.split(r"[\r\n]+", stderr) if line.strip()]
+    assert lines[-1].startswith("error: "), stderr
+    assert sum("error" in line for line in lines) == 1, stderr
+    assert all(line.startswith(("error: ", "embed ", "scoring ", "project ", "saliency ",
+                                "loading dataset")) or not line.strip()
+               for line in lines), stderr
+    for w in words:
+        assert w in lines[-1], f"{w!r} not in {lines[-1]!r}"
+    assert stdout == ""
+
+
+@pytest.mark.parametrize("name", sorted(DATASET_CASES))
+def test_library_raises_clear_error(built, name):
+    case = built[name]
+    with pytest.raises(S2RError) as err:
+        case.library()
+    message = str(err.value)
+    for w in case.words:
+        assert w in message, f"{w!r} not in {message!r}"
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cli_main_exits_2_with_message(built, capsys, name):
+    """``s2r.cli.main`` (what ``python -m s2r`` runs) on every case, in process: one line,
+    exit 2, nothing written."""
+    from s2r.cli import main
+
+    case = built[name]
+    code = main(case.argv)
+    out, err = capsys.readouterr()
+    _assert_clean_failure(code, out, err, case.words)
+    for path in case.outputs:
+        assert not Path(path).exists(), f"{path} was written"
+
+
+# Two cases (a load-time and a read-time error) through a real ``python -m s2r`` process: each
+# process imports every command module (torch included: seconds on a loaded 2-core machine),
+# and main() above already covers every case.
+SUBPROCESS_CASES = ("image_key_missing", "garbage_later_frame")
+
+
+def _python_m_s2r(argv):
+    return subprocess.run([sys.executable, "-m", "s2r", *argv], cwd=REPO,
+                          env={**os.environ, "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, timeout=180)
+
+
+@pytest.fixture(scope="module")
+def cli_results(built):
+    """``python -m s2r`` on each of SUBPROCESS_CASES, two processes at a time."""
+    def run(name):
+        return name, _python_m_s2r(built[name].argv)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(run, SUBPROCESS_CASES))
+
+
+@pytest.mark.parametrize("name", SUBPROCESS_CASES)
+def test_python_m_s2r_exits_2_with_message(built, cli_results, name):
+    proc = cli_results[name]
+    _assert_clean_failure(proc.returncode, proc.stdout, proc.stderr, built[name].words)
+
+
+def test_cli_debug_reraises(built):
+    """``--debug`` lets the exception through (Python then prints the traceback)."""
+    from s2r.cli import main
+
+    with pytest.raises(S2RError, match="does not exist"):
+        main(["--debug", *built["missing_folder"].argv])
