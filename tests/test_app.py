@@ -433,3 +433,65 @@ def test_demo_spec_round_trips_through_the_library_parser():
     assert S.demo_spec(**opts) == spec  # canonical: one string per demo
     assert S.parse_demo_spec("/data/sim.zarr") is None
     assert S.parse_demo_spec("demo:episodes=zero") is None  # invalid: home reports it
+
+
+# ----------------------------------------------------------------------------- S2R_DEMO_SPEC
+def test_demo_spec_naming_a_folder_opens_that_folder(tmp_path, monkeypatch):
+    """S2R_DEMO_SPEC may name a folder: the home page opens "Files on disk" on it and shows
+    its frames (it used to show and compute the built-in demo instead)."""
+    from s2r.datasets.demo import make_demo
+    from s2r.datasets.folder import write_folder
+
+    folder = write_folder(make_demo(episodes=2, steps=4, height=64, width=80, seed=3),
+                          tmp_path / "mine")
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_DEMO_SPEC", str(folder))
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = _app()
+    at.run()
+    _no_exception(at)
+    assert at.radio(key=S.HOME_SOURCE).value == "Files on disk"
+    assert at.text_input(key=S.HOME_SIM_PATH).value == str(folder)
+    assert at.session_state[S.DATASET_SPEC] == str(folder)
+    assert [m.value for m in at.metric][:2] == ["8", "8"]  # 2 x 4 frames per domain
+
+
+def test_demo_spec_naming_a_missing_path_says_so(tmp_path, monkeypatch):
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_DEMO_SPEC", str(tmp_path / "no-such-folder"))
+    at = _app()
+    at.run()
+    _no_exception(at)
+    assert at.radio(key=S.HOME_SOURCE).value == "Files on disk"
+    assert any("no-such-folder" in e.value and "does not exist" in e.value for e in at.error)
+    assert not at.metric  # nothing shown of another dataset
+
+
+def test_edited_frames_reload_the_dataset(tmp_path, monkeypatch):
+    """A frame edited on disk while the app runs: the next run loads the dataset again, so
+    its fingerprint (and every cached number keyed by it) follows the files."""
+    import time
+
+    import numpy as np
+    from PIL import Image
+
+    from s2r.datasets.demo import make_demo
+    from s2r.datasets.folder import write_folder
+    from ui import loaders
+
+    folder = write_folder(make_demo(episodes=2, steps=4, height=64, width=80),
+                          tmp_path / "mine")
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_DEMO_SPEC", str(folder))
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = _app()
+    at.run()
+    _no_exception(at)
+    before = loaders.load_frameset(str(folder)).fingerprint
+    frame = folder / "real" / "000013.png"
+    time.sleep(0.02)
+    Image.fromarray(255 - np.asarray(Image.open(frame).convert("RGB"))).save(frame)
+    time.sleep(2.1)  # the app looks at the files at most every 2 s
+    at.run()
+    _no_exception(at)
+    assert loaders.load_frameset(str(folder)).fingerprint != before

@@ -363,6 +363,88 @@ def cli_case_saliency_frames_past_the_end(root):
                 outputs=[root / "maps" / "saliency.json"])
 
 
+def cli_case_demo_out_under_a_file(root):
+    out = _plain_file(root) / "d"
+    return Case(["demo", "--out", str(out), "--episodes", "2", "--steps", "4"],
+                ["--out", "plain.txt' is a file, not a folder"])
+
+
+def cli_case_demo_out_unwritable_place(root):
+    return Case(["demo", "--out", "/proc/s2r-demo", "--episodes", "2", "--steps", "4"],
+                ["--out", "cannot write in '/proc'"])
+
+
+def cli_case_demo_out_not_empty(root):
+    (root / "d").mkdir()
+    (root / "d" / "mine.txt").write_text("keep me")
+    return Case(["demo", "--out", str(root / "d"), "--episodes", "2", "--steps", "4"],
+                ["exists and is not empty", "--overwrite"], outputs=[root / "d" / "sim"])
+
+
+# Command-line faults that were already caught: name -> (argv after the command's DATASET
+# and --out, words). "{root}" is the case's folder.
+_PLAIN = {
+    "info_demo_option_unknown": (["info", "demo:bogus=1"], ["unknown demo option 'bogus'"]),
+    "info_demo_value_not_a_number": (["info", "demo:gap=abc"], ["gap='abc' must be a number"]),
+    "demo_episodes_zero": (["demo", "--out", "{root}/d", "--episodes", "0"],
+                           ["episodes must be >= 1, got 0"]),
+    "demo_gap_above_one": (["demo", "--out", "{root}/d", "--gap", "2"],
+                           ["gap must be in [0, 1], got 2.0"]),
+    "embed_unknown_encoder": (["embed", TINY_DEMO, "--encoder", "nope", "--out", "{root}/e.npz"],
+                              ["unknown encoder 'nope'", "Did you mean"]),
+    "embed_out_suffix": (["embed", TINY_DEMO, "--encoder", "pixels", "--out", "{root}/e.txt"],
+                         ["--out must name a .npz file"]),
+    "embed_batch_size_zero": (["embed", TINY_DEMO, "--encoder", "pixels", "--out",
+                               "{root}/e.npz", "--batch-size", "0"],
+                              ["--batch-size must be a positive integer, got 0"]),
+    "score_no_encoders": (["score", TINY_DEMO, "--out", "{root}/s.json"],
+                          ["--encoders is required"]),
+    "score_wildcard_matches_nothing": (["score", TINY_DEMO, "--encoders", "nope*", "--out",
+                                        "{root}/s.json"], ["no encoder id matches 'nope*'"]),
+    "score_n_boot_negative": (["score", TINY_DEMO, "--encoders", "pixels", "--out",
+                               "{root}/s.json", "--n-boot", "-3"], ["n_boot must be >= 0"]),
+    "score_null_unknown": (["score", TINY_DEMO, "--encoders", "pixels", "--out",
+                            "{root}/s.json", "--null", "bogus"],
+                           ["null must be 'shuffle' or 'shuffle:SEED'"]),
+    "score_ci_above_one": (["score", TINY_DEMO, "--encoders", "pixels", "--out",
+                            "{root}/s.json", "--ci", "2"], ["ci must be <= 1"]),
+    "score_merge_missing_file": (["score", "--merge", "{root}/nothere.json", "--out",
+                                  "{root}/s.json"], ["nothere.json' does not exist"]),
+    "score_out_suffix": (["score", TINY_DEMO, "--encoders", "pixels", "--out", "{root}/s.txt"],
+                         ["--out must name a .json or .csv file"]),
+    "project_perplexity_negative": (["project", TINY_DEMO, "--encoder", "pixels", "--out",
+                                     "{root}/m.csv", "--perplexity", "-1"],
+                                    ["--perplexity must be > 0"]),
+    "project_k_zero": (["project", TINY_DEMO, "--encoder", "pixels", "--out", "{root}/m.csv",
+                        "--k", "0"], ["--k must be >= 1"]),
+    "project_unknown_encoder": (["project", TINY_DEMO, "--encoder", "nope", "--out",
+                                 "{root}/m.csv"], ["unknown encoder 'nope'"]),
+    "saliency_frame_is_real": (["saliency", TINY_DEMO, "--encoder", "pixels", "--out",
+                                "{root}/sal", "--frames", "9"], ["frame 9 is 'real'"]),
+    "saliency_frames_not_numbers": (["saliency", TINY_DEMO, "--encoder", "pixels", "--out",
+                                     "{root}/sal", "--frames", "a,b"],
+                                    ["--frames must be comma-separated frame indices"]),
+    "saliency_action_dim_unknown": (["saliency", TINY_DEMO, "--encoder", "pixels", "--out",
+                                     "{root}/sal", "--target", "action", "--action-dim", "zz"],
+                                    ["unknown action dimension 'zz'", "pos_x"]),
+    "saliency_batch_size_zero": (["saliency", TINY_DEMO, "--encoder", "pixels", "--out",
+                                  "{root}/sal", "--batch-size", "0"],
+                                 ["--batch-size must be a positive integer"]),
+}
+
+
+def _plain_case(argv, words):
+    def build(root):
+        args = [a.replace("{root}", str(root)) for a in argv]
+        outs = [Path(a) for a in args if a.startswith(str(root)) and Path(a).suffix]
+        return Case(args, words, outputs=outs)
+    return build
+
+
+for _name, (_argv, _words) in _PLAIN.items():
+    globals()[f"cli_case_{_name}"] = _plain_case(_argv, _words)
+
+
 #: Dataset faults (``case_*``: the library raises them too) and command-line faults
 #: (``cli_case_*``), by name.
 DATASET_CASES = {name[5:]: fn for name, fn in globals().copy().items()

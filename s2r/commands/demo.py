@@ -37,14 +37,16 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from s2r.cli import output_folder
     from s2r.datasets import load_dataset, parse_spec
-    from s2r.datasets.folder import write_folder
+    from s2r.datasets.folder import check_out, write_folder
     from s2r.progress import tqdm_progress
 
     # Validate through the same spec parser as "demo:key=value" so limits and messages agree.
     options = {k: getattr(args, k) for k in DEMO_DEFAULTS}
     spec = "demo:" + ",".join(f"{k}={str(v).lower()}" for k, v in options.items())
     parse_spec(spec)
+    check_out(output_folder(args.out), args.overwrite)  # before rendering anything
     with tqdm_progress("rendering demo") as cb:
         fs = load_dataset(spec, progress=cb)
     with tqdm_progress("writing frames") as cb:

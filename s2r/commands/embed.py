@@ -40,13 +40,15 @@ def run(args) -> int:
     import numpy as np
 
     from s2r.embed import embed_frameset, embedding_precision
+    from s2r.encoders import get_spec
     from s2r.progress import tqdm_progress
 
     out = output_file(args.out, (".npz",))
     if args.batch_size is not None and args.batch_size < 1:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
-    frameset = dataset_from_args(args)
+    get_spec(args.encoder)  # an unknown id fails before any work
     cache = cache_from_args(args)
+    frameset = dataset_from_args(args)
     with tqdm_progress(f"embed {args.encoder}") as progress:
         Z = embed_frameset(frameset, args.encoder, cache=cache, device=args.device,
                            batch_size=args.batch_size, precision=args.precision,

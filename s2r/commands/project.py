@@ -44,6 +44,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from s2r.encoders import get_spec
     from s2r.progress import tqdm_progress
     from s2r.projection import project_frameset
 
@@ -51,10 +52,16 @@ def run(args) -> int:
     if args.max_per_domain < 0:
         raise S2RError(f"--max-per-domain must be >= 0 (0 = all frames), got "
                        f"{args.max_per_domain}")
+    if not args.perplexity > 0:
+        raise S2RError(f"--perplexity must be > 0, got {args.perplexity}")
+    if args.k < 1:
+        raise S2RError(f"--k must be >= 1, got {args.k}")
+    get_spec(args.encoder)  # an unknown id fails before any work
+    cache = cache_from_args(args)
     frameset = dataset_from_args(args)
     with tqdm_progress(f"project {args.encoder}") as progress:
         proj = project_frameset(
-            frameset, args.encoder, cache=cache_from_args(args), mode=args.mode,
+            frameset, args.encoder, cache=cache, mode=args.mode,
             max_per_domain=args.max_per_domain or None, perplexity=args.perplexity,
             seed=args.seed, k=args.k, device=args.device, precision=args.precision,
             progress=progress)

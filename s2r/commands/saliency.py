@@ -110,21 +110,22 @@ def _mean(values) -> "float | None":
 def run(args) -> int:
     from PIL import Image
 
-    from s2r.encoders import build_encoder
+    from s2r.encoders import build_encoder, get_spec
     from s2r.progress import tqdm_progress
     from s2r.saliency import overlay, pair_saliency
 
     if args.batch_size < 1:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
     out = output_folder(args.out)
+    get_spec(args.encoder)  # an unknown id fails before any work
+    cache = cache_from_args(args)
     frameset = dataset_from_args(args).require_domains()
     sim_idx = parse_frame_ids(args.frames, frameset)
     encoder = build_encoder(args.encoder, device=args.device)
     with tqdm_progress(f"saliency {args.encoder}") as progress:
         result = pair_saliency(frameset, encoder, sim_idx, target=args.target,
                                method=args.method, action_dim=args.action_dim,
-                               batch_size=args.batch_size, cache=cache_from_args(args),
-                               progress=progress)
+                               batch_size=args.batch_size, cache=cache, progress=progress)
     out.mkdir(parents=True, exist_ok=True)
     measures = result.measures()
     pairs = []

@@ -213,8 +213,8 @@ def run(args: argparse.Namespace) -> int:
 
     params = params_from_args(args)
     ids = expand_encoder_ids(args.encoders)
-    frameset = dataset_from_args(args)
     cache = cache_from_args(args)
+    frameset = dataset_from_args(args)
     with tqdm_progress("scoring encoders") as progress:
         records = score_encoders(frameset, ids, params=params, cache=cache, device=args.device,
                                  precision=args.precision, progress=progress)

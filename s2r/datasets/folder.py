@@ -335,13 +335,21 @@ def _action_columns(frameset: FrameSet) -> list[str]:
     return names
 
 
-def _prepare_out(out: Path, overwrite: bool) -> None:
+def check_out(out, overwrite: bool = False) -> Path:
+    """Raise :class:`DataError` unless :func:`write_folder` may write to ``out`` (call it
+    before rendering or reading anything)."""
+    out = Path(out)
     if out.exists() and not out.is_dir():
         raise DataError(f"{out} exists and is a file; give a folder path for the dataset")
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise DataError(f"{out} exists and is not empty; choose a new folder or overwrite "
+                        "(overwrite=True, CLI --overwrite) to replace its s2r layout")
+    return out
+
+
+def _prepare_out(out: Path, overwrite: bool) -> None:
+    check_out(out, overwrite)
     if out.is_dir() and any(out.iterdir()):
-        if not overwrite:
-            raise DataError(f"{out} exists and is not empty; choose a new folder or overwrite "
-                            "(overwrite=True, CLI --overwrite) to replace its s2r layout")
         for entry in _LAYOUT_ENTRIES:  # remove only what the layout owns
             p = out / entry
             if p.is_dir():
