@@ -7,6 +7,7 @@ import argparse
 import gc
 import os
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -400,8 +401,7 @@ def test_pickles_needing_code_execution_are_refused(weights, tmp_path, legacy):
     with pytest.raises(EncoderError, match="refused to load.*run code") as err:
         build_encoder("mcr", device="cpu")
     assert not marker.exists()
-    if not legacy:
-        assert "system" in str(err.value)
+    assert "system" in str(err.value)  # named for the legacy format too
     torch.save({"w": torch.zeros(2), "obj": Custom()}, path)
     with pytest.raises(EncoderError, match=r"refused to load.*Custom"):
         read_checkpoint(path)
@@ -414,3 +414,28 @@ def test_plain_pickle_of_a_dict_is_not_a_torch_checkpoint(weights):
     with pytest.raises(EncoderError, match="refused|could not be read"):
         read_checkpoint(path)
     assert not (weights / "pwned").exists()
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_protocol_4_pickles_are_refused_in_one_line_without_torch_warnings(weights, tmp_path,
+                                                                         legacy):
+    marker = tmp_path / "pwned"
+    path = weights / "p4.pth"
+    torch.save({"model": {"w": torch.zeros(2)}, "x": Payload(marker)}, path, pickle_protocol=4,
+               _use_new_zipfile_serialization=not legacy)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(EncoderError) as err:
+            read_checkpoint(path)
+        torch.save({"w": torch.zeros(2)}, weights / "p4-plain.pth", pickle_protocol=4)
+        with pytest.raises(EncoderError) as plain:
+            read_checkpoint(weights / "p4-plain.pth")
+        torch.save({"w": torch.ones(2)}, weights / "p3.pth", pickle_protocol=3)
+        torch.testing.assert_close(read_checkpoint(weights / "p3.pth")["w"], torch.ones(2))
+    assert [str(w.message) for w in caught] == []  # torch's "Detected pickle protocol" too
+    assert not marker.exists()
+    text = str(err.value)
+    assert text.startswith(f"refused to load {path}: it is pickled with protocol 4, which "
+                           "torch's weights-only loader cannot read; it imports ")
+    assert "system" in text and "\n" not in text and "_rebuild_tensor" not in text
+    assert "protocol 4" in str(plain.value) and "imports" not in str(plain.value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -10,6 +11,8 @@ import torch
 
 from s2r.encoders import (EncoderRegistry, build_encoder, get_spec, list_encoders,
                           spec_from_checkpoint, spec_from_open_clip, spec_from_timm, status)
+from s2r.cli import main
+from s2r.encoders import custom
 from s2r.encoders.build import build_architecture
 from s2r.errors import EncoderError
 
@@ -167,7 +170,8 @@ def test_json_config_via_environment(tmp_path, monkeypatch):
     ('id = "a"\ncheckpoint = "x.pth"', "needs 'arch'"),
     ('id = "a:b"\ntimm = "resnet18"', "may not contain ':'"),
     ('id = "a"\ntimm = "resnet18"\narch = "resnet18"', "only apply to checkpoint"),
-    ('id = "a"\ntimm = "resnet18"\narchitecture = "RNN"', "architecture must be one of"),
+    ('id = "a"\ntimm = "resnet18"\narchitecture = "RNN"',
+     "field 'architecture' must be one of 'CNN', 'Transformer'; got 'RNN'"),
     ('id = "a"\nopen_clip = "RN50"', "MODEL:PRETRAINED"),
 ])
 def test_config_errors_name_the_file_entry_and_field(tmp_path, entry, match):
@@ -203,3 +207,174 @@ def test_register_spec_factories_into_an_explicit_registry(tmp_path):
         spec_from_checkpoint("resnet50", tmp_path / "x.pt", mapping="vipp")
     with pytest.raises(EncoderError, match="unknown encoder 'r18-a1'"):
         get_spec("r18-a1")  # the default registry was not touched
+
+
+# ---------------------------------------------------------------------------------------------
+# Every field checked when the file is read; ids unique and not built-in (issue 11)
+# ---------------------------------------------------------------------------------------------
+
+TIMM = 'timm = "resnet18"\n'
+CKPT = 'checkpoint = "x.pth"\narch = "resnet18"\n'
+
+
+@pytest.mark.parametrize("fields, message", [
+    (TIMM + 'mean = "red"', "field 'mean' must be 3 numbers, e.g. [0.485, 0.456, 0.406]; "
+                            "got 'red'"),
+    (TIMM + "mean = [0.5, 0.5]", "field 'mean' must be 3 numbers"),
+    (TIMM + 'mean = [0.5, "a", 0.5]', "field 'mean' must be 3 numbers"),
+    (TIMM + "std = [0.2, 0.2, 0]", "field 'std' must be 3 numbers > 0"),
+    (TIMM + "std = 0.5", "field 'std' must be 3 numbers > 0"),
+    (TIMM + "input_size = -5", "field 'input_size' must be [height, width], two positive "
+                               "integers, e.g. [224, 224]; got -5"),
+    (TIMM + "input_size = [0, 224]", "field 'input_size' must be [height, width]"),
+    (TIMM + "input_size = [224.5, 224]", "field 'input_size' must be [height, width]"),
+    (TIMM + "input_size = [224, 224, 3]", "field 'input_size' must be [height, width]"),
+    (TIMM + 'dim = "big"', "field 'dim' must be a positive integer"),
+    (TIMM + "dim = 0", "field 'dim' must be a positive integer"),
+    (TIMM + "dim = true", "field 'dim' must be a positive integer"),
+    (TIMM + 'params_m = "x"', "field 'params_m' must be a number >= 0"),
+    (TIMM + "params_m = -1.0", "field 'params_m' must be a number >= 0"),
+    (TIMM + 'int8 = "yes"', "field 'int8' must be true or false; got 'yes'"),
+    (TIMM + "name = 3", "field 'name' must be a non-empty string; got 3"),
+    (TIMM + 'name = " "', "field 'name' must be a non-empty string"),
+    (TIMM + "cam_layer = 5", "field 'cam_layer' must be a dotted layer path"),
+    (TIMM + "training_type = 2", "field 'training_type' must be a string"),
+    (TIMM + "pretraining_data = false", "field 'pretraining_data' must be a string"),
+    (TIMM + 'license = ["MIT"]', "field 'license' must be a string"),
+    (TIMM + "notes = 1", "field 'notes' must be a string"),
+    (TIMM + 'family = "rnn"', "field 'family' must be one of 'cnn', 'vit', 'swin', 'clip'; "
+                              "got 'rnn'"),
+    (TIMM + 'family = "pixels"', "field 'family' must be one of 'cnn', 'vit', 'swin', 'clip'"),
+    (TIMM + 'architecture = "Pixels"', "field 'architecture' must be one of 'CNN', "
+                                       "'Transformer'"),
+    (TIMM + 'pretraining_group = "robots"', "field 'pretraining_group' must be one of "
+                                            "'general', 'manipulation', 'none'"),
+    ("timm = 5", "field 'timm' must be a timm model name"),
+    ('open_clip = "RN50:"', "field 'open_clip' must be \"MODEL:PRETRAINED\""),
+    ("checkpoint = 5\narch = \"resnet18\"", "field 'checkpoint' must be a file path"),
+    ('checkpoint = "x.pth"\narch = 18', "field 'arch' must be an architecture name"),
+    (CKPT + 'mapping = "foo"', "field 'mapping' must be one of 'r3m', 'vip', 'mae', 'hrp', "
+                               "'torchvision', 'auto'; got 'foo'"),
+    (CKPT + 'key_paths = "model"', "field 'key_paths' must be a list of strings"),
+    (TIMM + "mena = [0.5, 0.5, 0.5]", r"unknown field(s) ['mena']; allowed: "),
+])
+def test_config_fields_are_checked_when_the_file_is_read(tmp_path, monkeypatch, fields,
+                                                         message):
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was built before the config was checked")
+
+    monkeypatch.setattr(custom, "_meta_build", no_model)
+    (tmp_path / "s2r_encoders.toml").write_text(f'[[encoders]]\nid = "a"\n{fields}\n')
+    with pytest.raises(EncoderError) as err:
+        list_encoders()
+    text = str(err.value)
+    assert text.startswith("encoder config s2r_encoders.toml entry 1 (id 'a'): "), text
+    assert message in text and "\n" not in text
+
+
+def test_an_id_that_is_not_a_string_is_named(tmp_path):
+    (tmp_path / "s2r_encoders.toml").write_text('[[encoders]]\nid = 5\ntimm = "resnet18"\n')
+    with pytest.raises(EncoderError, match="entry 1: field 'id' must be a non-empty string"):
+        list_encoders()
+
+
+def test_dim_and_input_size_must_fit_the_model(tmp_path):
+    path = tmp_path / "s2r_encoders.toml"
+    path.write_text(f'[[encoders]]\nid = "a"\n{TIMM}dim = 100\n')
+    with pytest.raises(EncoderError, match=r"\(id 'a'\): field 'dim' must match the model's "
+                                           r"output \(512 numbers per frame"):
+        get_spec("a")
+    path.write_text(f'[[encoders]]\nid = "a"\n{TIMM}dim = 512\n')
+    assert get_spec("a").dim == 512
+    path.write_text('[[encoders]]\nid = "v"\ntimm = "vit_small_patch16_224.augreg_in21k_ft_in1k"'
+                    "\ninput_size = [64, 64]\n")
+    with pytest.raises(EncoderError, match=r"\(id 'v'\): field 'input_size' must be a size the "
+                                           r"model accepts \(it runs at \[224, 224\]\); got "
+                                           r"\[64, 64\]"):
+        get_spec("v")
+
+
+def test_a_builtin_id_cannot_be_redefined(tmp_path):
+    (tmp_path / "s2r_encoders.toml").write_text(
+        '[[encoders]]\nid = "mine"\ntimm = "resnet18"\n\n[[encoders]]\nid = "pixels"\n'
+        'timm = "resnet18"\n')
+    message = (r"s2r_encoders.toml entry 2 \(id 'pixels'\): id 'pixels' is a built-in encoder; "
+               r"built-in ids cannot be redefined: choose another id")
+    with pytest.raises(EncoderError, match=message):
+        list_encoders()
+    with pytest.raises(EncoderError, match=message):  # not silently the built-in one
+        get_spec("pixels")
+
+
+def test_a_registered_id_cannot_be_redefined_by_the_config(tmp_path):
+    path = tmp_path / "enc.toml"
+    path.write_text('[[encoders]]\nid = "r18-copy"\ntimm = "resnet18"\n')
+    registry = EncoderRegistry(config_path=path)
+    registry.register(dataclasses.replace(get_spec("resnet18"), id="r18-copy", source="user"))
+    with pytest.raises(EncoderError, match=r"enc.toml entry 1 \(id 'r18-copy'\): id 'r18-copy' "
+                                           r"is already registered with register_encoder"):
+        registry.list()
+
+
+def test_two_entries_with_one_id_name_both_entries(tmp_path):
+    (tmp_path / "s2r_encoders.toml").write_text(
+        '[[encoders]]\nid = "a"\ntimm = "resnet18"\n\n[[encoders]]\nid = "b"\n'
+        'timm = "resnet34"\n\n[[encoders]]\nid = "a"\ntimm = "resnet50"\n')
+    with pytest.raises(EncoderError, match=r"s2r_encoders.toml entry 3 \(id 'a'\): id 'a' is "
+                                           r"already used by entry 1 of the same file; ids "
+                                           r"must be unique"):
+        get_spec("a")
+
+
+def test_toml_and_json_configs_side_by_side_are_an_error(tmp_path, monkeypatch):
+    (tmp_path / "s2r_encoders.toml").write_text('[[encoders]]\nid = "a"\ntimm = "resnet18"\n')
+    (tmp_path / "s2r_encoders.json").write_text('{"encoders": []}')
+    with pytest.raises(EncoderError, match="s2r_encoders.toml and s2r_encoders.json are both "
+                                           "here; s2r reads one"):
+        list_encoders()
+    monkeypatch.setenv("S2R_ENCODERS", str(tmp_path / "s2r_encoders.json"))
+    assert [s.id for s in list_encoders("a")] == []
+
+
+def test_a_missing_checkpoint_file_says_so_and_offers_no_download(tmp_path, capsys):
+    (tmp_path / "s2r_encoders.toml").write_text(f'[[encoders]]\nid = "mine"\n{CKPT}')
+    missing = str(tmp_path / "x.pth")
+    for ref, where in (("mine", " (from encoder config s2r_encoders.toml entry 1 (id 'mine'))"),
+                       (f"ckpt:resnet18:{missing}", "")):
+        st = status(ref)
+        expected = f"encoder {ref!r}: checkpoint file {missing} does not exist{where}; fix"
+        assert st.state == "weights-missing" and st.message.startswith(expected), st.message
+        assert st.url is None and "file://" not in st.message and "download" not in st.message
+        with pytest.raises(EncoderError) as err:
+            build_encoder(ref, device="cpu")
+        assert str(err.value).startswith(expected) and "download" not in str(err.value)
+    assert main(["encoders", "mine"]) == 0
+    out = capsys.readouterr().out
+    assert f"checkpoint file {missing} does not exist" in out and "file://" not in out
+    assert "need weights" not in out
+
+
+BROKEN = '[[encoders]]\nid = "a"\ntimm = "resnet18"\nmean = "red"\n'
+DEMO = "demo:episodes=1,steps=3,height=64,width=64"
+
+
+@pytest.mark.parametrize("config, argv, message", [
+    (BROKEN, ["encoders"], "field 'mean' must be 3 numbers"),
+    (BROKEN, ["encoders", "--json"], "field 'mean' must be 3 numbers"),
+    (BROKEN, ["embed", DEMO, "--encoder", "a"], "field 'mean' must be 3 numbers"),
+    (BROKEN, ["embed", DEMO, "--encoder", "pixels"], "field 'mean' must be 3 numbers"),
+    ('[[encoders]]\nid = "pixels"\ntimm = "resnet18"\n', ["embed", DEMO, "--encoder", "pixels"],
+     "built-in ids cannot be redefined"),
+])
+def test_cli_gives_one_error_line_for_a_broken_config(tmp_path, capsys, config, argv, message):
+    (tmp_path / "s2r_encoders.toml").write_text(config)
+    out = tmp_path / "z.npz"
+    if argv[0] == "embed":
+        argv = [*argv, "--out", str(out), "--no-cache"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and captured.err.rstrip().endswith(errors[0])
+    assert errors[0].startswith("error: encoder config s2r_encoders.toml entry 1 (id ")
+    assert message in errors[0] and "Traceback" not in captured.err
+    assert not out.exists() and captured.out == ""

@@ -68,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(format_table(records))
     missing = [r for r in records if r["status"] == "weights-missing"]
+    for r in [r for r in missing if r["backend"] == "checkpoint" and not r["url"]]:
+        print(f"\n{r['status_message']}")  # a user's checkpoint file: nothing to download
+        missing.remove(r)
     if missing:
         print(f"\n{len(missing)} encoder(s) need weights. Put the files in {weights_dir()}/ "
               "(S2R_WEIGHTS_DIR) or run once online; `--json` gives each file name and URL. "

@@ -23,7 +23,9 @@ Three ways to name one, all usable wherever an encoder id is accepted (``build_e
   Optional fields: every :class:`~s2r.encoders.registry.EncoderSpec` metadata field (name,
   architecture, training_type, pretraining_data, pretraining_group, mean, std, input_size,
   cam_layer, license, notes, ``int8`` to offer CPU int8 embedding) and, for checkpoints,
-  ``mapping`` and ``key_paths``.
+  ``mapping`` and ``key_paths``. The whole file is checked when it is read, before any model
+  is built (:data:`FIELD_RULES`: types, ranges, allowed values; ids unique in the file and
+  never a built-in id); a ``dim`` or ``input_size`` the model contradicts is an error too.
 
 - :func:`s2r.encoders.register_encoder` with a spec made by :func:`spec_from_timm`,
   :func:`spec_from_open_clip` or :func:`spec_from_checkpoint`.
@@ -36,12 +38,15 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 from pathlib import Path
 from typing import Optional
 
-from s2r.encoders.registry import (IMAGENET_MEAN, IMAGENET_STD, OPENAI_CLIP_MEAN,
-                                   OPENAI_CLIP_STD, EncoderSpec, CheckpointSpec)
+from s2r.encoders.checkpoints import MAPPINGS
+from s2r.encoders.registry import (BUILTIN_SPECS, IMAGENET_MEAN, IMAGENET_STD, OPENAI_CLIP_MEAN,
+                                   OPENAI_CLIP_STD, PRETRAINING_GROUPS, CheckpointSpec,
+                                   EncoderSpec)
 from s2r.errors import EncoderError
 
 CONFIG_NAMES = ("s2r_encoders.toml", "s2r_encoders.json")
@@ -87,7 +92,8 @@ def _meta_build(fn):
         return fn(), False
 
 
-def _output_dim(model, input_size, fallback: Optional[int]) -> int:
+def _forward_dim(model, input_size):
+    """Width of ``model``'s flattened output at ``input_size``, or the exception it raised."""
     import torch
 
     device = next(model.parameters()).device
@@ -95,11 +101,40 @@ def _output_dim(model, input_size, fallback: Optional[int]) -> int:
         with torch.no_grad():
             out = model(torch.zeros(1, 3, *input_size, device=device))
         return int(out.flatten(1).shape[1])
-    except Exception:  # noqa: BLE001 - fall back to the model's declared width
+    except Exception as exc:  # noqa: BLE001 - the caller decides what a failure means
+        return exc
+
+
+def _output_dim(model, input_size, fallback: Optional[int], *, given: Optional[int] = None,
+                default_size=None) -> int:
+    """The embedding dimension, measured by one forward pass at ``input_size``.
+
+    Parameters
+    ----------
+    fallback : int or None
+        The model's declared width, used when the forward pass fails.
+    given : int, optional
+        The user's ``dim``: must equal the measured width; used when none can be measured.
+    default_size : (int, int), optional
+        The model's own input size: when ``input_size`` (given by the user) fails there but
+        this one runs, ``input_size`` is the error.
+    """
+    measured = _forward_dim(model, input_size)
+    if isinstance(measured, Exception):
+        if (default_size is not None and tuple(default_size) != tuple(input_size)
+                and not isinstance(_forward_dim(model, default_size), Exception)):
+            reason = (str(measured).splitlines() or [type(measured).__name__])[0][:160]
+            raise EncoderError(f"field 'input_size' must be a size the model accepts (it runs "
+                               f"at {list(default_size)}); got {list(input_size)} ({reason})")
+        if given is not None:
+            return int(given)
         if fallback is None:
-            raise EncoderError("could not determine the embedding dimension; give `dim`") \
-                from None
+            raise EncoderError("could not determine the embedding dimension; give `dim`")
         return int(fallback)
+    if given is not None and int(given) != measured:
+        raise EncoderError(f"field 'dim' must match the model's output ({measured} numbers per "
+                           f"frame; leave it out, it is computed); got {given!r}")
+    return measured
 
 
 def _params_m(model) -> float:
@@ -119,6 +154,101 @@ def _timm_layout(model, arch: str) -> tuple:
         last = info[-1]
         cam = last["module"] if isinstance(last, dict) else None
     return "cnn", "CNN", cam
+
+
+# ---------------------------------------------------------------------------------------------
+# Field rules: what each field of an entry (or keyword of a spec factory) must be
+# ---------------------------------------------------------------------------------------------
+
+#: Values of the enum fields a user encoder may take (``Pixels``/``State`` and their families
+#: are the built-in baselines', not an image model's).
+USER_ARCHITECTURES = ("CNN", "Transformer")
+USER_FAMILIES = ("cnn", "vit", "swin", "clip")
+
+
+def _number(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
+
+
+def _positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _text(value) -> bool:
+    return isinstance(value, str)
+
+
+def _name(value) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _one_of(allowed):
+    return lambda value: isinstance(value, str) and value in allowed
+
+
+def _triple(positive: bool):
+    return lambda value: (isinstance(value, (list, tuple)) and len(value) == 3
+                          and all(_number(v) and (v > 0 or not positive) for v in value))
+
+
+def _size(value) -> bool:
+    return isinstance(value, (list, tuple)) and len(value) == 2 and all(map(_positive_int, value))
+
+
+def _model_tag(value) -> bool:
+    model, sep, tag = value.partition(":") if isinstance(value, str) else ("", "", "")
+    return bool(sep and model.strip() and tag.strip())
+
+
+def _text_list(value) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
+
+
+def _choices(allowed) -> str:
+    return "one of " + ", ".join(repr(a) for a in allowed)
+
+
+#: field -> (check, what it must be). Checked when a config file is read (before any model is
+#: built) and by the spec factories.
+FIELD_RULES = {
+    "id": (_name, 'a non-empty string without ":", e.g. "convnext-t"'),
+    "timm": (_name, 'a timm model name, e.g. "convnext_tiny.fb_in1k"'),
+    "open_clip": (_model_tag, '"MODEL:PRETRAINED", e.g. "ViT-B-32:laion2b_s34b_b79k"'),
+    "checkpoint": (_name, 'a file path, e.g. "ckpts/r50.pth"'),
+    "arch": (_name, 'an architecture name, e.g. "resnet50" or a timm model name'),
+    "mapping": (_one_of(tuple(MAPPINGS)), _choices(MAPPINGS)),
+    "key_paths": (_text_list, 'a list of strings, e.g. ["state_dict"]'),
+    "name": (_name, "a non-empty string"),
+    "architecture": (_one_of(USER_ARCHITECTURES), _choices(USER_ARCHITECTURES)),
+    "family": (_one_of(USER_FAMILIES), _choices(USER_FAMILIES)),
+    "training_type": (_text, 'a string, e.g. "Supervised"'),
+    "pretraining_data": (_text, 'a string, e.g. "General (ImageNet)"'),
+    "pretraining_group": (_one_of(PRETRAINING_GROUPS), _choices(PRETRAINING_GROUPS)),
+    "mean": (_triple(False), "3 numbers, e.g. [0.485, 0.456, 0.406]"),
+    "std": (_triple(True), "3 numbers > 0, e.g. [0.229, 0.224, 0.225]"),
+    "input_size": (_size, "[height, width], two positive integers, e.g. [224, 224]"),
+    "cam_layer": (_name, 'a dotted layer path, e.g. "layer4.-1"'),
+    "license": (_text, "a string"),
+    "notes": (_text, "a string"),
+    "dim": (_positive_int, "a positive integer (the embedding width; computed when left out)"),
+    "params_m": (lambda v: _number(v) and v >= 0, "a number >= 0 (millions of parameters)"),
+    "int8": (lambda v: isinstance(v, bool), "true or false"),
+}
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_fields(fields: dict, *, where: str) -> None:
+    """Raise EncoderError (one line: ``where``, the field, what it must be, what it got) for
+    the first field of ``fields`` that breaks :data:`FIELD_RULES`; other names pass."""
+    for key, value in fields.items():
+        rule = FIELD_RULES.get(key)
+        if rule is not None and not rule[0](value):
+            raise EncoderError(f"{where}: field {key!r} must be {rule[1]}; got {_show(value)}")
 
 
 def _meta_fields(fields: dict, *, where: str) -> dict:
@@ -159,6 +289,7 @@ def spec_from_timm(name: str, /, *, id: Optional[str] = None, **fields) -> Encod
     """
     import timm
 
+    check_fields(fields, where=f"timm:{name}")
     arch, _, tag = name.partition(".")
     if not timm.is_model(arch):
         raise EncoderError(f"timm has no model {arch!r}. {close_timm_names(arch)}")
@@ -180,7 +311,9 @@ def spec_from_timm(name: str, /, *, id: Optional[str] = None, **fields) -> Encod
                 family=family, backend="timm", identifier=arch, tag=tag,
                 params_m=_params_m(model),
                 dim=_output_dim(model, input_size, getattr(model, "head_hidden_size", None)
-                                or getattr(model, "num_features", None)),
+                                or getattr(model, "num_features", None),
+                                given=fields.get("dim"),
+                                default_size=cfg.input_size[-2:] if cfg is not None else None),
                 mean=tuple(cfg.mean) if cfg is not None else IMAGENET_MEAN,
                 std=tuple(cfg.std) if cfg is not None else IMAGENET_STD,
                 input_size=input_size, cam_layer=cam, model_kwargs=tuple(kwargs.items()),
@@ -197,6 +330,7 @@ def spec_from_open_clip(model_name: str, pretrained: str, /, *, id: Optional[str
     ``pretrained`` weights (EncoderError with close names / valid tags otherwise)."""
     import open_clip
 
+    check_fields(fields, where=f"open_clip:{model_name}:{pretrained}")
     if model_name not in open_clip.list_models():
         raise EncoderError(f"open_clip has no model {model_name!r}. "
                            f"{close_open_clip_names(model_name)}")
@@ -226,10 +360,13 @@ def spec_from_open_clip(model_name: str, pretrained: str, /, *, id: Optional[str
     notes = f"open_clip {model_name} pretrained={pretrained} image tower (user encoder)"
     if pretrained == "openai" and "quickgelu" not in model_name.lower():
         notes += "; OpenAI weights expect QuickGELU: prefer the '-quickgelu' model name"
+    dim = int(cfg["embed_dim"])
+    if "input_size" in fields or "dim" in fields:  # the user's size must run; dim must match
+        dim = _output_dim(visual, tuple(fields.get("input_size") or image_size), dim,
+                          given=fields.get("dim"), default_size=image_size)
     base = dict(_user_defaults(id or f"open_clip:{model_name}:{pretrained}"),
                 architecture=architecture, family=family, backend="open_clip",
-                identifier=model_name, tag=pretrained, params_m=_params_m(visual),
-                dim=int(cfg["embed_dim"]),
+                identifier=model_name, tag=pretrained, params_m=_params_m(visual), dim=dim,
                 mean=tuple(pcfg.get("mean") or OPENAI_CLIP_MEAN),
                 std=tuple(pcfg.get("std") or OPENAI_CLIP_STD), input_size=image_size,
                 cam_layer=cam, hub_repo=repo or None, hub_files=files,
@@ -247,6 +384,7 @@ def spec_from_checkpoint(arch: str, path, /, *, id: Optional[str] = None, mappin
     from s2r.encoders.build import CHECKPOINT_ARCHS, build_architecture
     from s2r.encoders.checkpoints import get_mapping
 
+    check_fields({**fields, "key_paths": key_paths}, where=f"ckpt:{arch}:{path}")
     if arch not in CHECKPOINT_ARCHS and not timm.is_model(arch):
         raise EncoderError(f"unknown architecture {arch!r} for a checkpoint; use one of "
                            f"{', '.join(CHECKPOINT_ARCHS)} or a timm model name. "
@@ -261,11 +399,12 @@ def spec_from_checkpoint(arch: str, path, /, *, id: Optional[str] = None, mappin
     path = str(Path(path).expanduser().absolute())
     base = dict(_user_defaults(id or f"ckpt:{arch}:{path}"), architecture=architecture,
                 family=family, backend="checkpoint", identifier=arch,
-                checkpoint=CheckpointSpec(file=path, url=f"file://{path}",
+                checkpoint=CheckpointSpec(file=path, url="",  # a local file: no download
                                           key_paths=tuple(key_paths), mapping=mapping,
                                           arch=arch),
-                params_m=_params_m(model), dim=_output_dim(model, input_size, getattr(
-                    model, "num_features", None)),
+                params_m=_params_m(model), dim=_output_dim(
+                    model, input_size, getattr(model, "num_features", None),
+                    given=fields.get("dim"), default_size=(224, 224)),
                 input_size=input_size, cam_layer=cam, int8=arch.startswith("resnet"),
                 notes=f"{arch} loaded from {path} (user encoder)")
     return _spec(base, fields, where=f"checkpoint {path}")
@@ -294,7 +433,8 @@ def parse_encoder_ref(text: str) -> EncoderSpec:
 
 def config_path(path=None) -> Optional[Path]:
     """The encoder config file in effect: ``path``, ``$S2R_ENCODERS``, or
-    ``./s2r_encoders.toml`` / ``.json`` when present; ``None`` when there is none."""
+    ``./s2r_encoders.toml`` / ``.json`` when present (both present is an error: s2r reads
+    one); ``None`` when there is none."""
     if path is None and os.environ.get("S2R_ENCODERS"):
         path = os.environ["S2R_ENCODERS"]
     if path is not None:
@@ -303,10 +443,12 @@ def config_path(path=None) -> Optional[Path]:
             raise EncoderError(f"encoder config {path} does not exist (from "
                                f"{'S2R_ENCODERS' if os.environ.get('S2R_ENCODERS') else 'argument'})")
         return path
-    for name in CONFIG_NAMES:
-        if Path(name).is_file():
-            return Path(name)
-    return None
+    found = [Path(name) for name in CONFIG_NAMES if Path(name).is_file()]
+    if len(found) > 1:
+        raise EncoderError(f"encoder configs {found[0]} and {found[1]} are both here; s2r "
+                           "reads one: merge their entries into one file (or set S2R_ENCODERS "
+                           "to the one to use)")
+    return found[0] if found else None
 
 
 def _read_config(path: Path) -> list:
@@ -327,29 +469,63 @@ def _read_config(path: Path) -> list:
                                f"{sorted(unknown)}; expected [[encoders]] entries")
         data = data.get("encoders", data.get("encoder", []))
     if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
-        raise EncoderError(f"encoder config {path}: expected a list of encoder tables")
+        got = "a list of non-tables" if isinstance(data, list) else type(data).__name__
+        raise EncoderError(f"encoder config {path}: expected a list of encoder tables "
+                           f"([[encoders]] in TOML, a list under \"encoders\" in JSON), got {got}")
     return data
 
 
-def spec_from_entry(entry: dict, *, where: str, base_dir: Path = Path(".")) -> EncoderSpec:
-    """One config entry (a dict) -> :class:`EncoderSpec`."""
+def check_entry(entry: dict, *, where: str) -> tuple:
+    """Check one config entry without building anything.
+
+    Returns
+    -------
+    (encoder_id, kind, fields, where)
+        ``kind`` is ``"timm"``, ``"open_clip"`` or ``"checkpoint"``; ``fields`` the entry
+        without ``id``; ``where`` names the entry and its id for later messages.
+
+    Raises
+    ------
+    EncoderError
+        One line naming ``where``, the entry's id and the field: a missing or malformed id,
+        not exactly one source, an unknown field, or a field of the wrong type or range
+        (:data:`FIELD_RULES`).
+    """
     entry = dict(entry)
-    sources = [k for k in ("timm", "open_clip", "checkpoint") if k in entry]
-    if len(sources) != 1:
-        raise EncoderError(f"{where}: give exactly one of 'timm', 'open_clip', 'checkpoint' "
-                           f"(got {sources or 'none'})")
-    if "id" not in entry or not isinstance(entry["id"], str) or not entry["id"].strip():
+    if "id" not in entry:
         raise EncoderError(f"{where}: missing 'id' (a short name, e.g. \"convnext-t\")")
+    check_fields({"id": entry["id"]}, where=where)
     encoder_id = entry.pop("id").strip()
     if ":" in encoder_id or encoder_id.endswith("@random"):
         raise EncoderError(f"{where}: id {encoder_id!r} may not contain ':' or end in @random")
     where = f"{where} (id {encoder_id!r})"
-    unknown = sorted(set(entry) - set(_META_FIELDS) - set(_SOURCE_FIELDS))
+    sources = [k for k in ("timm", "open_clip", "checkpoint") if k in entry]
+    if len(sources) != 1:
+        raise EncoderError(f"{where}: give exactly one of 'timm', 'open_clip', 'checkpoint' "
+                           f"(got {sources or 'none'})")
+    allowed = _META_FIELDS + _SOURCE_FIELDS
+    unknown = sorted(set(entry) - set(allowed))
     if unknown:
+        hint = _close(unknown[0], allowed, n=3)
         raise EncoderError(f"{where}: unknown field(s) {unknown}; allowed: "
-                           f"{', '.join(_META_FIELDS + _SOURCE_FIELDS)}")
+                           f"{', '.join(allowed)}. {hint}")
+    if sources[0] != "checkpoint":
+        _no(entry, ("arch", "mapping", "key_paths"), where)
+    elif "arch" not in entry:
+        raise EncoderError(f"{where}: a checkpoint entry needs 'arch' (e.g. \"resnet50\")")
+    check_fields(entry, where=where)
+    return encoder_id, sources[0], entry, where
+
+
+def spec_from_entry(entry: dict, *, where: str, base_dir: Path = Path(".")) -> EncoderSpec:
+    """One config entry (a dict) -> :class:`EncoderSpec` (checked by :func:`check_entry`)."""
+    return _spec_from_checked(check_entry(entry, where=where), base_dir)
+
+
+def _spec_from_checked(checked: tuple, base_dir: Path) -> EncoderSpec:
+    encoder_id, kind, entry, where = checked
     try:
-        return _spec_from_fields(entry, sources[0], encoder_id, where, base_dir)
+        return _spec_from_fields(dict(entry), kind, encoder_id, where, base_dir)
     except EncoderError as exc:
         if where in str(exc):
             raise
@@ -361,17 +537,11 @@ def _spec_from_fields(entry: dict, kind: str, encoder_id: str, where: str,
     fields = {**entry, "source": where}
     value = fields.pop(kind)
     if kind == "timm":
-        _no(fields, ("arch", "mapping", "key_paths"), where)
-        return spec_from_timm(str(value), id=encoder_id, **fields)
+        return spec_from_timm(value.strip(), id=encoder_id, **fields)
     if kind == "open_clip":
-        _no(fields, ("arch", "mapping", "key_paths"), where)
-        if ":" not in str(value):
-            raise EncoderError(f"{where}: open_clip must be 'MODEL:PRETRAINED', got {value!r}")
-        model, tag = str(value).split(":", 1)
-        return spec_from_open_clip(model, tag, id=encoder_id, **fields)
-    if "arch" not in fields:
-        raise EncoderError(f"{where}: a checkpoint entry needs 'arch' (e.g. \"resnet50\")")
-    path = Path(str(value)).expanduser()
+        model, tag = value.split(":", 1)
+        return spec_from_open_clip(model.strip(), tag.strip(), id=encoder_id, **fields)
+    path = Path(value).expanduser()
     path = path if path.is_absolute() else base_dir / path
     return spec_from_checkpoint(fields.pop("arch"), path, id=encoder_id,
                                 mapping=fields.pop("mapping", "auto"),
@@ -384,14 +554,59 @@ def _no(fields: dict, keys, where: str) -> None:
         raise EncoderError(f"{where}: {bad} only apply to checkpoint entries")
 
 
-def load_encoder_config(path=None) -> list:
-    """The user encoders of the config file in effect (see :func:`config_path`); ``[]``
-    when there is none. Errors name the file, the entry and the field."""
+def _clash(encoder_id: str, taken: dict) -> str:
+    """Why ``encoder_id`` cannot be used (``taken``: id -> source of the entry holding it)."""
+    if taken[encoder_id] == "builtin":
+        return (f"id {encoder_id!r} is a built-in encoder; built-in ids cannot be redefined: "
+                "choose another id")
+    return (f"id {encoder_id!r} is already registered with register_encoder (source "
+            f"{taken[encoder_id]!r}); choose another id")
+
+
+def check_encoder_config(path=None, *, taken: Optional[dict] = None) -> list:
+    """Read and check the config file in effect (see :func:`config_path`) without building
+    any model: every entry's fields (:func:`check_entry`) and its id, which must be unique in
+    the file and not in ``taken``.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The config file (default: the one in effect).
+    taken : dict, optional
+        Ids already in use -> their ``source`` (``"builtin"`` for built-in entries); default:
+        the built-in ids.
+
+    Returns
+    -------
+    list of tuple
+        :func:`check_entry`'s result per entry, in file order; ``[]`` without a config.
+    """
     found = config_path(path)
     if found is None:
         return []
-    specs = []
+    taken = {i: "builtin" for i in BUILTIN_SPECS} if taken is None else taken
+    checked, first = [], {}
     for i, entry in enumerate(_read_config(found)):
-        specs.append(spec_from_entry(entry, where=f"encoder config {found} entry {i + 1}",
-                                     base_dir=found.parent))
-    return specs
+        where = f"encoder config {found} entry {i + 1}"
+        result = check_entry(entry, where=where)
+        encoder_id = result[0]
+        if encoder_id in taken:
+            raise EncoderError(f"{result[3]}: {_clash(encoder_id, taken)}")
+        if encoder_id in first:
+            raise EncoderError(f"{result[3]}: id {encoder_id!r} is already used by entry "
+                               f"{first[encoder_id]} of the same file; ids must be unique")
+        first[encoder_id] = i + 1
+        checked.append(result)
+    return checked
+
+
+def load_encoder_config(path=None, *, taken: Optional[dict] = None) -> list:
+    """The user encoders of the config file in effect (see :func:`config_path`); ``[]``
+    when there is none. The whole file is checked first (:func:`check_encoder_config`), so a
+    bad field or id fails before any model is built. Errors name the file, the entry and the
+    field."""
+    found = config_path(path)
+    if found is None:
+        return []
+    return [_spec_from_checked(checked, found.parent)
+            for checked in check_encoder_config(found, taken=taken)]

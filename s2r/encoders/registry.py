@@ -511,6 +511,7 @@ class EncoderRegistry:
         self._specs: dict = {}
         self._inline: dict = {}
         self._config_cache: tuple = (None, [])
+        self._checked_cache: tuple = (None, [])
         for spec in specs:
             self.register(spec)
         self.config_path = config_path
@@ -528,18 +529,38 @@ class EncoderRegistry:
         self._specs[spec.id] = spec
         return spec
 
-    def _config_specs(self) -> dict:
-        """Entries of the config file in effect, re-read when the file changes."""
-        from s2r.encoders.custom import config_path, load_encoder_config
+    def _config_key(self):
+        """(path, cache key) of the config file in effect; (None, None) without one."""
+        from s2r.encoders.custom import config_path
 
         path = config_path(self.config_path)
         if path is None:
-            return {}
+            return None, None
         stat = path.stat()
-        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        return path, (str(path.resolve()), stat.st_mtime_ns, stat.st_size, tuple(self._specs))
+
+    def _check_config(self) -> None:
+        """Check the config file in effect (fields, ids; no model is built), once per
+        version of the file: a broken file is an error even when a built-in id is asked for."""
+        from s2r.encoders.custom import check_encoder_config
+
+        path, key = self._config_key()
+        if path is not None and self._checked_cache[0] != key:
+            taken = {i: s.source for i, s in self._specs.items()}
+            self._checked_cache = (key, check_encoder_config(path, taken=taken))
+
+    def _config_specs(self) -> dict:
+        """Entries of the config file in effect, re-read when the file changes. Their ids may
+        not repeat one another or an id already registered (built-in or not)."""
+        from s2r.encoders.custom import load_encoder_config
+
+        path, key = self._config_key()
+        if path is None:
+            return {}
         if self._config_cache[0] != key:
-            self._config_cache = (key, load_encoder_config(path))
-        return {s.id: s for s in self._config_cache[1] if s.id not in self._specs}
+            taken = {i: s.source for i, s in self._specs.items()}
+            self._config_cache = (key, load_encoder_config(path, taken=taken))
+        return {s.id: s for s in self._config_cache[1]}
 
     def _inline_spec(self, ref: str) -> EncoderSpec:
         """Spec of an inline reference (``timm:...``), parsed once per registry."""
@@ -563,6 +584,8 @@ class EncoderRegistry:
         if encoder_id.endswith(RANDOM_SUFFIX):
             base_id, random = encoder_id[: -len(RANDOM_SUFFIX)], True
         spec = self._specs.get(base_id)
+        if spec is not None:
+            self._check_config()
         if spec is None and ":" in base_id:
             spec = self._inline_spec(base_id)
         if spec is None:

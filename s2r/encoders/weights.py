@@ -21,10 +21,12 @@ needs code execution is refused, never run.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import threading
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,9 +152,22 @@ def find_hub_cache(spec: EncoderSpec) -> Optional[Path]:
     return None
 
 
+def _local_checkpoint(spec: EncoderSpec) -> bool:
+    """A user checkpoint: a file of the user's with nowhere to download it from."""
+    return spec.checkpoint is not None and not spec.checkpoint.url
+
+
+def _missing_local_checkpoint(spec: EncoderSpec) -> str:
+    where = f" (from {spec.source})" if spec.source.startswith("encoder config") else ""
+    return (f"encoder {spec.id!r}: checkpoint file {expected_path(spec)} does not exist"
+            f"{where}; fix the path or use {spec.id}@random for random weights")
+
+
 def how_to_get(spec: EncoderSpec) -> str:
     """Instructions to get ``spec``'s weights offline (file name, URL, folder)."""
     path = expected_path(spec)
+    if _local_checkpoint(spec):
+        return f"checkpoint file {path} does not exist; fix the path"
     if spec.checkpoint is not None:
         extra = f" ({spec.checkpoint.how})" if spec.checkpoint.how else ""
         return (f"download {spec.checkpoint.url}{extra} and save it as {path} "
@@ -198,12 +213,15 @@ def status(encoder) -> EncoderStatus:
     cached = find_hub_cache(spec)
     if cached is not None:
         return EncoderStatus("ready", f"hub cache {cached}", str(cached), _url(spec))
+    if _local_checkpoint(spec):
+        return EncoderStatus("weights-missing", _missing_local_checkpoint(spec),
+                             str(expected_path(spec)))
     return EncoderStatus("weights-missing", f"{spec.id}: weights not found; {how_to_get(spec)}",
                          str(expected_path(spec)), _url(spec))
 
 
 def _url(spec: EncoderSpec) -> Optional[str]:
-    return spec.checkpoint.url if spec.checkpoint is not None else hub_url(spec)
+    return (spec.checkpoint.url or None) if spec.checkpoint is not None else hub_url(spec)
 
 
 def download_hub_weights(spec: EncoderSpec) -> Path:
@@ -245,6 +263,8 @@ def resolve_weights(spec: EncoderSpec, *, allow_download: bool = True) -> Path:
             return download_hub_weights(spec)
         raise EncoderError(f"{spec.id}: pretrained weights are not here and {reason}; "
                            f"{how_to_get(spec)}. Or use {spec.id}@random for random weights.")
+    if _local_checkpoint(spec):
+        raise EncoderError(_missing_local_checkpoint(spec))
     raise EncoderError(f"{spec.id}: weights file not found; {how_to_get(spec)}. "
                        f"Or use {spec.id}@random for random weights.")
 
@@ -407,27 +427,107 @@ def read_checkpoint(path) -> object:
             f"{path} is not a checkpoint: expected a .safetensors file or a file written by "
             f"torch.save (.pt/.pth/.bin), but it starts with {head!r}")
     try:
-        with torch.serialization.safe_globals(_allowed_globals()):
+        with _quiet_protocol_warning(), torch.serialization.safe_globals(_allowed_globals()):
             return torch.load(str(path), map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - turn torch's long message into one line
         text = str(exc)
         if "Weights only load failed" not in text and "Unsupported global" not in text:
             raise EncoderError(f"{path} could not be read as a checkpoint "
                                f"({type(exc).__name__}: {text.splitlines()[0][:200]})") from None
-        unsafe = []
-        try:
+        raise EncoderError(_refusal(path, kind, text)) from None
+
+
+_SAVE_HINT = ("s2r only reads weights (safetensors or torch.load(weights_only=True)). If you "
+              "trust the file, re-save just its state_dict with torch.save(state_dict, ...) "
+              "or safetensors.")
+
+
+@contextlib.contextmanager
+def _quiet_protocol_warning():
+    """Silence torch's "Detected pickle protocol N" UserWarning: s2r says itself what it
+    cannot read (the load stays ``weights_only``; only the warning is dropped)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Detected pickle protocol",
+                                category=UserWarning)
+        yield
+
+
+def _refusal(path: Path, kind: str, text: str) -> str:
+    """One line saying why the weights-only load of ``path`` failed (torch said ``text``)."""
+    import torch
+
+    allowed = {f"{getattr(g, '__module__', '')}.{getattr(g, '__qualname__', '')}"
+               for g in _allowed_globals() if not isinstance(g, tuple)}
+    try:  # torch's own allowlist (tensor rebuild functions, storages, OrderedDict...)
+        from torch._weights_only_unpickler import _get_allowed_globals
+
+        allowed |= set(_get_allowed_globals())
+    except Exception:  # noqa: BLE001 - a private helper; names are for the message only
+        pass
+    if "Unsupported operand" in text:  # protocol 4+ opcodes the weights-only unpickler lacks
+        protocol = _pickle_protocol(path, kind)
+        unsafe = [g for g in _pickle_globals(path, kind) if g not in allowed]
+        code = f"; it imports {', '.join(unsafe[:5])}" if unsafe else ""
+        return (f"refused to load {path}: it is pickled with protocol {protocol or '4+'}, "
+                f"which torch's weights-only loader cannot read{code}. {_SAVE_HINT}")
+    unsafe = []
+    try:
+        with _quiet_protocol_warning():
             unsafe = torch.serialization.get_unsafe_globals_in_checkpoint(str(path))
-        except Exception:  # noqa: BLE001 - legacy (non-zip) format: name what torch said
-            pass
-        allowed = {f"{getattr(g, '__module__', '')}.{getattr(g, '__qualname__', '')}"
-                   for g in _allowed_globals() if not isinstance(g, tuple)}
-        unsafe = [u for u in unsafe if u not in allowed]
-        names = ", ".join(unsafe) if unsafe else _global_from_message(text)
-        raise EncoderError(
-            f"refused to load {path}: unpickling it would import and run code ({names}). "
-            "s2r only reads weights (safetensors or torch.load(weights_only=True)). If you "
-            "trust the file, re-save just its state_dict with torch.save(state_dict, ...) "
-            "or safetensors.") from None
+    except Exception:  # noqa: BLE001 - legacy (non-zip) format: scan the pickle ourselves
+        unsafe = _pickle_globals(path, kind)
+    unsafe = [u for u in unsafe if u not in allowed]
+    names = ", ".join(unsafe[:5]) if unsafe else _global_from_message(text)
+    return (f"refused to load {path}: unpickling it would import and run code ({names}). "
+            f"{_SAVE_HINT}")
+
+
+def _pickle_bytes(path: Path, kind: str) -> bytes:
+    """The pickle stream of a torch file: ``data.pkl`` of a zip archive, else the file
+    (legacy ``torch.save`` files are several pickles in a row, then raw storage bytes)."""
+    if kind == "torch-zip":
+        with zipfile.ZipFile(path) as zf:
+            name = next(n for n in zf.namelist() if n.endswith("data.pkl"))
+            return zf.read(name)
+    with open(path, "rb") as fh:
+        return fh.read(1 << 20)
+
+
+def _pickle_protocol(path: Path, kind: str) -> Optional[int]:
+    try:
+        head = _pickle_bytes(path, kind)[:2]
+    except Exception:  # noqa: BLE001 - only used in a message
+        return None
+    return head[1] if len(head) == 2 and head[0] == 0x80 else None
+
+
+def _pickle_globals(path: Path, kind: str) -> list:
+    """``module.name`` of every class or function the pickle(s) would import, read with
+    :mod:`pickletools` (which executes nothing); best effort, for messages only."""
+    import io
+    import pickletools
+
+    try:
+        stream = io.BytesIO(_pickle_bytes(path, kind))
+    except Exception:  # noqa: BLE001 - only used in a message
+        return []
+    found, strings, memo = [], [], {}
+    for _ in range(8):  # legacy files: magic number, protocol, sys info, the object, keys
+        try:
+            for op, arg, _pos in pickletools.genops(stream):
+                if op.name in ("GLOBAL", "INST"):
+                    found.append(arg.replace(" ", "."))
+                elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
+                    found.append(f"{strings[-2]}.{strings[-1]}")
+                elif isinstance(arg, str) and "UNICODE" in op.name:
+                    strings.append(arg)
+                elif op.name == "MEMOIZE" and strings:
+                    memo[len(memo)] = strings[-1]
+                elif op.name in ("BINGET", "LONG_BINGET", "GET") and arg in memo:
+                    strings.append(memo[arg])
+        except Exception:  # noqa: BLE001 - raw storage bytes after the pickles, or garbage
+            break
+    return list(dict.fromkeys(found))
 
 
 def _global_from_message(text: str) -> str:
