@@ -495,3 +495,17 @@ def test_edited_frames_reload_the_dataset(tmp_path, monkeypatch):
     at.run()
     _no_exception(at)
     assert loaders.load_frameset(str(folder)).fingerprint != before
+
+
+@pytest.mark.parametrize("page", (None, *PAGES))
+def test_broken_encoder_config_is_one_clear_error_on_every_page(page, tmp_path, monkeypatch):
+    config = tmp_path / "s2r_encoders.toml"
+    config.write_text('[[encoders]]\nid = "a"\ntimm = "resnet18"\nmean = "red"\n')
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_ENCODERS", str(config))
+    at = _app(page)
+    at.run()
+    _no_exception(at)
+    (error,) = at.error
+    assert "encoder config cannot be used" in error.value and "field 'mean'" in error.value
+    assert not at.metric and not at.image

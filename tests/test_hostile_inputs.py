@@ -40,12 +40,14 @@ class Case:
     words : what the one-line error must contain.
     library : a call that must raise :class:`S2RError` with the same words (dataset faults).
     outputs : paths that must not exist after the command (nothing written).
+    env : environment variables set while the command runs.
     """
 
     argv: list
     words: list
     library: Optional[Callable] = None
     outputs: list = field(default_factory=list)
+    env: dict = field(default_factory=dict)
 
 
 def dataset_case(root: Path, spec, kwargs: dict, words: list, read=None) -> Case:
@@ -381,6 +383,62 @@ def cli_case_demo_out_not_empty(root):
                 ["exists and is not empty", "--overwrite"], outputs=[root / "d" / "sim"])
 
 
+def _encoder_config(root: Path, body: str, argv: list, words: list) -> Case:
+    config = root / "s2r_encoders.toml"
+    config.write_text(body)
+    out = root / "e.npz"
+    return Case([*argv, "--out", str(out)], ["s2r_encoders.toml", *words], outputs=[out],
+                env={"S2R_ENCODERS": str(config)})
+
+
+def cli_case_encoder_config_mean_not_numbers(root):
+    return _encoder_config(root, '[[encoders]]\nid = "a"\ntimm = "resnet18"\nmean = "red"\n',
+                           ["embed", TINY_DEMO, "--encoder", "a"],
+                           ["entry 1 (id 'a')", "field 'mean' must be 3 numbers", "'red'"])
+
+
+def cli_case_encoder_config_input_size_negative(root):
+    return _encoder_config(root, '[[encoders]]\nid = "a"\ntimm = "resnet18"\ninput_size = -5\n',
+                           ["embed", TINY_DEMO, "--encoder", "a"], ["field 'input_size'"])
+
+
+def cli_case_encoder_config_dim_not_a_number(root):
+    return _encoder_config(root, '[[encoders]]\nid = "a"\ntimm = "resnet18"\ndim = "big"\n',
+                           ["embed", TINY_DEMO, "--encoder", "pixels"],
+                           ["field 'dim' must be a positive integer"])
+
+
+def cli_case_encoder_config_redefines_builtin(root):
+    return _encoder_config(root, '[[encoders]]\nid = "pixels"\ntimm = "resnet18"\n',
+                           ["embed", TINY_DEMO, "--encoder", "pixels"],
+                           ["id 'pixels' is a built-in encoder", "cannot be redefined"])
+
+
+def cli_case_encoder_config_repeated_id(root):
+    entry = '[[encoders]]\nid = "a"\ntimm = "resnet18"\n'
+    return _encoder_config(root, entry + entry, ["embed", TINY_DEMO, "--encoder", "a"],
+                           ["entry 2 (id 'a')", "already used by entry 1"])
+
+
+def cli_case_encoder_config_checkpoint_missing(root):
+    missing = root / "weights.pth"
+    body = f'[[encoders]]\nid = "mine"\ncheckpoint = "{missing}"\narch = "resnet18"\n'
+    case = _encoder_config(root, body, ["embed", TINY_DEMO, "--encoder", "mine"],
+                           [f"checkpoint file {missing} does not exist"])
+    return case
+
+
+def cli_case_cache_dir_is_a_file(root):
+    out = root / "e.npz"
+    return Case(["embed", TINY_DEMO, "--encoder", "pixels", "--out", str(out), "--cache-dir",
+                 str(_plain_file(root))], ["plain.txt", "must name a folder"], outputs=[out])
+
+
+def cli_case_cache_ls_on_a_file(root):
+    return Case(["cache", "ls", "--cache-dir", str(_plain_file(root))],
+                ["plain.txt", "must name a folder"])
+
+
 # Command-line faults that were already caught: name -> (argv after the command's DATASET
 # and --out, words). "{root}" is the case's folder.
 _PLAIN = {
@@ -498,7 +556,10 @@ def test_cli_main_exits_2_with_message(built, capsys, name):
     from s2r.cli import main
 
     case = built[name]
-    code = main(case.argv)
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in case.env.items():
+            mp.setenv(key, value)
+        code = main(case.argv)
     out, err = capsys.readouterr()
     _assert_clean_failure(code, out, err, case.words)
     for path in case.outputs:

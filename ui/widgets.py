@@ -76,6 +76,21 @@ def page_header(title: str, caption: str) -> None:
     S.init_state(st.session_state)
     st.title(title)
     st.caption(caption)
+    encoder_config_or_stop()
+
+
+def encoder_config_or_stop() -> None:
+    """Read the user's encoder config (``$S2R_ENCODERS`` / ``./s2r_encoders.toml``); when it is
+    broken, say what is wrong in it and stop the page (every page lists encoders)."""
+    from s2r.encoders import list_encoders
+    from s2r.errors import S2RError
+
+    try:
+        list_encoders(include_random=True)
+    except S2RError as exc:
+        st.error(f"**The encoder config cannot be used:** {exc}", icon=":material/error:")
+        st.caption("Fix the file (or point `S2R_ENCODERS` at another one) and reload the page.")
+        st.stop()
 
 
 def results_page(title: str, caption: str, what: str):
