@@ -44,26 +44,43 @@ def _table(entries) -> list[str]:
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1] for r in rows]
 
 
+def _moved_aside_note(paths) -> str:
+    """One line about damaged indexes kept in the cache folder ("" when there are none)."""
+    if not paths:
+        return ""
+    names = ", ".join(p.name for p in paths)
+    return (f"note: {len(paths)} damaged index folder(s) moved aside and kept in "
+            f"{paths[0].parent}: {names} (delete them when no longer needed)")
+
+
 def run(args) -> int:
     from s2r.cache import Cache
 
-    cache = Cache(args.cache_dir)
+    cache = Cache(args.cache_dir)  # a --cache-dir that is not a folder fails here, at once
     if args.action == "ls":
         entries = cache.ls()
         total = cache.size_bytes()
+        moved = cache.moved_aside()
         if args.json:
             print(json.dumps({"root": str(cache.root), "size_bytes": total,
-                              "entries": [e.to_dict() for e in entries]}, indent=2))
+                              "entries": [e.to_dict() for e in entries],
+                              "moved_aside": [str(p) for p in moved]}, indent=2))
             return 0
         if entries:
             print("\n".join(_table(entries)))
         print(f"{len(entries)} entries, {human_bytes(total)} on disk in {cache.root}")
+        if moved:
+            print(_moved_aside_note(moved))
         return 0
     before = cache.size_bytes()
     removed = cache.clear()
     freed = max(0, before - cache.size_bytes())
+    moved = cache.moved_aside()
     if args.json:
-        print(json.dumps({"root": str(cache.root), "removed": removed, "freed_bytes": freed}))
+        print(json.dumps({"root": str(cache.root), "removed": removed, "freed_bytes": freed,
+                          "moved_aside": [str(p) for p in moved]}))
     else:
         print(f"removed {removed} entries ({human_bytes(freed)}) from {cache.root}")
+        if moved:
+            print(_moved_aside_note(moved))
     return 0
