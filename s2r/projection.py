@@ -43,7 +43,7 @@ from typing import Optional
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics._validation import _check_choice, _check_embeddings, _check_number
+from s2r.metrics.validation import check_choice, check_embeddings, check_number
 from s2r.progress import ProgressCallback, report
 
 MODES = ("joint", "place-real")
@@ -155,8 +155,8 @@ def mixing_number(Z, domain, *, k: int = 15) -> float:
     """
     from sklearn.neighbors import NearestNeighbors
 
-    Z, domain = _check_embeddings(Z, domain)[:2]
-    _check_number("mixing_number k", k, low=1, integer=True)
+    Z, domain = check_embeddings(Z, domain)[:2]
+    check_number("mixing_number k", k, low=1, integer=True)
     n_sim, n_real = _count_domains(domain, 2, "mixing_number")
     n = n_sim + n_real
     k = mixing_k(k, n_sim, n_real)
@@ -180,7 +180,7 @@ def stratified_subsample(domain, max_per_domain: Optional[int], *, seed: int = 0
     domain = np.asarray(domain).astype(str)
     if max_per_domain is None:
         return np.arange(domain.size, dtype=np.int64)
-    _check_number("max_per_domain", max_per_domain, low=1, integer=True)
+    check_number("max_per_domain", max_per_domain, low=1, integer=True)
     rng = np.random.default_rng(seed)
     keep = []
     for d in ("sim", "real"):
@@ -240,13 +240,13 @@ def project(Z, domain, *, mode: str = "joint", indices=None,
     """
     from openTSNE import TSNE
 
-    _check_choice("projection mode", mode, MODES)
-    _check_number("perplexity", perplexity, low=0, low_open=True)
-    _check_number("pca_dim", pca_dim, low=2, integer=True)
-    _check_number("k", k, low=1, integer=True)
-    _check_number("n_iter", n_iter, low=0, integer=True)
-    _check_number("early_exaggeration_iter", early_exaggeration_iter, low=0, integer=True)
-    Z, domain = _check_embeddings(Z, domain)[:2]
+    check_choice("projection mode", mode, MODES)
+    check_number("perplexity", perplexity, low=0, low_open=True)
+    check_number("pca_dim", pca_dim, low=2, integer=True)
+    check_number("k", k, low=1, integer=True)
+    check_number("n_iter", n_iter, low=0, integer=True)
+    check_number("early_exaggeration_iter", early_exaggeration_iter, low=0, integer=True)
+    Z, domain = check_embeddings(Z, domain)[:2]
     rows = np.arange(Z.shape[0]) if indices is None else np.asarray(indices, dtype=np.int64)
     if rows.shape != (Z.shape[0],):
         raise MetricError(f"project: indices must have one entry per embedding row "

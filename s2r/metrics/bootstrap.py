@@ -32,7 +32,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics._validation import _check_number
+from s2r.metrics.validation import check_number
 
 DEFAULT_N_BOOT = 1000
 DEFAULT_CI = 0.95
@@ -56,7 +56,7 @@ def group_bootstrap_weights(strata, n_boot: int = DEFAULT_N_BOOT, *, seed: int =
     ndarray of shape (n_boot, G), int64
         ``weights[b, g]`` = number of times group ``g`` was drawn in replicate ``b``.
     """
-    _check_number("n_boot", n_boot, low=0, integer=True)
+    check_number("n_boot", n_boot, low=0, integer=True)
     strata = np.asarray(strata)
     rng = np.random.default_rng(seed)
     weights = np.zeros((int(n_boot), strata.size), dtype=np.int64)
@@ -78,7 +78,7 @@ def percentile_ci(samples, ci: float = DEFAULT_CI) -> tuple[float, float]:
     ci : float
         Coverage in (0, 1), e.g. 0.95 for the 2.5 % and 97.5 % quantiles.
     """
-    _check_number("ci", ci, low=0, high=1, low_open=True)
+    check_number("ci", ci, low=0, high=1, low_open=True)
     if not ci < 1:
         raise MetricError(f"ci must be < 1, got {ci!r}")
     s = np.asarray(samples, dtype=np.float64)
@@ -107,7 +107,7 @@ def jackknife_weights(strata, *, max_blocks: int = 100) -> np.ndarray:
     ndarray of shape (n_blocks, G), float64
         Row ``j`` is 1 for every group except those of block ``j`` (0).
     """
-    _check_number("max_blocks", max_blocks, low=2, integer=True)
+    check_number("max_blocks", max_blocks, low=2, integer=True)
     strata = np.asarray(strata)
     n = int(min(max_blocks, strata.size))
     block = np.empty(strata.size, dtype=np.int64)

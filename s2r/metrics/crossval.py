@@ -25,7 +25,7 @@ import numpy as np
 
 from s2r.errors import MetricError
 from s2r.metrics import _moments as mom
-from s2r.metrics._validation import _check_choice, _check_embeddings, _check_number
+from s2r.metrics.validation import check_choice, check_embeddings, check_number
 from s2r.metrics.folds import DEFAULT_N_FOLDS, Folds, episode_folds
 from s2r.metrics.probes import (ALPHA_GRID, DEFAULT_DOMAIN_C, DEFAULT_PROBE_ALPHA,
                                 DEFAULT_RIDGE_ALPHA, ActionScoreResult, DomainProbe,
@@ -176,7 +176,7 @@ class ProbeData:
     def __init__(self, Z, domain, actions, episode, *, n_folds: int = DEFAULT_N_FOLDS,
                  seed: int = 0, memory_mb: float = 2048.0, need_actions: bool = True,
                  folds: Optional[Folds] = None):
-        checked = _check_embeddings(Z, domain, actions if need_actions else None, episode)
+        checked = check_embeddings(Z, domain, actions if need_actions else None, episode)
         if checked.episode is None:
             raise MetricError("episode ids are required (held-out splits and the bootstrap "
                               "group frames by episode)")
@@ -223,7 +223,7 @@ class ProbeData:
             raise MetricError("alphas: give at least one ridge penalty to choose from")
         for a in alphas:
             if not a == float("inf"):
-                _check_number("alpha", a, low=0)
+                check_number("alpha", a, low=0)
         f = self.folds
         mask = np.ones(f.n_groups, bool) if groups is None else np.asarray(groups, bool)
         ks = np.unique(f.group_fold[mask])
@@ -262,7 +262,7 @@ class ProbeData:
             return self.select_alpha(groups=groups).alpha
         if alpha == float("inf"):      # the no-information probe (the training mean action)
             return float(alpha)
-        _check_number("alpha", alpha, low=0)
+        check_number("alpha", alpha, low=0)
         return float(alpha)
 
     # --------------------------------------------------------------- ridge scores
@@ -316,7 +316,7 @@ class ProbeData:
         """Errors on the other domain's frames of the probe fitted on every ``source`` frame
         (``alpha="auto"``: chosen by cross-validation over the ``source`` episodes only); its
         floor predicts the ``source`` mean action."""
-        _check_choice("source", source, ("sim", "real"))
+        check_choice("source", source, ("sim", "real"))
         train = self.group_is_real if source == "real" else ~self.group_is_real
         a = self.resolve_alpha(alpha, groups=train)
         return self.test_errors([(a, self.fit(a, train), ~train)])
@@ -453,8 +453,8 @@ def transfer_score(Z, domain, actions, *, episode=None, alpha: Alpha = DEFAULT_P
         ``split="transfer:sim->real"`` (or the reverse); ``floor`` is the score of the source
         domain's mean action.
     """
-    _check_choice("source", source, ("sim", "real"))
-    checked = _check_embeddings(Z, domain, actions)
+    check_choice("source", source, ("sim", "real"))
+    checked = check_embeddings(Z, domain, actions)
     if isinstance(alpha, str):
         if episode is None:
             raise MetricError("transfer_score: alpha='auto' chooses the penalty by "
@@ -462,7 +462,7 @@ def transfer_score(Z, domain, actions, *, episode=None, alpha: Alpha = DEFAULT_P
         alpha = ProbeData(checked.Z, checked.domain, checked.actions, episode, n_folds=n_folds,
                           seed=seed).transfer(alpha, source).alphas[0]
     if alpha != float("inf"):          # inf (chosen by "auto"): the source mean action
-        _check_number("alpha", alpha, low=0)
+        check_number("alpha", alpha, low=0)
     checked_Z, Y, is_real = checked.Z, checked.actions, checked.domain == "real"
     gm = mom.GroupMoments(checked_Z, Y, is_real.astype(np.int64), 2)
     src = np.array([0.0, 1.0]) if source == "real" else np.array([1.0, 0.0])
@@ -500,7 +500,7 @@ def domain_probe_accuracy(Z, domain, episode, *, C: float = DEFAULT_DOMAIN_C,
         ``value`` = balanced accuracy (0.5 = domains indistinguishable), ``separability`` =
         ``d'`` of the out-of-fold logits (0 = indistinguishable, unbounded above).
     """
-    _check_number("C", C, low=0, low_open=True)
+    check_number("C", C, low=0, low_open=True)
     data = ProbeData(Z, domain, None, episode, n_folds=n_folds, seed=seed, need_actions=False)
     evidence, warns = data.domain_evidence(C)
     rs, rr = evidence.recalls()

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics._validation import _check_choice, _check_embeddings, _check_number
+from s2r.metrics.validation import check_choice, check_embeddings, check_number
 
 DEFAULT_PCA_DIM = 16
 DISTANCES = ("squared", "euclidean")
@@ -122,7 +122,7 @@ class DISSpace:
 
 def check_pca_dim(pca_dim, n_frames: int, n_features: int) -> None:
     """Raise :class:`MetricError` unless ``1 <= pca_dim <= min(n_frames - 1, n_features)``."""
-    _check_number("pca_dim", pca_dim, low=1, integer=True)
+    check_number("pca_dim", pca_dim, low=1, integer=True)
     limit = min(n_frames - 1, n_features)
     if pca_dim > limit:
         raise MetricError(
@@ -149,7 +149,7 @@ def fit_dis_space(Z, *, pca_dim: int = DEFAULT_PCA_DIM, random_state: int = 0) -
     """
     from sklearn.decomposition import PCA
 
-    Z = _check_embeddings(Z).Z
+    Z = check_embeddings(Z).Z
     check_pca_dim(pca_dim, *Z.shape)
     total = float(Z.var(axis=0).sum())
     if not total > 0:
@@ -173,7 +173,7 @@ def fit_dis_space(Z, *, pca_dim: int = DEFAULT_PCA_DIM, random_state: int = 0) -
 
 def dis_from_centroids(sim_centroid, real_centroid, distance: str = "squared") -> float:
     """Eq. (1): ``1 - ||real - sim||^2`` (``"squared"``) or ``1 - ||real - sim||``."""
-    _check_choice("distance", distance, DISTANCES)
+    check_choice("distance", distance, DISTANCES)
     diff = np.asarray(real_centroid, dtype=np.float64) - np.asarray(sim_centroid, dtype=np.float64)
     sq = float(diff @ diff)
     return 1.0 - (sq if distance == "squared" else float(np.sqrt(sq)))
@@ -201,7 +201,7 @@ def bootstrap_dis(diffs, distance: str = "squared") -> np.ndarray:
         DIS of each replicate (may exceed 1 where the corrected distance falls below 0; the
         interval is clipped to DIS's range afterwards).
     """
-    _check_choice("distance", distance, DISTANCES)
+    check_choice("distance", distance, DISTANCES)
     d = np.asarray(diffs, dtype=np.float64)
     inflation = float(((d - d.mean(axis=0)) ** 2).sum(axis=1).mean())
     sq = (d ** 2).sum(axis=1) - inflation
@@ -246,8 +246,8 @@ def domain_invariance_score(Z, domain, *, pca_dim: int = DEFAULT_PCA_DIM,
     >>> round(domain_invariance_score(Z, ["sim", "sim", "real", "real"], pca_dim=2).value, 6)
     1.0
     """
-    _check_choice("distance", distance, DISTANCES)
-    checked = _check_embeddings(Z, domain)
+    check_choice("distance", distance, DISTANCES)
+    checked = check_embeddings(Z, domain)
     space = fit_dis_space(checked.Z, pca_dim=pca_dim, random_state=random_state)
     P = space.transform(checked.Z)
     is_real = checked.domain == "real"

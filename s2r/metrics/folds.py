@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics._validation import _check_number
+from s2r.metrics.validation import check_number
 
 DEFAULT_N_FOLDS = 5
 
@@ -84,7 +84,7 @@ def episode_folds(domain, episode, *, n_folds: int = DEFAULT_N_FOLDS, seed: int 
     MetricError
         Fewer than 2 frames in a domain (nothing to hold out).
     """
-    _check_number("n_folds", n_folds, low=2, integer=True)
+    check_number("n_folds", n_folds, low=2, integer=True)
     domain = np.asarray(domain)
     episode = np.asarray(episode)
     n = domain.size

@@ -42,7 +42,7 @@ import numpy as np
 
 from s2r.errors import MetricError
 from s2r.metrics import _moments as mom
-from s2r.metrics._validation import _check_choice, _check_embeddings, _check_number
+from s2r.metrics.validation import check_choice, check_embeddings, check_number
 from s2r.progress import ProgressCallback, report
 
 #: Default ridge penalty of the scores: chosen by episode-grouped cross-validation on the
@@ -149,7 +149,7 @@ class DomainProbeResult:
 # --------------------------------------------------------------------------- action probe
 def _features(Z, n_features: int) -> np.ndarray:
     """Validated float64 embeddings for a fitted probe of ``n_features`` inputs."""
-    Z = _check_embeddings(Z, min_frames=1).Z
+    Z = check_embeddings(Z, min_frames=1).Z
     if Z.shape[1] != n_features:
         raise MetricError(f"embeddings have {Z.shape[1]} features but the probe was fitted "
                           f"on {n_features}")
@@ -218,10 +218,10 @@ class ActionProbe:
     # ------------------------------------------------------------------ fit
     def fit(self, Z, actions) -> "ActionProbe":
         """Fit on embeddings ``Z (N, D)`` and actions ``(N, A)``; returns ``self``."""
-        _check_choice("solver", self.solver, SOLVERS)
+        check_choice("solver", self.solver, SOLVERS)
         if self.alpha != float("inf"):      # inf: the training mean action (coef_ = 0)
-            _check_number("alpha", self.alpha, low=0)
-        checked = _check_embeddings(Z, actions=actions)
+            check_number("alpha", self.alpha, low=0)
+        checked = check_embeddings(Z, actions=actions)
         Z, Y = checked.Z, checked.actions
         self.n_features_in_ = Z.shape[1]
         if self.solver == "ridge":
@@ -249,9 +249,9 @@ class ActionProbe:
         import torch
 
         for name in ("epochs", "batch_size", "score_last"):
-            _check_number(name, getattr(self, name), low=1, integer=True)
-        _check_number("lr", self.lr, low=0, low_open=True)
-        _check_number("weight_decay", self.weight_decay, low=0)
+            check_number(name, getattr(self, name), low=1, integer=True)
+        check_number("lr", self.lr, low=0, low_open=True)
+        check_number("weight_decay", self.weight_decay, low=0)
         x_mean, x_std = mom.prescale(Z)
         if not self.fit_intercept:
             x_mean = np.zeros_like(x_mean)
@@ -312,7 +312,7 @@ class ActionProbe:
     def score(self, Z, actions) -> float:
         """AS (eq. 2) on ``(Z, actions)``, actions standardised with the TRAINING statistics."""
         self._check_fitted()
-        checked = _check_embeddings(Z, actions=actions, min_frames=1)
+        checked = check_embeddings(Z, actions=actions, min_frames=1)
         if checked.actions.shape[1] != self.coef_.shape[0]:
             raise MetricError(f"actions have {checked.actions.shape[1]} dimensions but the "
                               f"probe predicts {self.coef_.shape[0]}")
@@ -385,7 +385,7 @@ def action_score(Z, actions, *, alpha: float = DEFAULT_PROBE_ALPHA, solver: str 
         ``split="train"``; Adam results carry the ``loss_curve``.
     """
     probe = ActionProbe(alpha=alpha, solver=solver, **probe_kwargs)
-    checked = _check_embeddings(Z, actions=actions)
+    checked = check_embeddings(Z, actions=actions)
     probe.fit(checked.Z, checked.actions)
     per_dim = _per_dim_scores(probe, checked.Z, checked.actions)
     constant = tuple(int(j) for j in np.flatnonzero(~probe.scored_dims_))
@@ -462,9 +462,9 @@ class DomainProbe:
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.linear_model import LogisticRegression
 
-        _check_number("C", self.C, low=0, low_open=True)
-        _check_number("max_iter", self.max_iter, low=1, integer=True)
-        checked = _check_embeddings(Z, domain)
+        check_number("C", self.C, low=0, low_open=True)
+        check_number("max_iter", self.max_iter, low=1, integer=True)
+        checked = check_embeddings(Z, domain)
         mean, std = mom.prescale(checked.Z)
         X = ((checked.Z - mean) / std).astype(checked.Z.dtype, copy=False)
         y = (checked.domain == "real").astype(int)
@@ -495,7 +495,7 @@ class DomainProbe:
 
     def score(self, Z, domain) -> float:
         """Balanced accuracy on ``(Z, domain)`` (both domains required)."""
-        checked = _check_embeddings(Z, domain)
+        checked = check_embeddings(Z, domain)
         pred = self.decision_function(checked.Z) > 0
         real = checked.domain == "real"
         return 0.5 * (float(pred[real].mean()) + float((~pred[~real]).mean()))

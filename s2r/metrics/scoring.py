@@ -38,7 +38,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics._validation import _check_choice, _check_embeddings, _check_number
+from s2r.metrics.validation import check_choice, check_embeddings, check_number
 from s2r.metrics.baselines import (SIM2REAL_FORMULA, estimability, sim2real_score, skill,
                                    skill_reference)
 from s2r.metrics.bootstrap import (DEFAULT_CI, DEFAULT_N_BOOT, bca_interval,
@@ -139,22 +139,22 @@ class ScoreParams:
 
     def validate(self) -> "ScoreParams":
         """Raise :class:`MetricError` naming the first bad field; return ``self``."""
-        _check_number("pca_dim", self.pca_dim, low=1, integer=True)
-        _check_choice("distance", self.distance, DISTANCES)
+        check_number("pca_dim", self.pca_dim, low=1, integer=True)
+        check_choice("distance", self.distance, DISTANCES)
         if isinstance(self.ridge_alpha, str):
             if self.ridge_alpha != "auto":
                 raise MetricError(f"ridge_alpha must be a number >= 0 or 'auto', got "
                                   f"{self.ridge_alpha!r}")
         else:
-            _check_number("ridge_alpha", self.ridge_alpha, low=0)
-        _check_number("train_alpha", self.train_alpha, low=0)
-        _check_number("seed", self.seed, low=0, integer=True)
-        _check_number("n_boot", self.n_boot, low=0, integer=True)
-        _check_number("ci", self.ci, low=0, high=1, low_open=True)
+            check_number("ridge_alpha", self.ridge_alpha, low=0)
+        check_number("train_alpha", self.train_alpha, low=0)
+        check_number("seed", self.seed, low=0, integer=True)
+        check_number("n_boot", self.n_boot, low=0, integer=True)
+        check_number("ci", self.ci, low=0, high=1, low_open=True)
         if not self.ci < 1:
             raise MetricError(f"ci must be < 1, got {self.ci!r}")
-        _check_number("n_folds", self.n_folds, low=2, integer=True)
-        _check_number("domain_C", self.domain_C, low=0, low_open=True)
+        check_number("n_folds", self.n_folds, low=2, integer=True)
+        check_number("domain_C", self.domain_C, low=0, low_open=True)
         parse_null(self.null)
         return self
 
@@ -390,7 +390,7 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
         actions, a bad null, ...).
     """
     params = (params or ScoreParams()).validate()
-    checked = _check_embeddings(Z, domain, actions, episode)
+    checked = check_embeddings(Z, domain, actions, episode)
     if checked.episode is None:
         raise MetricError("episode ids are required")
     check_pca_dim(params.pca_dim, *checked.Z.shape)
@@ -399,7 +399,7 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
     if null_seed is not None:
         act = shuffle_actions(act, checked.domain, null_seed)
     if state is not None:
-        state = _check_embeddings(state, checked.domain).Z
+        state = check_embeddings(state, checked.domain).Z
         if len(state) != len(checked.Z):
             raise MetricError(f"state must have one row per frame ({len(checked.Z)}), got "
                               f"{len(state)}")

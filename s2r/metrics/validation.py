@@ -1,6 +1,6 @@
 """One input check for every metric entry point (the ``check_array`` of s2r.metrics).
 
-Every public metric calls :func:`_check_embeddings` first, so a bad input fails at the boundary
+Every public metric calls :func:`check_embeddings` first, so a bad input fails at the boundary
 with a :class:`~s2r.errors.MetricError` that names the argument, what was expected and what
 arrived, instead of a numpy/scikit-learn traceback deep inside a solver.
 """
@@ -25,7 +25,7 @@ class Checked(NamedTuple):
     episode: Optional[np.ndarray]  # (N,) int64, no id shared by both domains
 
 
-def _check_embeddings(Z, domain=None, actions=None, episode=None, *,
+def check_embeddings(Z, domain=None, actions=None, episode=None, *,
                       require_both_domains: bool = True, min_frames: int = 2) -> Checked:
     """Validate and normalise the inputs shared by all metrics.
 
@@ -139,13 +139,13 @@ def _per_frame(name: str, values, n: int) -> np.ndarray:
     return arr
 
 
-def _check_choice(name: str, value, choices) -> None:
+def check_choice(name: str, value, choices) -> None:
     """Raise :class:`MetricError` unless ``value`` is one of ``choices``."""
     if value not in choices:
         raise MetricError(f"{name} must be one of {list(choices)}, got {value!r}")
 
 
-def _check_number(name: str, value, *, low=None, high=None, integer=False,
+def check_number(name: str, value, *, low=None, high=None, integer=False,
                   low_open=False) -> None:
     """Raise :class:`MetricError` unless ``value`` is a number in the given range."""
     ok_type = isinstance(value, (int, np.integer)) if integer else \
