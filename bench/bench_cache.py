@@ -29,7 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from s2r.cache import Cache, _file_checksum  # noqa: E402
+from s2r.cache import Cache  # noqa: E402
+from s2r.cache.files import file_checksum  # noqa: E402
 
 
 def timed(fn, repeat: int) -> tuple[float, object]:
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
         dc.close()
 
         path = cache._array_path(cache.ls()[0].hash)
-        t_xxh, _ = timed(lambda: _file_checksum(path), args.repeat)
+        t_xxh, _ = timed(lambda: file_checksum(path), args.repeat)
         t_crc, _ = timed(lambda: stream_hash(path, zlib.crc32, 0), args.repeat)
         t_b2, _ = timed(lambda: stream_hash(path, lambda c, h: (h.update(c), h)[1],
                                             hashlib.blake2b()).hexdigest(), args.repeat)

@@ -195,13 +195,13 @@ def test_one_failed_query_on_a_sound_index_moves_nothing(filled, data, monkeypat
 
 
 def test_busy_database_is_not_mistaken_for_damage():
-    from s2r.cache import _is_corruption
+    from s2r.cache.index import is_corruption
 
-    assert _is_corruption(sqlite3.DatabaseError("file is not a database"))
-    assert _is_corruption(sqlite3.DatabaseError("database disk image is malformed"))
-    assert not _is_corruption(sqlite3.OperationalError("database is locked"))
-    assert not _is_corruption(sqlite3.IntegrityError("UNIQUE constraint failed"))
-    assert not _is_corruption(OSError("disk full"))
+    assert is_corruption(sqlite3.DatabaseError("file is not a database"))
+    assert is_corruption(sqlite3.DatabaseError("database disk image is malformed"))
+    assert not is_corruption(sqlite3.OperationalError("database is locked"))
+    assert not is_corruption(sqlite3.IntegrityError("UNIQUE constraint failed"))
+    assert not is_corruption(OSError("disk full"))
 
 
 def test_cache_without_record_files_gets_them_and_heals_later(filled, data, caplog):

@@ -1,0 +1,111 @@
+"""Where a cache keeps what, and whether its folder can be used.
+
+On-disk layout (``root`` defaults to ``$S2R_CACHE_DIR``, else ``./cache``)::
+
+    cache/
+      index/               diskcache.Cache (SQLite): one JSON record per entry
+      index.corrupt-<time>/  an index that could not be read, moved aside (s2r.cache.index)
+      arrays/<hash>.npy    array entries, plain .npy files (np.load(..., mmap_mode="r"))
+      arrays/<hash>.*.tmp  a write in progress (or the debris of a killed one; ignored)
+      records/<hash>.json  a copy of each entry's index record, to rebuild the index from
+      locks/<hash>.lock    per-key lock files (flock via ``filelock``); index.lock for repairs
+
+This layout is a contract with caches already on disk: change it and they become misses.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from s2r.cache.keys import CacheError
+
+__all__ = ["Layout", "default_cache_dir", "check_root"]
+
+
+def default_cache_dir() -> Path:
+    """``$S2R_CACHE_DIR`` if set, else ``./cache`` relative to the working directory."""
+    env = os.environ.get("S2R_CACHE_DIR")
+    return Path(env) if env else Path.cwd() / "cache"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The paths of one cache folder ``root``."""
+
+    root: Path
+
+    @property
+    def arrays_dir(self) -> Path:
+        return self.root / "arrays"
+
+    @property
+    def records_dir(self) -> Path:
+        return self.root / "records"
+
+    @property
+    def locks_dir(self) -> Path:
+        return self.root / "locks"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.root / "index"
+
+    @property
+    def index_db(self) -> Path:
+        return self.index_dir / "cache.db"
+
+    def array_path(self, digest: str) -> Path:
+        return self.arrays_dir / f"{digest}.npy"
+
+    def record_path(self, digest: str) -> Path:
+        return self.records_dir / f"{digest}.json"
+
+    def lock_path(self, digest: str) -> Path:
+        return self.locks_dir / f"{digest}.lock"
+
+    def has_record_files(self) -> bool:
+        return self.records_dir.is_dir() and any(self.records_dir.glob("*.json"))
+
+
+def _can_create_files_in(folder: Path) -> Optional[str]:
+    """None if a file can be created in ``folder``, else why not (probed by creating and
+    removing a temporary file: permission bits do not tell, e.g. for root or in ``/proc``)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".s2r-probe-", dir=folder)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    os.close(fd)
+    with suppress(FileNotFoundError):
+        os.unlink(probe)
+    return None
+
+
+def check_root(root: Path) -> None:
+    """Raise :class:`CacheError` unless ``root`` is, or can be created as, a writable folder."""
+    where = "--cache-dir (or $S2R_CACHE_DIR) must name a folder"
+    if root.exists() or root.is_symlink():
+        if not root.is_dir():
+            raise CacheError(f"cache folder {root} exists but is not a folder; {where}")
+        why = _can_create_files_in(root)
+        if why is not None:
+            raise CacheError(f"cache folder {root} is not writable ({why}); {where} you can "
+                             "write to")
+        for sub in ("arrays", "records", "locks"):
+            path = root / sub
+            if (path.exists() or path.is_symlink()) and not path.is_dir():
+                raise CacheError(f"{path} should be a folder of the cache in {root} but is not; "
+                                 "move it away")
+        return
+    ancestor = next((a for a in root.absolute().parents if a.exists() or a.is_symlink()), None)
+    if ancestor is None or not ancestor.is_dir():
+        raise CacheError(f"cache folder {root} cannot be created: {ancestor} is not a folder; "
+                         f"{where}")
+    why = _can_create_files_in(ancestor)
+    if why is not None:
+        raise CacheError(f"cache folder {root} cannot be created: {ancestor} is not writable "
+                         f"({why}); {where} you can write to")
