@@ -31,12 +31,13 @@ Pipeline of :func:`project`
    ``pca_dim``-dimensional PCA space of the embeddings (the space t-SNE's neighbourhoods
    come from), never on the 2-D map.
 
-Results are cached by (embeddings key, parameters) in :class:`s2r.cache.Cache` by
-:func:`project_frameset`.
+Everything here is a function of arrays. Projecting a FrameSet's embeddings, cached by
+(embeddings key, parameters), is the pipeline's job (:func:`s2r.pipeline.project_frameset`).
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -306,52 +307,9 @@ def project(Z, domain, *, mode: str = "joint", indices=None,
     return Projection(coords=coords, indices=rows[sel], domain=ds, mixing=mixing, params=params)
 
 
-def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "joint",
-                     max_per_domain: Optional[int] = 2500, perplexity: float = 30.0,
-                     pca_dim: int = 50, seed: int = 0, k: int = 15, n_iter: int = 500,
-                     early_exaggeration_iter: int = 250, n_jobs: int = 1, device=None,
-                     precision: str = "auto",
-                     progress: Optional[ProgressCallback] = None) -> Projection:
-    """:func:`project` of a FrameSet's embeddings, cached.
-
-    Embeddings come from :func:`s2r.embed.embed_frameset` (itself cached); the projection is
-    stored under ``{"kind": "projection", "embeddings": <embeddings key>, "params": {...}}``,
-    so asking again with the same parameters is a cache read.
-
-    Parameters
-    ----------
-    frameset : FrameSet
-    encoder_id : str, EncoderSpec or Encoder
-        Registry id (``resnet18``, ``vit@random``, ...), spec or built encoder.
-    cache : s2r.cache.Cache, optional
-        Default ``Cache()`` (``$S2R_CACHE_DIR`` or ``./cache``).
-    device : str, optional
-        Device the encoder runs on if embeddings must be computed (not part of the key).
-    precision : {"auto", "int8"}
-        Embedding precision (:func:`s2r.embed.embed_frameset`); part of the key.
-    Other parameters are those of :func:`project`; ``n_jobs`` is not part of the key.
-
-    Returns
-    -------
-    Projection
-        ``indices`` are FrameSet rows.
-    """
-    from s2r.cache import Cache
-    from s2r.embed import embed_frameset, embeddings_key
-
-    frameset.require_domains()
-    cache = Cache() if cache is None else cache
-    Z = embed_frameset(frameset, encoder_id, cache=cache, device=device, precision=precision,
-                       progress=progress)
-    params = {"mode": mode, "max_per_domain": max_per_domain, "perplexity": float(perplexity),
-              "pca_dim": int(pca_dim), "seed": int(seed), "k": int(k), "n_iter": int(n_iter),
-              "early_exaggeration_iter": int(early_exaggeration_iter)}
-    key = {"kind": "projection", "version": PROJECTION_VERSION,
-           "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
-                                        device=device), "params": params}
-
-    def compute() -> dict:
-        return project(np.asarray(Z), frameset.domain, n_jobs=n_jobs, progress=progress,
-                       **params).to_json()
-
-    return Projection.from_json(cache.get_or_compute_json(key, compute))
+def __getattr__(name: str):
+    # project_frameset moved to s2r.pipeline.projection (issue 12): resolved from there, on
+    # first use, for callers that still import it from here.
+    if name == "project_frameset":
+        return importlib.import_module("s2r.pipeline.projection").project_frameset
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -179,7 +179,7 @@ def test_projection_json_round_trip_is_exact():
 # --------------------------------------------------------------------------- cache and CLI
 def test_project_frameset_cache_hit_returns_same_coordinates_without_recomputing(
         small_demo, monkeypatch, tmp_path):
-    import s2r.projection as projection
+    import s2r.pipeline.projection as projection
     from s2r.cache import Cache
 
     calls = []

@@ -15,7 +15,8 @@ from s2r.metrics.baselines import MIN_EPISODES, SIM2REAL_FORMULA, sim2real_score
 from s2r.metrics.crossval import domain_probe_accuracy, heldout_action_score, transfer_score
 from s2r.metrics.probes import ALPHA_GRID, PAPER_TRAIN_ALPHA, action_score
 from s2r.metrics.scoring import (ACTION_SCORES, REFERENCE_KEYS, SCORE_KEYS, SCORE_VERSION,
-                                 ScoreParams, score_embeddings, score_encoder, score_encoders)
+                                 ScoreParams, score_embeddings)
+from s2r.pipeline import score_encoder, score_encoders
 
 
 def synthetic(n_episodes=12, steps=10, dim=10, shift=0.4, seed=0):
@@ -244,7 +245,7 @@ def test_params_round_trip():
 # --------------------------------------------------------------------------- encoders
 def test_score_encoder_on_the_demo_is_cached(small_demo, monkeypatch):
     from s2r.cache import Cache
-    from s2r.metrics import scoring
+    from s2r.pipeline import scores
 
     params = ScoreParams(n_boot=20)
     cache = Cache()
@@ -264,7 +265,7 @@ def test_score_encoder_on_the_demo_is_cached(small_demo, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("the score should come from the cache")
 
-    monkeypatch.setattr(scoring, "score_embeddings", boom)
+    monkeypatch.setattr(scores, "score_embeddings", boom)
     again = score_encoder(small_demo, "pixels", params=params, cache=cache, device="cpu")
     assert again == r
     with pytest.raises(AssertionError, match="from the cache"):   # new params: recomputed

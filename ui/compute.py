@@ -1,6 +1,6 @@
 """Embedding + scoring glue of the home page, and the cache look-up every page uses.
 
-The numbers all come from :func:`s2r.metrics.scoring.score_encoder`; this module only decides
+The numbers all come from :func:`s2r.pipeline.score_encoder`; this module only decides
 *whether* to compute (never twice: the disk cache answers first) and routes progress to
 Streamlit widgets through the library's :data:`s2r.progress.ProgressCallback`.
 """
@@ -58,7 +58,7 @@ def cached_record(frameset, encoder_id: str, cache, *, precision: str = "auto"
     Never embeds or scores. (It builds the encoder once to read its weights fingerprint,
     which is part of the cache key.)
     """
-    from s2r.metrics.scoring import score_encoder
+    from s2r.pipeline import score_encoder
 
     try:
         return score_encoder(frameset, encoder_id, cache=PeekCache(cache), precision=precision)
@@ -69,7 +69,7 @@ def cached_record(frameset, encoder_id: str, cache, *, precision: str = "auto"
 def score_one(frameset, encoder_id: str, cache, *, precision: str = "auto",
               progress: Optional[Callable[[int, int, str], None]] = None) -> dict:
     """Embed and score one encoder (cache first); the record of ``score_encoder``."""
-    from s2r.metrics.scoring import score_encoder
+    from s2r.pipeline import score_encoder
 
     return score_encoder(frameset, encoder_id, cache=cache, precision=precision,
                          progress=progress)
@@ -88,7 +88,7 @@ def int8_notes(frameset, records: dict, cache) -> list[str]:
 
     notes = []
     for eid, rec in records.items():
-        if rec.get("precision") == "int8" or not getattr(get_spec(eid), "int8", False):
+        if rec.get("precision") == "int8" or not get_spec(eid).int8:
             continue
         try:
             check = int8_check(frameset, eid, cache=PeekCache(cache))

@@ -46,7 +46,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from s2r.encoders import get_spec
     from s2r.progress import tqdm_progress
-    from s2r.projection import project_frameset
+    from s2r.pipeline import project_frameset
 
     out = output_file(args.out, (".csv",))
     if args.max_per_domain < 0:

@@ -1,6 +1,6 @@
 """``python -m s2r score``: score encoders on a dataset into a leaderboard file; merge files.
 
-Score (one record per encoder, see :func:`s2r.metrics.scoring.score_encoder`)::
+Score (one record per encoder, see :func:`s2r.pipeline.score_encoder`)::
 
     python -m s2r score demo --encoders pixels,efficientnet-lite0 --out scores.csv
     python -m s2r score sim.zarr real.zarr --encoders 'r3m-*,mcr' --out fb.json --n-boot 500
@@ -208,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.encoders:
         raise S2RError("--encoders is required (e.g. --encoders pixels,efficientnet-lite0)")
-    from s2r.metrics.scoring import score_encoders
+    from s2r.pipeline import score_encoders
     from s2r.progress import tqdm_progress
 
     params = params_from_args(args)

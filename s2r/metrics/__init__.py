@@ -11,12 +11,15 @@
 - :mod:`.bootstrap` -- stratified episode bootstrap and BCa intervals;
 - :mod:`.pairwise` -- P(encoder A beats B) from paired replicates, resolved groups;
 - :mod:`.scoring` -- :func:`score_embeddings` (one record with every score, its floor,
-  ceiling and interval) and the encoder/dataset wrappers (cached);
+  ceiling and interval);
 - :mod:`.leaderboard` -- records as tables, JSON/CSV files, merging runs.
 
-Every entry validates its inputs with one checker and raises
-:class:`s2r.errors.MetricError` naming the problem.
+Every entry validates its inputs with one checker (:mod:`.validation`) and raises
+:class:`s2r.errors.MetricError` naming the problem. Nothing here embeds, reads the encoder
+registry or the cache: scoring encoders on a FrameSet is :mod:`s2r.pipeline`'s job.
 """
+
+import importlib
 
 from s2r.metrics.baselines import (  # noqa: F401
     MIN_CEILING_GAIN, MIN_EPISODES, SIM2REAL_FORMULA, sim2real_score, skill)
@@ -33,8 +36,7 @@ from s2r.metrics.probes import (  # noqa: F401
     ALPHA_GRID, DEFAULT_RIDGE_ALPHA, PAPER_TRAIN_ALPHA, ActionProbe, ActionScoreResult,
     DomainProbe, DomainProbeResult, action_score)
 from s2r.metrics.scoring import (  # noqa: F401
-    REFERENCE_KEYS, SCORE_KEYS, SCORE_VERSION, ScoreParams, score_embeddings, score_encoder,
-    score_encoders)
+    REFERENCE_KEYS, SCORE_KEYS, SCORE_VERSION, ScoreParams, score_embeddings)
 
 __all__ = [
     "MIN_CEILING_GAIN", "MIN_EPISODES", "SIM2REAL_FORMULA", "sim2real_score", "skill",
@@ -44,6 +46,15 @@ __all__ = [
     "DISResult", "dis_from_centroids", "domain_invariance_score", "fit_dis_space", "Folds",
     "episode_folds", "ALPHA_GRID", "DEFAULT_RIDGE_ALPHA", "PAPER_TRAIN_ALPHA", "ActionProbe",
     "ActionScoreResult", "DomainProbe", "DomainProbeResult", "action_score", "REFERENCE_KEYS",
-    "SCORE_KEYS", "SCORE_VERSION", "ScoreParams", "score_embeddings", "score_encoder",
-    "score_encoders",
+    "SCORE_KEYS", "SCORE_VERSION", "ScoreParams", "score_embeddings",
 ]
+
+#: Moved to :mod:`s2r.pipeline` (issue 12): resolved from there, on first use, for callers
+#: that still import them from here.
+_MOVED = ("score_encoder", "score_encoders")
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        return getattr(importlib.import_module("s2r.pipeline"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,8 +1,8 @@
 """One record per (encoder, dataset): every score with its floor, ceiling and interval.
 
-:func:`score_embeddings` is pure (embeddings in, dict out); :func:`score_encoder` embeds a
-FrameSet with a registry encoder (cached), scores it (cached too) and adds the encoder's
-metadata; :func:`score_encoders` does several with progress.
+:func:`score_embeddings` is pure: embeddings and labels in, one record out. Embedding a
+FrameSet with a registry encoder and caching its record is the pipeline's job
+(:func:`s2r.pipeline.score_encoder`).
 
 What a record holds (keys of :data:`SCORE_KEYS`, each with ``_ci_low``/``_ci_high``):
 
@@ -32,8 +32,9 @@ pairwise (:mod:`s2r.metrics.pairwise`).
 from __future__ import annotations
 
 import hashlib
+import importlib
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -50,6 +51,7 @@ from s2r.metrics.folds import DEFAULT_N_FOLDS
 from s2r.metrics.pairwise import PAIRWISE_KEYS
 from s2r.metrics.probes import DEFAULT_DOMAIN_C, DEFAULT_RIDGE_ALPHA, PAPER_TRAIN_ALPHA
 from s2r.metrics.retrieval import chance_levels, partner_ranks, query_frames
+from s2r.pairing import label_partners
 from s2r.progress import ProgressCallback, report
 
 #: Version of the scoring procedure; part of every score cache key. Bump it whenever a change
@@ -404,8 +406,6 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
             raise MetricError(f"state must have one row per frame ({len(checked.Z)}), got "
                               f"{len(state)}")
         if pairs is None:
-            from s2r.pairing import label_partners
-
             pairs = label_partners(state, checked.domain)
     n_boot = params.n_boot
     report(progress, 0, n_boot + 1, "fitting probes")
@@ -478,129 +478,12 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
     return record
 
 
-# --------------------------------------------------------------------------- encoders
-def encoder_metadata(encoder_id: str) -> dict:
-    """The registry fields a leaderboard row shows (see :mod:`s2r.encoders`)."""
-    from s2r.encoders import get_spec
-
-    spec = get_spec(encoder_id)
-    meta = {name: getattr(spec, name, None) for name in (
-        "id", "name", "table_number", "architecture", "pretraining_data", "pretraining_group",
-        "params_m", "dim", "random_init")}
-    meta["random_init"] = bool(meta["random_init"])
-    meta["status"] = _encoder_status(spec.id)
-    return meta
+#: Moved to :mod:`s2r.pipeline.scores` (issue 12): resolved from there, on first use, for
+#: callers that still import them from here.
+_MOVED = ("encoder_metadata", "score_key", "score_encoder", "score_encoders")
 
 
-def _encoder_status(encoder_id: str) -> Optional[str]:
-    import s2r.encoders as encoders
-
-    status = getattr(encoders, "status", None)
-    if status is None:
-        return None
-    return str(getattr(status(encoder_id), "state", status(encoder_id)))
-
-
-def score_key(frameset, encoder_id: str, params: ScoreParams, *, precision: str = "auto",
-              device=None) -> dict:
-    """Cache key of a score record: the embeddings' key (which carries the precision), the
-    parameters, SCORE_VERSION."""
-    from s2r.embed import embeddings_key
-
-    return {"kind": "score", "score_version": SCORE_VERSION,
-            "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
-                                         device=device),
-            "params": params.to_dict()}
-
-
-def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = None,
-                  cache=None, device=None, precision: str = "auto",
-                  progress: Optional[ProgressCallback] = None) -> dict:
-    """Embed ``frameset`` with one encoder (cached) and score it (cached).
-
-    Parameters
-    ----------
-    frameset : FrameSet
-        Both domains required.
-    encoder_id : str
-        Registry id (``"resnet18"``, ``"pixels"``, ``"vit@random"``...).
-    params : ScoreParams, optional
-    cache : Cache, False or None
-        None = ``Cache()`` (``$S2R_CACHE_DIR`` or ``./cache``); False = no caching.
-    device : str, optional
-        Where to run the encoder (not part of any key).
-    precision : {"auto", "int8"}
-        Embedding precision (:func:`s2r.embed.embed_frameset`); int8 applies on CPU to the
-        encoders that offer it and is part of the keys.
-    progress : ProgressCallback, optional
-        Embedding progress (frames), then bootstrap progress (replicates).
-
-    Returns
-    -------
-    dict
-        :func:`score_embeddings`'s record plus ``encoder`` (:func:`encoder_metadata`),
-        ``dataset`` (``name``, ``fingerprint``) and ``precision`` (``"auto"`` or ``"int8"``:
-        what the embeddings were computed in).
-    """
-    from s2r.embed import embed_frameset
-
-    params = (params or ScoreParams()).validate()
-    frameset.require_domains()
-    meta = encoder_metadata(encoder_id)
-    # Fail before embedding when the PCA dimension cannot fit these frames.
-    check_pca_dim(params.pca_dim, len(frameset), int(meta["dim"] or params.pca_dim))
-
-    def compute() -> dict:
-        Z = embed_frameset(frameset, encoder_id, cache=cache, device=device,
-                           precision=precision, progress=progress)
-        from s2r.pairing import pair_frames
-
-        return score_embeddings(Z, frameset.domain, frameset.actions, frameset.episode,
-                                state=frameset.state, pairs=pair_frames(frameset),
-                                params=params, progress=progress)
-
-    if cache is False:
-        record = compute()
-    else:
-        if cache is None:
-            from s2r.cache import Cache
-
-            cache = Cache()
-        key = score_key(frameset, encoder_id, params, precision=precision, device=device)
-        record = cache.get_or_compute_json(key, compute)
-    from s2r.embed import embedding_precision
-
-    if meta["dim"] is None:       # the width of a dataset-dependent "embedding" (state)
-        meta["dim"] = record.get("embedding_dim")
-    return {"encoder": meta, "dataset": {"name": frameset.name,
-                                         "fingerprint": frameset.fingerprint},
-            "precision": embedding_precision(frameset, encoder_id, precision=precision,
-                                             device=device, cache=cache),
-            **record}
-
-
-def score_encoders(frameset, encoder_ids: Sequence[str], *,
-                   params: Optional[ScoreParams] = None, cache=None, device=None,
-                   precision: str = "auto",
-                   progress: Optional[ProgressCallback] = None) -> list[dict]:
-    """:func:`score_encoder` for several encoders, in order.
-
-    ``progress(done_encoders, n_encoders, message)``; the message names the encoder and
-    its stage (embedding frames, bootstrap replicates).
-    """
-    ids = list(encoder_ids)
-    if not ids:
-        raise MetricError("no encoders to score: give at least one encoder id")
-    params = (params or ScoreParams()).validate()
-    records = []
-    for i, encoder_id in enumerate(ids):
-        report(progress, i, len(ids), f"{encoder_id}")
-
-        def inner(done, total, message="", _i=i, _id=encoder_id):
-            text = message if message.startswith(f"{_id}:") else f"{_id}: {message}"
-            report(progress, _i, len(ids), f"{text} {done}/{total}")
-
-        records.append(score_encoder(frameset, encoder_id, params=params, cache=cache,
-                                     device=device, precision=precision, progress=inner))
-        report(progress, i + 1, len(ids), f"{encoder_id}: done")
-    return records
+def __getattr__(name: str):
+    if name in _MOVED:
+        return getattr(importlib.import_module("s2r.pipeline.scores"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

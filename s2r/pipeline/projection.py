@@ -1,0 +1,65 @@
+"""t-SNE maps of a FrameSet's embeddings: embed (cached), project (cached).
+
+:func:`project_frameset` reads or computes the embeddings (:func:`s2r.embed.embed_frameset`)
+and the map (:func:`s2r.projection.project`, a function of arrays) through the cache.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from s2r.cache import Cache
+from s2r.embed import embed_frameset, embeddings_key
+from s2r.progress import ProgressCallback
+from s2r.projection import PROJECTION_VERSION, Projection, project
+
+
+def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "joint",
+                     max_per_domain: Optional[int] = 2500, perplexity: float = 30.0,
+                     pca_dim: int = 50, seed: int = 0, k: int = 15, n_iter: int = 500,
+                     early_exaggeration_iter: int = 250, n_jobs: int = 1, device=None,
+                     precision: str = "auto",
+                     progress: Optional[ProgressCallback] = None) -> Projection:
+    """:func:`s2r.projection.project` of a FrameSet's embeddings, cached.
+
+    Embeddings come from :func:`s2r.embed.embed_frameset` (itself cached); the projection is
+    stored under ``{"kind": "projection", "embeddings": <embeddings key>, "params": {...}}``,
+    so asking again with the same parameters is a cache read.
+
+    Parameters
+    ----------
+    frameset : FrameSet
+    encoder_id : str, EncoderSpec or Encoder
+        Registry id (``resnet18``, ``vit@random``, ...), spec or built encoder.
+    cache : s2r.cache.Cache, optional
+        Default ``Cache()`` (``$S2R_CACHE_DIR`` or ``./cache``).
+    device : str, optional
+        Device the encoder runs on if embeddings must be computed (not part of the key).
+    precision : {"auto", "int8"}
+        Embedding precision (:func:`s2r.embed.embed_frameset`); part of the key.
+    Other parameters are those of :func:`s2r.projection.project`; ``n_jobs`` is not part of
+    the key.
+
+    Returns
+    -------
+    Projection
+        ``indices`` are FrameSet rows.
+    """
+    frameset.require_domains()
+    cache = Cache() if cache is None else cache
+    Z = embed_frameset(frameset, encoder_id, cache=cache, device=device, precision=precision,
+                       progress=progress)
+    params = {"mode": mode, "max_per_domain": max_per_domain, "perplexity": float(perplexity),
+              "pca_dim": int(pca_dim), "seed": int(seed), "k": int(k), "n_iter": int(n_iter),
+              "early_exaggeration_iter": int(early_exaggeration_iter)}
+    key = {"kind": "projection", "version": PROJECTION_VERSION,
+           "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
+                                        device=device), "params": params}
+
+    def compute() -> dict:
+        return project(np.asarray(Z), frameset.domain, n_jobs=n_jobs, progress=progress,
+                       **params).to_json()
+
+    return Projection.from_json(cache.get_or_compute_json(key, compute))

@@ -1,0 +1,131 @@
+"""Score records of registry encoders on a FrameSet: embed (cached), score (cached), label.
+
+:func:`score_encoder` embeds a FrameSet with one registry encoder
+(:func:`s2r.embed.embed_frameset`, cached), scores the embeddings with the pure
+:func:`s2r.metrics.scoring.score_embeddings` (cached under :func:`score_key`) and adds the
+encoder's registry metadata, the dataset and the embedding precision;
+:func:`score_encoders` does several with progress. What a record holds is described in
+:mod:`s2r.metrics.scoring`.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from s2r.cache import Cache
+from s2r.embed import embed_frameset, embedding_precision, embeddings_key
+from s2r.encoders import get_spec, status
+from s2r.errors import MetricError
+from s2r.metrics.dis import check_pca_dim
+from s2r.metrics.scoring import SCORE_VERSION, ScoreParams, score_embeddings
+from s2r.pairing import pair_frames
+from s2r.progress import ProgressCallback, report
+
+#: The registry fields a leaderboard row shows, in this order.
+METADATA_FIELDS = ("id", "name", "table_number", "architecture", "pretraining_data",
+                   "pretraining_group", "params_m", "dim", "random_init")
+
+
+def encoder_metadata(encoder_id: str) -> dict:
+    """The registry fields a leaderboard row shows (see :mod:`s2r.encoders`) and the
+    encoder's weights ``status`` (:func:`s2r.encoders.status`)."""
+    spec = get_spec(encoder_id)
+    meta = {name: getattr(spec, name) for name in METADATA_FIELDS}
+    meta["random_init"] = bool(meta["random_init"])
+    meta["status"] = str(status(spec.id).state)
+    return meta
+
+
+def score_key(frameset, encoder_id: str, params: ScoreParams, *, precision: str = "auto",
+              device=None) -> dict:
+    """Cache key of a score record: the embeddings' key (which carries the precision), the
+    parameters, SCORE_VERSION."""
+    return {"kind": "score", "score_version": SCORE_VERSION,
+            "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
+                                         device=device),
+            "params": params.to_dict()}
+
+
+def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = None,
+                  cache=None, device=None, precision: str = "auto",
+                  progress: Optional[ProgressCallback] = None) -> dict:
+    """Embed ``frameset`` with one encoder (cached) and score it (cached).
+
+    Parameters
+    ----------
+    frameset : FrameSet
+        Both domains required.
+    encoder_id : str
+        Registry id (``"resnet18"``, ``"pixels"``, ``"vit@random"``...).
+    params : ScoreParams, optional
+    cache : Cache, False or None
+        None = ``Cache()`` (``$S2R_CACHE_DIR`` or ``./cache``); False = no caching.
+    device : str, optional
+        Where to run the encoder (not part of any key).
+    precision : {"auto", "int8"}
+        Embedding precision (:func:`s2r.embed.embed_frameset`); int8 applies on CPU to the
+        encoders that offer it and is part of the keys.
+    progress : ProgressCallback, optional
+        Embedding progress (frames), then bootstrap progress (replicates).
+
+    Returns
+    -------
+    dict
+        :func:`~s2r.metrics.scoring.score_embeddings`'s record plus ``encoder``
+        (:func:`encoder_metadata`), ``dataset`` (``name``, ``fingerprint``) and
+        ``precision`` (``"auto"`` or ``"int8"``: what the embeddings were computed in).
+    """
+    params = (params or ScoreParams()).validate()
+    frameset.require_domains()
+    meta = encoder_metadata(encoder_id)
+    # Fail before embedding when the PCA dimension cannot fit these frames.
+    check_pca_dim(params.pca_dim, len(frameset), int(meta["dim"] or params.pca_dim))
+
+    def compute() -> dict:
+        Z = embed_frameset(frameset, encoder_id, cache=cache, device=device,
+                           precision=precision, progress=progress)
+        return score_embeddings(Z, frameset.domain, frameset.actions, frameset.episode,
+                                state=frameset.state, pairs=pair_frames(frameset),
+                                params=params, progress=progress)
+
+    if cache is False:
+        record = compute()
+    else:
+        if cache is None:
+            cache = Cache()
+        key = score_key(frameset, encoder_id, params, precision=precision, device=device)
+        record = cache.get_or_compute_json(key, compute)
+    if meta["dim"] is None:       # the width of a dataset-dependent "embedding" (state)
+        meta["dim"] = record.get("embedding_dim")
+    return {"encoder": meta, "dataset": {"name": frameset.name,
+                                         "fingerprint": frameset.fingerprint},
+            "precision": embedding_precision(frameset, encoder_id, precision=precision,
+                                             device=device, cache=cache),
+            **record}
+
+
+def score_encoders(frameset, encoder_ids: Sequence[str], *,
+                   params: Optional[ScoreParams] = None, cache=None, device=None,
+                   precision: str = "auto",
+                   progress: Optional[ProgressCallback] = None) -> list[dict]:
+    """:func:`score_encoder` for several encoders, in order.
+
+    ``progress(done_encoders, n_encoders, message)``; the message names the encoder and
+    its stage (embedding frames, bootstrap replicates).
+    """
+    ids = list(encoder_ids)
+    if not ids:
+        raise MetricError("no encoders to score: give at least one encoder id")
+    params = (params or ScoreParams()).validate()
+    records = []
+    for i, encoder_id in enumerate(ids):
+        report(progress, i, len(ids), f"{encoder_id}")
+
+        def inner(done, total, message="", _i=i, _id=encoder_id):
+            text = message if message.startswith(f"{_id}:") else f"{_id}: {message}"
+            report(progress, _i, len(ids), f"{text} {done}/{total}")
+
+        records.append(score_encoder(frameset, encoder_id, params=params, cache=cache,
+                                     device=device, precision=precision, progress=inner))
+        report(progress, i + 1, len(ids), f"{encoder_id}: done")
+    return records
