@@ -55,6 +55,29 @@ def as_indices(indices, n: int) -> np.ndarray:
     return np.where(idx < 0, idx + n, idx)
 
 
+def check_frames(frames, where: str = "frames") -> None:
+    """Check that ``frames`` is a batch of RGB frames as encoders take them.
+
+    Parameters
+    ----------
+    frames : ndarray or Tensor of shape (B, H, W, 3), uint8
+        Only ``shape`` and ``dtype`` are read (numpy or torch; nothing is copied).
+    where : str
+        What the frames are, for the message (``"saliency frames"``).
+
+    Raises
+    ------
+    DataError
+        When the shape is not ``(B, H, W, 3)`` or the dtype is not uint8.
+    """
+    shape = tuple(getattr(frames, "shape", ()))
+    dtype = str(getattr(frames, "dtype", type(frames).__name__))
+    if len(shape) != 4 or shape[3] != 3:
+        raise DataError(f"{where} must be a uint8 batch of shape (B, H, W, 3), got shape {shape}")
+    if dtype not in ("uint8", "torch.uint8"):
+        raise DataError(f"{where} must be uint8 (0-255 RGB), got dtype {dtype}")
+
+
 class ArrayImages:
     """Frames held by any array-like with numpy fancy indexing (ndarray, memmap, h5py).
 
