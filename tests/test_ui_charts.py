@@ -1,0 +1,159 @@
+"""ui/charts.py: the score table frame, reference lines and the Altair specs the pages draw.
+
+Charts are checked through their Vega-Lite dicts (``chart.to_dict()``): titles, axis titles,
+legends, layers and the data each layer draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ui import charts
+
+
+def _record(eid, *, name, table_number=None, architecture="CNN", group="general", dis=0.5,
+            skill=0.3, precision="auto", reference="ceiling", params_m=11.7, **extra):
+    rec = {
+        "encoder": {"id": eid, "name": name, "table_number": table_number,
+                    "architecture": architecture, "pretraining_group": group,
+                    "pretraining_data": "ImageNet", "params_m": params_m, "dim": 512,
+                    "random_init": False, "status": "ready"},
+        "dataset": {"name": "demo", "fingerprint": "f" * 16},
+        "precision": precision,
+        "dis": dis, "dis_ci_low": dis - 0.1, "dis_ci_high": dis + 0.1,
+        "transfer_score_skill": skill, "transfer_score_skill_ci_low": None,
+        "transfer_score_skill_ci_high": None,
+        "transfer_score": None if skill is None else 2.0 * skill, "transfer_score_floor": 0.0,
+        "transfer_score_ceiling": 3.0,
+        "skill_reference": {"transfer_score": reference, "action_score_heldout": reference},
+        "replicates": {"dis": [0.1, 0.2]},
+    }
+    rec.update(extra)
+    return rec
+
+
+RECORDS = [
+    _record("resnet18", name="ResNet18", table_number=14, dis=0.6, skill=0.4,
+            transfer_score_skill_ci_low=0.35, transfer_score_skill_ci_high=0.45),
+    _record("pixels", name="Raw pixels", architecture=None, group=None, dis=0.2, skill=0.1,
+            params_m=None),
+    _record("r18i8", name="ResNet18", table_number=14, precision="int8", dis=0.61, skill=None),
+]
+
+
+# ----------------------------------------------------------------------------- frame
+def test_fmt_ci_writes_the_interval_or_says_na():
+    row = {"a": 0.81234, "a_ci_low": 0.79, "a_ci_high": 0.8333}
+    assert charts.fmt_ci(row, "a") == "0.812 [0.790, 0.833]"
+    assert charts.fmt_ci({"a": 0.5}, "a") == "0.500"
+    assert charts.fmt_ci({"a": np.nan}, "a") == "n/a"
+    assert charts.fmt_ci({}, "a") == "n/a"
+
+
+def test_scores_frame_labels_legends_and_tooltip_text():
+    df = charts.scores_frame(RECORDS)
+    assert list(df["encoder"]) == ["resnet18", "pixels", "r18i8"]
+    assert list(df["label"]) == ["#14 ResNet18", "Raw pixels", "#14 ResNet18 · int8"]
+    assert list(df["arch"]) == ["CNN", "Pixels", "CNN"]       # no architecture: the pixels
+    assert list(df["group"]) == ["general", "none", "general"]
+    assert list(df["params_m"]) == [11.7, 0.0, 11.7]
+    assert df["transfer_score_skill_txt"].tolist()[:2] == ["0.400 [0.350, 0.450]", "0.100"]
+    assert df["transfer_score_skill_txt"].iloc[2] == "n/a"
+    assert not [c for c in df.columns if c.startswith("replicates.")]  # never charted
+    assert charts.scores_frame([]).empty
+
+
+# ----------------------------------------------------------------------------- references
+def test_reference_lines_for_skills_floor_and_ceiling():
+    df = charts.scores_frame(RECORDS)
+    refs = charts.reference_lines(df, "transfer_score_skill")
+    assert refs["value"].tolist() == [0.0, 1.0]
+    assert refs["label"].tolist() == ["0 = floor (no information)", "1 = robot-state ceiling"]
+    no_state = charts.scores_frame([_record("a", name="A", reference="perfect")])
+    assert charts.reference_lines(no_state, "transfer_score_skill")["label"].iloc[1] == \
+        "1 = perfect prediction"
+    raw = charts.reference_lines(df, "transfer_score")
+    assert raw["value"].tolist() == [0.0, 3.0]
+    assert raw["label"].tolist() == ["floor (mean action) 0.00", "ceiling (robot state) 3.00"]
+    assert charts.reference_lines(df, "action_score_train").empty  # a null per encoder instead
+
+
+# ----------------------------------------------------------------------------- scatter
+def _layers(spec):
+    return spec["layer"]
+
+
+def test_score_scatter_has_title_axes_legends_and_reference_rules():
+    df = charts.scores_frame(RECORDS)
+    spec = charts.score_scatter(df, y="transfer_score_skill", selected="pixels").to_dict()
+    assert spec["title"]["text"] == "Domain invariance vs action score (paper Fig. 5)"
+    assert "Dashed green" in spec["title"]["subtitle"]
+    marks = [layer["mark"]["type"] for layer in _layers(spec)]
+    assert marks == ["rule", "text", "rule", "rule", "point", "text"]
+    points = _layers(spec)[4]["encoding"]
+    assert points["x"]["title"].startswith("Domain invariance score (DIS")
+    assert points["y"]["title"] == charts.Y_CHOICES["transfer_score_skill"]
+    assert points["color"]["title"] == "Architecture" and points["shape"]["title"] == "Pretraining"
+    assert points["size"]["title"] == "Parameters (M)"
+    assert points["strokeWidth"]["condition"]["value"] == 3  # the selected encoder's outline
+    # the int8 row has no skill: it is not drawn (no NaN point at the bottom)
+    drawn = [d for d in spec["datasets"].values() if d and "encoder" in d[0]]
+    assert {row["encoder"] for row in drawn[0]} == {"resnet18", "pixels"}
+
+
+def test_score_scatter_train_axis_draws_null_ticks_and_rejects_unknown_axes():
+    df = charts.scores_frame([_record("a", name="A", action_score_train=0.7,
+                                      action_score_train_null=0.2)])
+    spec = charts.score_scatter(df, y="action_score_train", error_bars=False).to_dict()
+    ticks = [layer for layer in _layers(spec) if layer["mark"]["type"] == "tick"]
+    assert len(ticks) == 1 and ticks[0]["encoding"]["y"]["field"] == "action_score_train_null"
+    assert "Red ticks" in spec["title"]["subtitle"]
+    with pytest.raises(ValueError, match="y must be one of"):
+        charts.score_scatter(df, y="dis")
+
+
+# ----------------------------------------------------------------------------- heatmap
+def test_win_heatmap_writes_probabilities_and_bolds_resolved_cells():
+    labels = ["A", "B", "C"]
+    matrix = pd.DataFrame([[np.nan, 0.99, 0.6], [0.01, np.nan, 0.5], [0.4, 0.5, np.nan]],
+                          index=labels, columns=labels)
+    spec = charts.win_heatmap(matrix, title="Sim2Real", ci=0.95).to_dict()
+    assert spec["title"]["text"] == "Ranking confidence: Sim2Real"
+    cells, bold, plain = spec["layer"]
+    assert cells["encoding"]["color"]["title"] == "P(row beats column)"
+    assert bold["mark"]["fontWeight"] == "bold"
+    data = next(iter(spec["datasets"].values()))
+    assert len(data) == 6  # the diagonal is not drawn
+    resolved = {(d["row"], d["column"]) for d in data if d["resolved"]}
+    assert resolved == {("A", "B"), ("B", "A")}
+    assert cells["encoding"]["x"]["sort"] == labels and cells["encoding"]["y"]["sort"] == labels
+
+
+# ----------------------------------------------------------------------------- projection
+def test_projection_scatter_colours_domains_and_enlarges_the_selected_frame():
+    df = pd.DataFrame({"x": [0.0, 1.0], "y": [1.0, 0.0], "index": [3, 9],
+                       "domain": ["sim", "real"], "episode": [0, 1], "step": [3, 1]})
+    spec = charts.projection_scatter(df, title="ResNet18", subtitle="mixing 0.9",
+                                     selected_index=9).to_dict()
+    assert spec["title"] == {"text": "ResNet18", "subtitle": "mixing 0.9"}
+    enc = spec["encoding"]
+    assert enc["x"]["title"] == "t-SNE 1" and enc["y"]["title"] == "t-SNE 2"
+    assert enc["color"]["title"] == "Domain"
+    assert enc["color"]["scale"]["domain"] == ["sim", "real"]
+    assert enc["size"]["condition"]["value"] == 220
+    assert spec["params"][0]["name"] == charts.FRAME_PICK
+
+
+# ----------------------------------------------------------------------------- events
+@pytest.mark.parametrize("event, expected", [
+    (None, []), ({}, []), ({"selection": {}}, []), ({"selection": {"pick": []}}, []),
+    ({"selection": {"pick": [{"encoder": "a"}, {"encoder": "b"}]}}, ["a", "b"]),
+    ({"selection": {"pick": {"encoder": "a"}}}, ["a"]),
+    ({"selection": {"pick": {}}}, []),
+    ({"selection": {"other": [{"encoder": "a"}]}}, []),
+    ("not an event", []),
+])
+def test_selected_values_reads_every_event_shape(event, expected):
+    assert charts.selected_values(event, "pick", "encoder") == expected
