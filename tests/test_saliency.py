@@ -1,4 +1,4 @@
-"""Saliency maps (s2r.saliency): token reshapes, Captum methods, targets, every family.
+"""Saliency maps (s2r.saliency, s2r.pipeline.saliency): token reshapes, Captum methods, targets, every family.
 
 Architecture-family tests wrap small random-weight timm / open_clip models of each family in
 the real :class:`s2r.encoders.Encoder` with the registry entry's spec (Grad-CAM layer path,
@@ -18,8 +18,8 @@ from torch import nn
 from s2r.errors import EncoderError, S2RError
 from s2r.saliency import (ActionTarget, DomainTarget, EmbeddingTarget, PairSimilarityTarget,
                           activations_to_grid, as_target, compute_saliency,
-                          grid_to_activations, normalize_maps, overlay, saliency_maps)
-from s2r.saliency_measures import focus_score
+                          focus_score, grid_to_activations, grid_view, normalize_maps, overlay,
+                          saliency_maps)
 
 FRAME_HW = (48, 64)
 
@@ -160,14 +160,12 @@ def test_activations_to_grid_errors_name_the_problem():
 
 
 def test_grid_hook_leaves_encoder_output_unchanged(encoders, frames):
-    from s2r.saliency import _grid_view
-
     for name in ("vit", "swin", "clip", "vgg"):
         enc = encoders[name]
         x = enc.preprocess(frames)
         with torch.no_grad():
             plain = enc(x)
-            with _grid_view(enc, {"batch": x.shape[0]}):
+            with grid_view(enc, {"batch": x.shape[0]}):
                 hooked = enc(x)
         assert torch.allclose(plain, hooked, atol=0, rtol=0), name
 
@@ -285,6 +283,23 @@ def test_target_errors_are_user_errors(encoders, frames):
         saliency_maps(encoders["clip"], frames, method="lime")
 
 
+def test_frames_are_checked_before_any_work(encoders, frames):
+    from s2r.errors import DataError
+    from s2r.images import check_frames
+
+    check_frames(frames)  # a uint8 (B, H, W, 3) batch passes
+    with pytest.raises(DataError, match=r"saliency frames must be a uint8 batch of shape "
+                                        r"\(B, H, W, 3\), got shape \(48, 64, 3\)"):
+        saliency_maps(encoders["clip"], frames[0])
+    with pytest.raises(DataError, match="saliency frames must be uint8 .* got dtype float32"):
+        saliency_maps(encoders["clip"], frames.astype(np.float32))
+    with pytest.raises(DataError, match=r"^frames must be uint8 \(0-255 RGB\), got dtype "
+                                        r"torch.float32$"):
+        check_frames(torch.zeros(1, 4, 4, 3))
+    with pytest.raises(S2RError, match="at least one frame"):
+        saliency_maps(encoders["clip"], frames[:0])
+
+
 # --------------------------------------------------------------------------- focus on a mask
 class MaskedInputModel(nn.Module):
     """Output depends only on pixels inside ``mask`` (input multiplied by it; no conv bias)."""
@@ -364,7 +379,7 @@ def resnet18_random():
 def test_pair_saliency_domain_target_explains_each_frame_toward_its_domain(
         paired_demo, resnet18_random):
     from s2r.pairing import pair_frames
-    from s2r.saliency import pair_saliency, pair_targets
+    from s2r.pipeline.saliency import pair_saliency, pair_targets
 
     sim_idx = paired_demo.indices("sim")[[0, 7]]
     result = pair_saliency(paired_demo, resnet18_random, sim_idx, target="domain")

@@ -51,7 +51,7 @@ def _sim_rows(frameset) -> np.ndarray:
 
 
 def test_cli_and_app_give_identical_maps_for_every_target(paired_demo, cli_encoder, loaders):
-    from s2r.saliency import pair_saliency
+    from s2r.pipeline.saliency import pair_saliency
 
     sim_rows = _sim_rows(paired_demo)
     real_rows = loaders.paired_real(paired_demo, sim_rows)
@@ -73,7 +73,8 @@ def test_cli_and_app_give_identical_maps_for_every_target(paired_demo, cli_encod
 
 def test_domain_target_explains_each_frame_toward_its_own_domain(paired_demo, cli_encoder,
                                                                   loaders):
-    from s2r.saliency import compute_saliency, pair_saliency, pair_targets
+    from s2r.pipeline.saliency import pair_saliency, pair_targets
+    from s2r.saliency import compute_saliency
 
     sim_rows = _sim_rows(paired_demo)
     real_rows = loaders.paired_real(paired_demo, sim_rows)

@@ -111,8 +111,9 @@ def run(args) -> int:
     from PIL import Image
 
     from s2r.encoders import build_encoder, get_spec
+    from s2r.pipeline.saliency import pair_saliency
     from s2r.progress import tqdm_progress
-    from s2r.saliency import overlay, pair_saliency
+    from s2r.saliency import overlay
 
     if args.batch_size < 1:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")

@@ -1,0 +1,142 @@
+"""Saliency of frame pairs of a FrameSet: embeddings from the cache, targets, maps.
+
+The workflow behind ``python -m s2r saliency``: pair sim frames with real partners
+(:func:`s2r.pairing.pair_frames`), build the targets of both domains from the FrameSet's
+embeddings (read from the disk cache or computed there, :func:`s2r.embed.embed_frameset`)
+with :func:`s2r.saliency.saliency_targets`, and compute the maps with
+:func:`s2r.saliency.pair_maps`. The maths is in :mod:`s2r.saliency`; this module only
+orchestrates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import numpy as np
+
+from s2r.embed import embed_frameset
+from s2r.errors import S2RError
+from s2r.pairing import pair_frames
+from s2r.progress import ProgressCallback
+from s2r.saliency import (SaliencyResult, Target, pair_maps, pair_measures, resolve_action_dim,
+                          saliency_targets)
+
+
+def pair_targets(frameset, encoder, kind: str, *, sim_indices=None, real_indices=None,
+                 action_dim: Union[int, str] = 0, cache=None,
+                 progress: Optional[ProgressCallback] = None) -> tuple[Target, Target]:
+    """:func:`s2r.saliency.saliency_targets` of frame pairs of ``frameset``, on ``encoder``'s
+    embeddings.
+
+    The embeddings are read from the disk cache, or computed there when missing, and only
+    for the kinds that need them.
+
+    Parameters
+    ----------
+    frameset : FrameSet
+    encoder : Encoder
+        Built encoder; the probes are fitted on its embeddings of ``frameset``.
+    kind : {"embedding", "action", "domain", "pair"}
+        See :func:`s2r.saliency.saliency_targets`.
+    sim_indices, real_indices : array-like of shape (n,), int, optional
+        FrameSet rows of the pairs; required for ``kind="pair"``.
+    action_dim : int or str
+        Index or name of the action dimension (``kind="action"``).
+    cache : Cache, optional
+        Where :func:`s2r.embed.embed_frameset` finds or stores the embeddings.
+    progress : ProgressCallback, optional
+        Progress of the embedding, when it is computed.
+
+    Returns
+    -------
+    (Target, Target)
+        For the sim frames and for the real frames.
+    """
+    def embeddings() -> np.ndarray:
+        return embed_frameset(frameset, encoder, cache=cache, progress=progress)
+
+    return saliency_targets(
+        kind, embeddings, domain=frameset.domain, actions=frameset.actions,
+        episode=frameset.episode, sim_indices=sim_indices, real_indices=real_indices,
+        action_dim=resolve_action_dim(frameset, action_dim) if kind == "action" else 0)
+
+
+@dataclass(frozen=True)
+class PairSaliency:
+    """Saliency maps of sim/real frame pairs (row ``i`` of every array is pair ``i``).
+
+    Attributes
+    ----------
+    sim_indices, real_indices : ndarray of shape (n,), int64
+        FrameSet rows of the two frames of each pair.
+    sim, real : SaliencyResult
+        Maps ``(n, H, W)`` of the sim and of the real frames.
+    sim_frames, real_frames : ndarray of shape (n, H, W, 3), uint8
+    sim_masks, real_masks : ndarray of shape (n, H, W), uint8, or None
+        Task-relevant masks when the FrameSet has them.
+    target : str
+        The target kind (``embedding``, ``action[j]``, ``domain``, ``pair``).
+    """
+
+    sim_indices: np.ndarray
+    real_indices: np.ndarray
+    sim: SaliencyResult
+    real: SaliencyResult
+    sim_frames: np.ndarray
+    real_frames: np.ndarray
+    sim_masks: Optional[np.ndarray]
+    real_masks: Optional[np.ndarray]
+    target: str
+
+    def measures(self, *, size: int = 56) -> list:
+        """Focus and sim/real agreement per pair (:func:`s2r.saliency.pair_measures`)."""
+        return pair_measures(self.sim.maps, self.real.maps, sim_masks=self.sim_masks,
+                             real_masks=self.real_masks, size=size)
+
+
+def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
+                  method: str = "gradcam", action_dim: Union[int, str] = 0,
+                  batch_size: int = 8, cache=None,
+                  progress: Optional[ProgressCallback] = None, **options) -> PairSaliency:
+    """Saliency maps of sim frames and their real partners (:func:`s2r.pairing.pair_frames`).
+
+    Parameters
+    ----------
+    frameset : FrameSet
+    encoder : Encoder
+    sim_indices : array-like of int
+        FrameSet rows of sim frames.
+    target : {"embedding", "action", "domain", "pair"}
+        See :func:`s2r.saliency.saliency_targets`.
+    method : {"gradcam", "ig", "occlusion"}
+    action_dim : int or str
+        Action dimension for ``target="action"``.
+    batch_size : int
+    cache : Cache, optional
+        For the embeddings the targets are built from.
+    progress : ProgressCallback, optional
+    **options
+        ``ig_steps``, ``occlusion_grid`` (see :func:`s2r.saliency.compute_saliency`).
+
+    Returns
+    -------
+    PairSaliency
+    """
+    sim_idx = np.atleast_1d(np.asarray(sim_indices, dtype=np.int64))
+    if sim_idx.size == 0:
+        raise S2RError("no sim frames given for saliency")
+    real_idx = np.asarray(pair_frames(frameset, sim_idx), dtype=np.int64)
+    targets = pair_targets(frameset, encoder, target, sim_indices=sim_idx,
+                           real_indices=real_idx, action_dim=action_dim, cache=cache,
+                           progress=progress)
+    sim_frames, real_frames = frameset.read_images(sim_idx), frameset.read_images(real_idx)
+    sim, real = pair_maps(encoder, sim_frames, real_frames, targets, method=method,
+                          batch_size=batch_size, progress=progress, **options)
+    masks = frameset.has_masks
+    return PairSaliency(
+        sim_indices=sim_idx, real_indices=real_idx, sim=sim, real=real,
+        sim_frames=sim_frames, real_frames=real_frames,
+        sim_masks=frameset.read_masks(sim_idx) if masks else None,
+        real_masks=frameset.read_masks(real_idx) if masks else None,
+        target=sim.target if target != "domain" else "domain")
