@@ -170,17 +170,15 @@ def sim_episodes(frameset) -> list[int]:
     return sorted(int(e) for e in np.unique(frameset.episode[frameset.domain == "sim"]))
 
 
-def pair_picker(frameset, keys: S.PairKeys, *, episode_box=None,
-                step_box=None) -> tuple[int, int]:
+def pair_picker(frameset, prefix: str, *, episode_box=None, step_box=None) -> tuple[int, int]:
     """Pick a sim frame by episode and step; its real partner is the nearest real state.
 
     Keeps :data:`ui.state.SELECTION_PAIR` (``[sim_index, real_index]``) in sync with the
-    page's own widgets (``keys``: :data:`ui.state.SALIENCY_PAIR_KEYS` or
-    :data:`ui.state.COMPARE_PAIR_KEYS`).
+    page's own widgets ``<prefix>.episode`` / ``<prefix>.step``.
     """
     state = st.session_state
     episode_box, step_box = episode_box or st, step_box or st
-    ep_key, step_key, seen_key = keys.episode, keys.step, keys.seen
+    ep_key, step_key, seen_key = f"{prefix}.episode", f"{prefix}.step", f"{prefix}.seen_pair"
     episodes = sim_episodes(frameset)
     shared = state.get(S.SELECTION_PAIR)
     if shared and state.get(seen_key) != shared and 0 <= shared[0] < len(frameset) \
