@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from s2r import embed as embed_mod
 from s2r.cache import Cache
+from s2r.embed import compute as embed_compute
+from s2r.embed import keys as embed_keys
 from s2r.embed import (PREPROCESS_VERSION, compute_embeddings, default_batch_size, embed_frames,
                        embed_frameset, embeddings_key)
 from s2r.errors import DataError, EncoderError, S2RError
@@ -186,7 +187,7 @@ def test_tensor_batches_of_the_cuda_path(frameset, monkeypatch):
         seen.append(pin)
         return torch.from_numpy(np.ascontiguousarray(frames))  # pinning needs a GPU
 
-    monkeypatch.setattr(embed_mod, "_host_batch", as_tensor)
+    monkeypatch.setattr(embed_compute, "host_batch", as_tensor)
     enc = StandInEncoder(oom_above=10)
     out = compute_embeddings(frameset, enc, batch_size=32)
     assert seen and not any(seen)  # a CPU encoder never asks for pinned memory
@@ -277,13 +278,13 @@ def test_key_changes_with_weights_frameset_and_preprocessing(frameset, monkeypat
     other.weights_fingerprint = "retrained"
     assert embeddings_key(frameset, other) != key
     assert embeddings_key(frameset.subset(np.arange(100)), enc) != key
-    monkeypatch.setattr(embed_mod, "PREPROCESS_VERSION", PREPROCESS_VERSION + 1)
+    monkeypatch.setattr(embed_keys, "PREPROCESS_VERSION", PREPROCESS_VERSION + 1)
     assert embeddings_key(frameset, enc)["preprocess"] == PREPROCESS_VERSION + 1
     # a bumped preprocessing version is a miss: the model runs again
     cache = Cache(tmp_path / "cache")
     embed_frameset(frameset, enc, cache=cache)
     n = len(enc.calls)
-    monkeypatch.setattr(embed_mod, "PREPROCESS_VERSION", PREPROCESS_VERSION + 2)
+    monkeypatch.setattr(embed_keys, "PREPROCESS_VERSION", PREPROCESS_VERSION + 2)
     embed_frameset(frameset, enc, cache=cache)
     assert len(enc.calls) > n and len(cache.ls()) == 2
 

@@ -1,0 +1,66 @@
+"""The cache key of a FrameSet's embeddings, and the preprocessing version that is part of it.
+
+Resize policy (the same for every encoder, versioned by :data:`PREPROCESS_VERSION`)
+-------------------------------------------------------------------------------------
+Each built encoder's ``preprocess`` takes a batch of ``uint8 (B, H, W, 3)`` frames and
+
+1. moves the uint8 batch to the encoder's device (4x fewer bytes than float) as
+   ``(B, 3, H, W)``;
+2. resizes the whole batch at once with
+   ``torchvision.transforms.v2.functional.resize(..., antialias=True)`` (bilinear) straight to
+   the encoder's square input (224x224 for all Table I encoders): the frame is *squashed*,
+   never cropped, so nothing at the image border (gripper, parts) is lost;
+3. converts to float in [0, 1] and normalises with the encoder's mean and std.
+
+The paper's reference code resized one frame at a time with PIL for some encoders and used
+timm's resize-then-centre-crop for others, so encoders saw different pixels; one batched
+policy is both uniform and faster (see README, "Embeddings and the disk cache", and
+``bench/bench_embed.py``). Bump :data:`PREPROCESS_VERSION` whenever this policy changes so
+stale embeddings are never reused.
+
+The key's fields and values are a contract with caches already on disk
+(:func:`s2r.cache.key_hash`): change them and every cached embedding becomes a miss.
+"""
+
+from __future__ import annotations
+
+from s2r.embed.resolve import precision_of, spec_of, weights_fingerprint
+from s2r.encoders import quantize
+
+__all__ = ["PREPROCESS_VERSION", "embeddings_key", "key"]
+
+#: Version of the resize/normalise policy above; part of every embeddings cache key.
+PREPROCESS_VERSION = 1
+
+
+def key(frameset, encoder_id: str, weights: str, precision: str = "auto") -> dict:
+    """The embeddings key from its parts (``precision``: the effective one)."""
+    out = {"kind": "embeddings", "frameset": frameset.fingerprint, "encoder": str(encoder_id),
+           "weights": str(weights), "preprocess": PREPROCESS_VERSION}
+    tag = quantize.precision_tag(precision)
+    if tag is not None:
+        out["precision"] = tag
+    return out
+
+
+def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None) -> dict:
+    """The cache key of ``frameset`` embedded by ``encoder`` (id, spec or built Encoder).
+
+    Parameters
+    ----------
+    precision : {"auto", "int8"}
+        As for :func:`~s2r.embed.embed_frameset`; only an effective int8 changes the key.
+    device : str or torch.device, optional
+        Where the encoder would run (decides whether int8 applies); default: a built
+        encoder's device, else the best available.
+
+    Returns
+    -------
+    dict
+        ``{"kind": "embeddings", "frameset": <fingerprint>, "encoder": <id>, "weights":
+        <weights fingerprint>, "preprocess": PREPROCESS_VERSION}``, plus ``"precision":
+        "int8/v1"`` for int8 embeddings.
+    """
+    spec, built = spec_of(encoder)
+    return key(frameset, spec.id, weights_fingerprint(spec, built),
+               precision_of(spec, built, device, precision))

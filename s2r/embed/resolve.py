@@ -1,0 +1,57 @@
+"""What an encoder argument stands for: its spec, the built model, the weights fingerprint,
+and the precision its embeddings are computed in on a device.
+
+The embedding functions take an encoder id, an :class:`~s2r.encoders.EncoderSpec` or an
+already built encoder. Nothing here builds a model unless asked to (:func:`build`): the
+weights fingerprint comes from :func:`s2r.encoders.weights_fingerprint`, so a cache hit never
+loads the model.
+
+Precision: ``"auto"`` runs fp16 on CUDA and fp32 on CPU; ``"int8"`` applies only on CPU and
+only to encoders whose registry entry allows it
+(:func:`s2r.encoders.quantize.effective_precision`); whether int8 is then *used* depends on
+the fidelity check (:mod:`s2r.embed.int8`).
+"""
+
+from __future__ import annotations
+
+import s2r.encoders as encoders
+from s2r.encoders import quantize
+from s2r.errors import EncoderError
+
+__all__ = ["spec_of", "build", "weights_fingerprint", "precision_of"]
+
+
+def spec_of(encoder):
+    """``(spec, built encoder or None)`` for an id, an EncoderSpec or a built Encoder."""
+    if hasattr(encoder, "embed") and hasattr(encoder, "spec"):
+        return encoder.spec, encoder
+    if isinstance(encoder, str):
+        return encoders.get_spec(encoder), None
+    if hasattr(encoder, "id") and hasattr(encoder, "dim"):
+        return encoder, None
+    raise EncoderError(f"expected an encoder id, EncoderSpec or built Encoder, got "
+                       f"{type(encoder).__name__}: {encoder!r}")
+
+
+def build(spec, device=None):
+    """The encoder of ``spec`` built on ``device`` (:func:`s2r.encoders.build_encoder`)."""
+    return encoders.build_encoder(spec, device=device)
+
+
+def weights_fingerprint(spec, built=None) -> str:
+    """The weights fingerprint of a built encoder, else computed from ``spec`` without
+    building the model (:func:`s2r.encoders.weights_fingerprint`)."""
+    if built is not None:
+        return str(built.weights_fingerprint)
+    return str(encoders.weights_fingerprint(spec))
+
+
+def precision_of(spec, built, device, precision: str) -> str:
+    """The effective precision: a built int8 encoder's, else what ``precision`` yields for
+    ``spec`` on ``device`` (:func:`s2r.encoders.quantize.effective_precision`)."""
+    if built is not None and getattr(built, "precision", "auto") == "int8":
+        return "int8"
+    if quantize.check_precision(precision) == "auto":
+        return "auto"
+    return quantize.effective_precision(spec, built.device if built is not None else device,
+                                        precision)
