@@ -27,9 +27,9 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from s2r.metrics.bootstrap import group_bootstrap_weights  # noqa: E402
-from s2r.metrics.crossval import ProbeData  # noqa: E402
-from s2r.metrics.probes import (ALPHA_GRID, PAPER_BATCH_SIZE, PAPER_EPOCHS,  # noqa: E402
-                                ActionProbe)
+from s2r.metrics.action_probe import ALPHA_GRID, ActionProbe  # noqa: E402
+from s2r.metrics.adam import PAPER_BATCH_SIZE, PAPER_EPOCHS  # noqa: E402
+from s2r.metrics.probe_data import ProbeData  # noqa: E402
 
 
 def synthetic(n: int, dim: int, actions: int = 10, episodes: int = 100, seed: int = 0):

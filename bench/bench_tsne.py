@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from s2r.projection import _pca, project  # noqa: E402
+from s2r.projection import pca_reduce, project  # noqa: E402
 
 PERPLEXITY = 30.0
 EE_ITER, N_ITER = 250, 500
@@ -69,7 +69,7 @@ def run_place_real(n_map: int, n_new: int, n_jobs: int) -> float:
     from openTSNE import TSNE
 
     Z, _ = synthetic_embeddings(n_map + n_new, seed=1)
-    X = _pca(Z, 50, 0)
+    X = pca_reduce(Z, 50, 0)
     emb = TSNE(perplexity=PERPLEXITY, initialization="pca", random_state=0,
                n_jobs=n_jobs).fit(X[:n_map])
     t0 = time.perf_counter()
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     for n in sizes:
         Z, domain = synthetic_embeddings(n)
         t0 = time.perf_counter()
-        X = _pca(Z, 50, 0)
+        X = pca_reduce(Z, 50, 0)
         t_pca = time.perf_counter() - t0
         t_open, kl_open = run_opentsne(X, args.n_jobs)
         t_skl, kl_skl = run_sklearn(X, args.n_jobs)

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from s2r.cache import Cache  # noqa: E402
 from s2r.datasets import load_dataset  # noqa: E402
-from s2r.metrics.scoring import ScoreParams  # noqa: E402
+from s2r.metrics.params import ScoreParams  # noqa: E402
 from s2r.pipeline import score_encoder  # noqa: E402
 
 ENCODERS = ("pixels", "efficientnet-lite0", "resnet18@random", "state")

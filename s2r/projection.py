@@ -192,7 +192,7 @@ def stratified_subsample(domain, max_per_domain: Optional[int], *, seed: int = 0
     return np.sort(np.concatenate(keep)).astype(np.int64)
 
 
-def _pca(X: np.ndarray, dim: int, seed: int) -> np.ndarray:
+def pca_reduce(X: np.ndarray, dim: int, seed: int) -> np.ndarray:
     """PCA of ``X`` to ``min(dim, n - 1, D)`` components (no-op when D is already small)."""
     from sklearn.decomposition import PCA
 
@@ -266,7 +266,7 @@ def project(Z, domain, *, mode: str = "joint", indices=None,
         return False  # never stop early
 
     report(progress, 0, total, "PCA")
-    X = _pca(Zs, pca_dim, seed)
+    X = pca_reduce(Zs, pca_dim, seed)
     is_sim = ds == "sim"
     n_fit = n_sim if mode == "place-real" else Zs.shape[0]
     perp = float(min(perplexity, (n_fit - 1) / 3.0))

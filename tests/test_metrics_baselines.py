@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from s2r.metrics import _moments as mom
+from s2r.metrics.action_probe import action_score
 from s2r.metrics.baselines import (MIN_CEILING_GAIN, MIN_EPISODES, MIN_FRAMES_PER_BLOCK,
                                    estimability, skill, skill_reference)
-from s2r.metrics.crossval import ProbeData
-from s2r.metrics.probes import action_score
+from s2r.metrics.probe_data import ProbeData
 
 
 def test_skill_by_hand():

@@ -10,7 +10,7 @@ from s2r.errors import MetricError
 from s2r.metrics import _moments as mom
 from s2r.metrics.bootstrap import (bca_interval, bootstrap_ci, expanded_level,
                                    group_bootstrap_weights, jackknife_weights, percentile_ci)
-from s2r.metrics.crossval import ProbeData
+from s2r.metrics.probe_data import ProbeData
 
 
 def test_weights_resample_within_each_stratum():

@@ -8,7 +8,8 @@ import pytest
 from s2r.errors import MetricError
 from s2r.metrics.pairwise import (pairwise_comparisons, tier_of, tiers, win_matrix,
                                   win_probability)
-from s2r.metrics.scoring import ScoreParams, score_embeddings
+from s2r.metrics.params import ScoreParams
+from s2r.metrics.scoring import score_embeddings
 
 
 def _record(eid, estimate, reps, boot="b1", key="dis"):

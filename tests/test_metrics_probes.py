@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from s2r.errors import MetricError
-from s2r.metrics.crossval import (ProbeData, domain_probe_accuracy, heldout_action_score,
+from s2r.metrics.action_probe import ALPHA_GRID, ActionProbe, action_score
+from s2r.metrics.crossval import (domain_probe_accuracy, heldout_action_score,
                                   select_ridge_alpha, transfer_score)
+from s2r.metrics.domain_probe import DomainProbe
 from s2r.metrics.folds import episode_folds
-from s2r.metrics.probes import ALPHA_GRID, ActionProbe, DomainProbe, action_score
+from s2r.metrics.probe_data import ProbeData
 from tests.test_metrics_dis import pixels_embeddings  # noqa: F401  (shared fixture)
 
 

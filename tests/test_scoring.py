@@ -13,9 +13,10 @@ from s2r.metrics import leaderboard as lb
 from s2r.metrics.dis import domain_invariance_score
 from s2r.metrics.baselines import MIN_EPISODES, SIM2REAL_FORMULA, sim2real_score
 from s2r.metrics.crossval import domain_probe_accuracy, heldout_action_score, transfer_score
-from s2r.metrics.probes import ALPHA_GRID, PAPER_TRAIN_ALPHA, action_score
+from s2r.metrics.action_probe import ALPHA_GRID, PAPER_TRAIN_ALPHA, action_score
+from s2r.metrics.params import ScoreParams
 from s2r.metrics.scoring import (ACTION_SCORES, REFERENCE_KEYS, SCORE_KEYS, SCORE_VERSION,
-                                 ScoreParams, score_embeddings)
+                                 score_embeddings)
 from s2r.pipeline import score_encoder, score_encoders
 
 

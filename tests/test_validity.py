@@ -20,8 +20,10 @@ import pytest
 from s2r.datasets.demo import make_demo
 from s2r.embed import embed_frameset
 from s2r.metrics.bootstrap import bca_interval, group_bootstrap_weights, jackknife_weights
-from s2r.metrics.crossval import ProbeData, domain_probe_accuracy
-from s2r.metrics.scoring import ACTION_SCORES, ScoreParams, score_embeddings
+from s2r.metrics.crossval import domain_probe_accuracy
+from s2r.metrics.params import ScoreParams
+from s2r.metrics.probe_data import ProbeData
+from s2r.metrics.scoring import ACTION_SCORES, score_embeddings
 
 PARAMS = ScoreParams(pca_dim=8, n_boot=300)
 SYNTHETIC = ScoreParams(pca_dim=4, n_boot=300)

@@ -36,10 +36,11 @@ _SUMMARY = ("sim2real_score", "transfer_score_skill", "action_score_heldout_skil
 
 
 def register(subparsers) -> None:
+    from s2r.metrics.action_probe import DEFAULT_RIDGE_ALPHA, PAPER_TRAIN_ALPHA
     from s2r.metrics.bootstrap import DEFAULT_CI, DEFAULT_N_BOOT
     from s2r.metrics.dis import DEFAULT_PCA_DIM
+    from s2r.metrics.domain_probe import DEFAULT_DOMAIN_C
     from s2r.metrics.folds import DEFAULT_N_FOLDS
-    from s2r.metrics.probes import DEFAULT_DOMAIN_C, DEFAULT_RIDGE_ALPHA, PAPER_TRAIN_ALPHA
 
     p = subparsers.add_parser(
         "score", help="score encoders on a dataset (DIS, action/transfer scores, domain probe, "
@@ -127,8 +128,8 @@ def expand_encoder_ids(text: str) -> list[str]:
 
 
 def params_from_args(args):
-    """The :class:`~s2r.metrics.scoring.ScoreParams` of the command line (validated)."""
-    from s2r.metrics.scoring import ScoreParams
+    """The :class:`~s2r.metrics.params.ScoreParams` of the command line (validated)."""
+    from s2r.metrics.params import ScoreParams
 
     return ScoreParams(pca_dim=args.pca_dim, distance=args.distance,
                        ridge_alpha=args.ridge_alpha, train_alpha=args.train_alpha,

@@ -41,6 +41,8 @@ from typing import Optional
 import numpy as np
 import scipy.linalg
 
+from s2r.errors import MetricError
+
 # Variance (in globally z-scored units) below which an action dimension counts as constant in
 # a training set.
 CONSTANT_VARIANCE = 1e-12
@@ -216,6 +218,17 @@ class GroupMoments:
             out += X.T @ (X * fw[idx, None])
         return out
 
+    def add_errors(self, model: LinearModel, rows: np.ndarray, sse: np.ndarray,
+                   floor_sse: np.ndarray) -> None:
+        """Add, per group, the squared standardised errors (scored dims) of frames ``rows``
+        under ``model`` to ``sse`` and under its training mean action to ``floor_sse``."""
+        for start in range(0, rows.size, _CHUNK):
+            r = rows[start:start + _CHUNK]
+            target = (self.Y[r] - model.y_center) / model.y_scale
+            err = (target - predict(model, self.x(r))) ** 2
+            np.add.at(sse, self.group[r], err[:, model.scored].sum(axis=1))
+            np.add.at(floor_sse, self.group[r], (target ** 2)[:, model.scored].sum(axis=1))
+
     def raw_model(self, model: LinearModel) -> tuple[np.ndarray, np.ndarray]:
         """``(W (D, A), b (A,))`` mapping RAW embeddings to the model's standardised actions."""
         B = model.B if self.basis is None else self.basis @ model.B
@@ -285,6 +298,25 @@ def fit_moments(m: Moments, alpha: float, *, fit_intercept: bool = True) -> Line
     model.B = (solve_ridge(M, R, alpha * model.tau) if model.tau > 0 and np.isfinite(alpha)
                else np.zeros_like(R))
     return model
+
+
+def fit_scored(m: Moments, alpha: float, *, fit_intercept: bool = True) -> LinearModel:
+    """:func:`fit_moments`, refusing training frames whose action dims are all constant."""
+    model = fit_moments(m, alpha, fit_intercept=fit_intercept)
+    if not model.scored.any():
+        raise MetricError("every action dimension is constant in the training frames: "
+                          "there is nothing for the action probe to predict")
+    return model
+
+
+def transfer_moments(m_train: Moments, m_test: Moments, alpha: float):
+    """``(AS, floor, per-dim scores, model)`` of the probe fitted on ``m_train`` and scored on
+    ``m_test``; the floor is the score of ``m_train``'s mean action on ``m_test``."""
+    model = fit_scored(m_train, alpha)
+    sse = sse_moments(model, m_test)
+    per_dim = tuple(float(1 - e / m_test.n) if s else None for e, s in zip(sse, model.scored))
+    floor = score_from_sse(sse_of_mean(model, m_test), m_test.n, model.scored)
+    return score_from_sse(sse, m_test.n, model.scored), floor, per_dim, model
 
 
 @dataclass

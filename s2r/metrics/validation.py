@@ -130,6 +130,16 @@ def check_embeddings(Z, domain=None, actions=None, episode=None, *,
     return Checked(Z, dom, act, ep)
 
 
+def check_features(Z, n_features: int) -> np.ndarray:
+    """Validated float64 embeddings ``(N, n_features)`` for a probe fitted on ``n_features``
+    inputs (at least one frame)."""
+    Z = check_embeddings(Z, min_frames=1).Z
+    if Z.shape[1] != n_features:
+        raise MetricError(f"embeddings have {Z.shape[1]} features but the probe was fitted "
+                          f"on {n_features}")
+    return np.asarray(Z, dtype=np.float64)
+
+
 def _per_frame(name: str, values, n: int) -> np.ndarray:
     """``values`` as a 1-D array of length ``n`` (one value per frame)."""
     arr = np.asarray(values)
