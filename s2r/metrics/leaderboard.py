@@ -1,6 +1,6 @@
 """Leaderboards: score records as tables, written to / read from JSON or CSV, and merged.
 
-A *record* is the dict of :func:`s2r.metrics.scoring.score_encoder` (nested: ``encoder``,
+A *record* is the dict of :func:`s2r.pipeline.score_encoder` (nested: ``encoder``,
 ``dataset``, ``params``, ``n_frames``... are objects). On disk:
 
 - ``.json``: a list of records, nested objects kept as they are;
@@ -23,6 +23,7 @@ from typing import Iterable, Sequence, Union
 import numpy as np
 
 from s2r.errors import DataError
+from s2r.metrics.scoring import REFERENCE_KEYS, SCORE_KEYS
 
 PathLike = Union[str, Path]
 FORMATS = (".json", ".csv")
@@ -58,8 +59,6 @@ def unflatten_record(row: dict) -> dict:
 
 
 def _score_columns() -> list:
-    from s2r.metrics.scoring import REFERENCE_KEYS, SCORE_KEYS
-
     cols = []
     for k in SCORE_KEYS:
         cols += [k, f"{k}_ci_low", f"{k}_ci_high"]

@@ -66,7 +66,7 @@ def pairwise_comparisons(records: Sequence[dict], keys: Sequence[str] = PAIRWISE
     Parameters
     ----------
     records : sequence of dict
-        Score records of one dataset and parameter set (:func:`s2r.metrics.scoring.score_encoder`).
+        Score records of one dataset and parameter set (:func:`s2r.pipeline.score_encoder`).
     keys : sequence of str
         Scores to compare; records without replicates of a key (not estimable, or
         ``n_boot=0``) are left out of that key.
