@@ -43,7 +43,7 @@ with st.container(border=True):
     with p2:
         if pick_mode == "By episode and step":
             e_col, s_col = st.columns(2)
-            pairs = [widgets.pair_picker(frameset, "saliency", episode_box=e_col,
+            pairs = [widgets.pair_picker(frameset, S.SALIENCY_PAIR_KEYS, episode_box=e_col,
                                          step_box=s_col)]
         else:
             s1, s2 = st.columns(2)

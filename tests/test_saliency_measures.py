@@ -104,12 +104,3 @@ def test_agreement_of_maps_of_different_sizes_and_constant_maps():
     large = np.exp(-((y - 120) ** 2 + (x - 160) ** 2) / 5000.0)
     assert map_agreement(small, large) > 0.95  # the same centred blob at two resolutions
     assert np.isnan(map_agreement(np.ones((10, 10)), small))
-
-
-def test_old_import_path_gives_the_same_functions():
-    import s2r.saliency as saliency
-    import s2r.saliency.measures as measures
-    import s2r.saliency_measures as old
-
-    for name in old.__all__:
-        assert getattr(old, name) is getattr(measures, name) is getattr(saliency, name), name

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
 # ----------------------------------------------------------------------------- shared keys
@@ -43,6 +44,9 @@ HOME_SIZE = "home.size"
 HOME_SIM_PATH = "home.sim_path"
 HOME_REAL_PATH = "home.real_path"
 HOME_ENCODERS = "home.encoders"          # widget mirror of ENCODERS_SELECTED
+#: Text inputs of the keys inside zarr/HDF5 files, by the ``load_dataset`` argument they fill.
+HOME_KEY_INPUTS = {"image_key": "home.image_key", "action_key": "home.action_key",
+                   "state_key": "home.state_key"}
 HOME_PRECISION = "home.precision"        # widget mirror of PRECISION
 
 SCORES_CHART = "scores.chart"            # the Altair chart's selection event
@@ -64,6 +68,7 @@ SALIENCY_ACTION_DIM = "saliency.action_dim"
 SALIENCY_PICK_MODE = "saliency.pick_mode"
 SALIENCY_EPISODE = "saliency.episode"
 SALIENCY_STEP = "saliency.step"
+SALIENCY_SEEN_PAIR = "saliency.seen_pair"  # the shared pair the widgets last followed
 SALIENCY_SAMPLE_SEED = "saliency.sample_seed"
 SALIENCY_N_SAMPLES = "saliency.n_samples"
 
@@ -71,6 +76,20 @@ COMPARE_ENCODER_A = "compare.encoder_a"
 COMPARE_ENCODER_B = "compare.encoder_b"
 COMPARE_EPISODE = "compare.episode"
 COMPARE_STEP = "compare.step"
+COMPARE_SEEN_PAIR = "compare.seen_pair"
+
+
+@dataclass(frozen=True)
+class PairKeys:
+    """The widget keys of one page's frame-pair picker (``ui.widgets.pair_picker``)."""
+
+    episode: str
+    step: str
+    seen: str
+
+
+SALIENCY_PAIR_KEYS = PairKeys(SALIENCY_EPISODE, SALIENCY_STEP, SALIENCY_SEEN_PAIR)
+COMPARE_PAIR_KEYS = PairKeys(COMPARE_EPISODE, COMPARE_STEP, COMPARE_SEEN_PAIR)
 
 # ----------------------------------------------------------------------------- defaults
 #: Built-in demo shown on first visit: 12 sim + 12 real episodes of 24 steps (576 frames),

@@ -170,15 +170,17 @@ def sim_episodes(frameset) -> list[int]:
     return sorted(int(e) for e in np.unique(frameset.episode[frameset.domain == "sim"]))
 
 
-def pair_picker(frameset, prefix: str, *, episode_box=None, step_box=None) -> tuple[int, int]:
+def pair_picker(frameset, keys: S.PairKeys, *, episode_box=None,
+                step_box=None) -> tuple[int, int]:
     """Pick a sim frame by episode and step; its real partner is the nearest real state.
 
     Keeps :data:`ui.state.SELECTION_PAIR` (``[sim_index, real_index]``) in sync with the
-    page's own widgets ``<prefix>.episode`` / ``<prefix>.step``.
+    page's own widgets (``keys``: :data:`ui.state.SALIENCY_PAIR_KEYS` or
+    :data:`ui.state.COMPARE_PAIR_KEYS`).
     """
     state = st.session_state
     episode_box, step_box = episode_box or st, step_box or st
-    ep_key, step_key, seen_key = f"{prefix}.episode", f"{prefix}.step", f"{prefix}.seen_pair"
+    ep_key, step_key, seen_key = keys.episode, keys.step, keys.seen
     episodes = sim_episodes(frameset)
     shared = state.get(S.SELECTION_PAIR)
     if shared and state.get(seen_key) != shared and 0 <= shared[0] < len(frameset) \
@@ -222,7 +224,7 @@ def frame_caption(frameset, index: int) -> str:
 # ----------------------------------------------------------------------------- saliency
 def focus_text(heatmap: np.ndarray, mask: Optional[np.ndarray], constant: bool) -> str:
     """``focus 0.42 (1.8x chance)`` for a map and its task mask (or why there is none)."""
-    from s2r.saliency_measures import focus_score
+    from s2r.saliency import focus_score
 
     if constant:
         return "flat map (no saliency)"
@@ -233,7 +235,7 @@ def focus_text(heatmap: np.ndarray, mask: Optional[np.ndarray], constant: bool) 
 
 
 def agreement(map_a: np.ndarray, map_b: np.ndarray) -> float:
-    from s2r.saliency_measures import map_agreement
+    from s2r.saliency import map_agreement
 
     return map_agreement(map_a, map_b)
 
