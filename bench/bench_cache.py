@@ -91,7 +91,7 @@ def main(argv=None) -> int:
         del z
         dc.close()
 
-        path = cache._array_path(cache.ls()[0].hash)
+        path = cache.arrays_dir / f"{cache.ls()[0].hash}.npy"
         t_xxh, _ = timed(lambda: file_checksum(path), args.repeat)
         t_crc, _ = timed(lambda: stream_hash(path, zlib.crc32, 0), args.repeat)
         t_b2, _ = timed(lambda: stream_hash(path, lambda c, h: (h.update(c), h)[1],

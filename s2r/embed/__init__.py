@@ -35,11 +35,9 @@ from s2r.embed.compute import compute_embeddings, embed_frames
 from s2r.embed.int8 import embedding_precision, int8_check
 from s2r.embed.keys import PREPROCESS_VERSION, embeddings_key
 
-# Private names kept for code outside this package that still imports them (issue 12: the
-# owners switch to public names): s2r/saliency.py imports _check_frames (now
-# s2r.images.check_frames); tests/test_state_encoder.py monkeypatches _build, which no longer
+# A private name kept for code outside this package that still uses it (issue 12: its owner
+# switches to a public one): tests/test_state_encoder.py monkeypatches _build, which no longer
 # intercepts builds (patch s2r.encoders.build_encoder, which every build goes through).
-from s2r.images import check_frames as _check_frames  # noqa: E402,F401
 from s2r.embed.resolve import build as _build  # noqa: E402,F401
 
 __all__ = ["PREPROCESS_VERSION", "DEFAULT_BATCH_SIZE_CPU", "DEFAULT_BATCH_SIZE_CUDA",
