@@ -12,7 +12,7 @@ from s2r.cache.index import Index, is_corruption
 from s2r.cache.keys import json_default
 from s2r.cache.layout import Layout
 
-__all__ = ["CacheEntry", "list_entries", "clear", "moved_aside", "size_bytes"]
+__all__ = ["CacheEntry", "list_entries", "clear_entries", "moved_aside_indexes", "disk_usage"]
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def _unlink_files_in(folder: Path) -> None:
                     path.unlink()
 
 
-def clear(index: Index) -> int:
+def clear_entries(index: Index) -> int:
     """Delete every entry, array file, record file and leftover temporary file; return the
     entry count. Works on a damaged index too (it is moved aside first, and kept)."""
     layout = index.layout
@@ -124,14 +124,14 @@ def clear(index: Index) -> int:
     return n
 
 
-def moved_aside(layout: Layout) -> list[Path]:
+def moved_aside_indexes(layout: Layout) -> list[Path]:
     """Damaged indexes that repairs moved aside (``index.corrupt-*``), oldest first."""
     if not layout.root.is_dir():
         return []
     return sorted(layout.root.glob("index.corrupt-*"))
 
 
-def size_bytes(layout: Layout) -> int:
+def disk_usage(layout: Layout) -> int:
     """Bytes used on disk by everything under the cache folder (arrays, index, locks)."""
     if not layout.root.exists():
         return 0

@@ -16,12 +16,14 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
-from s2r.cache import listing, storage
 from s2r.cache.index import Index
 from s2r.cache.keys import CacheError, canonical_json, describe_key, key_hash
 from s2r.cache.layout import Layout, check_root, default_cache_dir
-from s2r.cache.listing import CacheEntry
+from s2r.cache.listing import (CacheEntry, clear_entries, disk_usage, list_entries,
+                               moved_aside_indexes)
 from s2r.cache.locks import key_lock
+from s2r.cache.storage import (check_array, check_json, forget, sweep_temp_files, write_array,
+                               write_json)
 
 __all__ = ["Cache", "DEFAULT_LOCK_TIMEOUT"]
 
@@ -117,15 +119,14 @@ class Cache:
     # ----------------------------------------------------------------- public API
     def get_array(self, key: dict) -> Optional[np.ndarray]:
         """The cached array for ``key`` (read-only memmap), or None if absent or corrupt."""
-        arr, problem = storage.check_array(self._index_store, key_hash(key), canonical_json(key))
+        arr, problem = check_array(self._index_store, key_hash(key), canonical_json(key))
         if problem:
             _LOG.warning("%s; treated as missing", problem)
         return arr
 
     def get_json(self, key: dict, default: Any = None) -> Any:
         """The cached JSON value for ``key``, or ``default`` if absent or corrupt."""
-        found, value, problem = storage.check_json(self._index_store, key_hash(key),
-                                                   canonical_json(key))
+        found, value, problem = check_json(self._index_store, key_hash(key), canonical_json(key))
         if problem:
             _LOG.warning("%s; treated as missing", problem)
         return value if found else default
@@ -160,22 +161,22 @@ class Cache:
         index = self._index_store
         text = canonical_json(key)
         digest = key_hash(key)
-        arr, problem = storage.check_array(index, digest, text)
+        arr, problem = check_array(index, digest, text)
         if arr is not None:
             return arr
         timeout = self.lock_timeout if lock_timeout is None else float(lock_timeout)
         with self._lock(digest, timeout, describe_key(key)) as locked:
             if locked:  # computed (or repaired) while we waited? Warn about the state now.
-                arr, problem = storage.check_array(index, digest, text)
+                arr, problem = check_array(index, digest, text)
                 if arr is not None:
                     return arr
             if problem:
                 _LOG.warning("%s; recomputing", problem)
             if locked:
-                storage.forget(index, digest)
-                storage.sweep_temp_files(index, digest)
-            storage.write_array(index, digest, json.loads(text), fn())
-            arr, _ = storage.check_array(index, digest, text)
+                forget(index, digest)
+                sweep_temp_files(index, digest)
+            write_array(index, digest, json.loads(text), fn())
+            arr, _ = check_array(index, digest, text)
         if arr is None:  # only if something outside s2r changed the files under us
             raise CacheError(f"cache entry {digest} in {self.root} could not be read back "
                              "right after writing it; is another program modifying the folder?")
@@ -192,19 +193,19 @@ class Cache:
         index = self._index_store
         text = canonical_json(key)
         digest = key_hash(key)
-        found, value, problem = storage.check_json(index, digest, text)
+        found, value, problem = check_json(index, digest, text)
         if found:
             return value
         timeout = self.lock_timeout if lock_timeout is None else float(lock_timeout)
         with self._lock(digest, timeout, describe_key(key)) as locked:
             if locked:
-                found, value, problem = storage.check_json(index, digest, text)
+                found, value, problem = check_json(index, digest, text)
                 if found:
                     return value
             if problem:
                 _LOG.warning("%s; recomputing", problem)
-            storage.write_json(index, digest, json.loads(text), fn())
-            found, value, _ = storage.check_json(index, digest, text)
+            write_json(index, digest, json.loads(text), fn())
+            found, value, _ = check_json(index, digest, text)
         if not found:
             raise CacheError(f"cache entry {digest} in {self.root} could not be read back")
         return value
@@ -214,8 +215,8 @@ class Cache:
         index = self._index_store
         text = canonical_json(key)
         digest = key_hash(key)
-        return (storage.check_array(index, digest, text)[0] is not None
-                or storage.check_json(index, digest, text)[0])
+        return (check_array(index, digest, text)[0] is not None
+                or check_json(index, digest, text)[0])
 
     def delete(self, key: dict) -> bool:
         """Remove the entry for ``key``; return whether there was one."""
@@ -224,7 +225,7 @@ class Cache:
         with self._lock(digest, self.lock_timeout):
             existed = (index.run(lambda handle: digest in handle)
                        or self._array_path(digest).exists())
-            storage.forget(index, digest)
+            forget(index, digest)
         return existed
 
     def ls(self) -> list[CacheEntry]:
@@ -232,7 +233,7 @@ class Cache:
 
         Never creates the cache folder; repairs a damaged index (see :mod:`s2r.cache.index`).
         """
-        return listing.list_entries(self._index_store)
+        return list_entries(self._index_store)
 
     def clear(self) -> int:
         """Delete every entry, array file, record file and leftover temporary file; return the
@@ -240,15 +241,15 @@ class Cache:
 
         Do not clear while another process is computing into the same cache.
         """
-        return listing.clear(self._index_store)
+        return clear_entries(self._index_store)
 
     def moved_aside(self) -> list[Path]:
         """Damaged indexes that repairs moved aside (``index.corrupt-*``), oldest first.
 
         They are kept (also by :meth:`clear`) for inspection; delete them by hand.
         """
-        return listing.moved_aside(self._layout)
+        return moved_aside_indexes(self._layout)
 
     def size_bytes(self) -> int:
         """Bytes used on disk by everything under ``root`` (arrays, index, locks)."""
-        return listing.size_bytes(self._layout)
+        return disk_usage(self._layout)
