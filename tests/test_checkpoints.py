@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from s2r.encoders import build_encoder, read_checkpoint, status, weights_fingerprint
-from s2r.encoders.build import build_architecture
-from s2r.encoders.weights import file_fingerprint
+from s2r.encoders.backends.checkpoint import build_architecture
+from s2r.encoders.locate import file_fingerprint
 from s2r.errors import EncoderError
 
 
@@ -234,10 +234,10 @@ def test_dinov2_hub_weights_at_518_are_resampled_to_224(weights):
 
 
 def test_open_clip_file_loads_the_image_tower_from_fp16(weights):
-    from s2r.encoders.build import _open_clip_visual
     from s2r.encoders import get_spec
+    from s2r.encoders.backends.open_clip import open_clip_visual
 
-    visual = synthetic(lambda: _open_clip_visual(get_spec("clip-base-32")), seed=8)
+    visual = synthetic(lambda: open_clip_visual(get_spec("clip-base-32")), seed=8)
     full = {f"visual.{k}": v.half() for k, v in visual.items()}  # OpenAI weights are fp16
     full.update({"token_embedding.weight": torch.randn(10, 512).half(),
                  "positional_embedding": torch.randn(77, 512).half(),
@@ -269,10 +269,10 @@ def test_missing_hub_weights_offline_say_how_to_get_them(no_network, monkeypatch
 
 
 def test_unreachable_hub_fails_fast(monkeypatch):
-    from s2r.encoders import weights as w
+    from s2r.encoders import locate
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(w, "hub_reachable", lambda *a, **k: False)
+    monkeypatch.setattr(locate, "hub_reachable", lambda *a, **k: False)
     with pytest.raises(EncoderError, match="not reachable.*vgg16.safetensors"):
         build_encoder("vgg16", device="cpu")
 
@@ -282,7 +282,7 @@ def test_online_downloads_through_the_hub_library(monkeypatch, tmp_path):
     import huggingface_hub
     from safetensors.torch import save_file
 
-    from s2r.encoders import weights as w
+    from s2r.encoders import locate
 
     full = synthetic(_timm("efficientnet_b0"), seed=9)
     calls = []
@@ -295,7 +295,7 @@ def test_online_downloads_through_the_hub_library(monkeypatch, tmp_path):
         return str(path)
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(w, "hub_reachable", lambda *a, **k: True)
+    monkeypatch.setattr(locate, "hub_reachable", lambda *a, **k: True)
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
     enc = build_encoder("efficientnet-b0", device="cpu")
     assert calls == [("timm/efficientnet_b0.ra_in1k", "model.safetensors",
@@ -304,7 +304,7 @@ def test_online_downloads_through_the_hub_library(monkeypatch, tmp_path):
 
 
 def test_hub_reachable_gives_up_quickly():
-    from s2r.encoders.weights import hub_reachable
+    from s2r.encoders.locate import hub_reachable
 
     import time
 

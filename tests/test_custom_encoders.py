@@ -12,8 +12,8 @@ import torch
 from s2r.encoders import (EncoderRegistry, build_encoder, get_spec, list_encoders,
                           spec_from_checkpoint, spec_from_open_clip, spec_from_timm, status)
 from s2r.cli import main
-from s2r.encoders import custom
-from s2r.encoders.build import build_architecture
+from s2r.encoders import factory
+from s2r.encoders.backends.checkpoint import build_architecture
 from s2r.errors import EncoderError
 
 
@@ -263,7 +263,7 @@ def test_config_fields_are_checked_when_the_file_is_read(tmp_path, monkeypatch, 
     def no_model(*args, **kwargs):
         raise AssertionError("a model was built before the config was checked")
 
-    monkeypatch.setattr(custom, "_meta_build", no_model)
+    monkeypatch.setattr(factory, "meta_build", no_model)
     (tmp_path / "s2r_encoders.toml").write_text(f'[[encoders]]\nid = "a"\n{fields}\n')
     with pytest.raises(EncoderError) as err:
         list_encoders()

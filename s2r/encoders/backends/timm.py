@@ -1,0 +1,143 @@
+"""The ``timm`` backend: any timm model, weights from the Hugging Face hub.
+
+Inline reference ``timm:NAME[.TAG]`` (the default tag is pinned when omitted); config entry
+``timm = "NAME[.TAG]"``. Weights: ``<id>.safetensors`` (or ``.pth``/``.pt``/``.bin``) in the
+weights folder, the hub cache, or a download when online; an original release is converted
+by the model's own ``checkpoint_filter_fn``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+from s2r.encoders import factory
+from s2r.encoders.backends.base import FileBackend
+from s2r.encoders.checkpoints import extract_state_dict, strip_prefix
+from s2r.encoders.fields import check_fields, is_name
+from s2r.encoders.spec import IMAGENET_MEAN, IMAGENET_STD, EncoderSpec
+from s2r.encoders.suggest import did_you_mean
+from s2r.errors import EncoderError
+
+HUB_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+def close_timm_names(name: str) -> str:
+    """'Did you mean: ...?' over timm's model names (architectures, and tags if given)."""
+    import timm
+
+    arch = name.split(".", 1)[0]
+    return did_you_mean(name if "." in name and timm.is_model(arch) else arch,
+                        timm.list_pretrained(f"{arch}.*") if timm.is_model(arch)
+                        else timm.list_models())
+
+
+def timm_create(name: str, kwargs: dict):
+    """``timm.create_model(name, num_classes=0, **kwargs)`` without weights (EncoderError
+    with close names for an unknown model)."""
+    import timm
+
+    if not timm.is_model(name):
+        raise EncoderError(f"timm has no model {name!r}. {close_timm_names(name)}")
+    try:
+        return timm.create_model(name, pretrained=False, num_classes=0, **kwargs)
+    except RuntimeError as exc:  # e.g. an unknown pretrained tag
+        raise EncoderError(f"timm could not build {name!r}: {exc}") from None
+
+
+def _timm_filter_fn(model):
+    module = sys.modules.get(type(model).__module__)
+    return getattr(module, "checkpoint_filter_fn", None) or getattr(module, "_filter_fn", None)
+
+
+def timm_state_dict(raw, model, source: str) -> dict:
+    """A timm-format state_dict for ``model`` from a file's contents (hub
+    ``model.safetensors``, or an original release that the model's own
+    ``checkpoint_filter_fn`` converts), minus the classifier the embedding model lacks."""
+    state_dict = extract_state_dict(raw, ("", "state_dict", "model", "state_dict_ema"),
+                                    source=source)
+    state_dict = strip_prefix(state_dict, "module.")
+    filter_fn = _timm_filter_fn(model)
+    if filter_fn is not None:
+        try:
+            state_dict = filter_fn(state_dict, model)
+        except Exception:  # noqa: BLE001 - not that release's format: load as is, report keys
+            pass
+    own = model.state_dict()
+    heads = model.pretrained_cfg.get("classifier") or ()
+    heads = (heads,) if isinstance(heads, str) else tuple(heads)
+    return {k: v for k, v in state_dict.items()
+            if k in own or not any(k.startswith(h + ".") for h in heads)}
+
+
+def spec_from_timm(name: str, /, *, id: Optional[str] = None, **fields) -> EncoderSpec:
+    """An :class:`EncoderSpec` for the timm model ``name`` (``arch`` or ``arch.tag``).
+
+    The pretrained tag is pinned (timm's default tag when omitted); mean/std/input size come
+    from timm's pretrained config. Unknown names raise EncoderError with close names.
+    """
+    import timm
+
+    check_fields(fields, where=f"timm:{name}")
+    arch, _, tag = name.partition(".")
+    if not timm.is_model(arch):
+        raise EncoderError(f"timm has no model {arch!r}. {close_timm_names(arch)}")
+    tags = [n.split(".", 1)[1] for n in timm.list_pretrained(f"{arch}.*")]
+    if tag and tag not in tags:
+        raise EncoderError(f"timm model {arch!r} has no pretrained tag {tag!r}; its tags: "
+                           f"{', '.join(tags) or 'none'}. {close_timm_names(name)}")
+    if not tag and tags:  # timm's default tag for the bare name, pinned
+        tag = getattr(timm.models.get_pretrained_cfg(arch), "tag", None) or tags[0]
+    full = f"{arch}.{tag}" if tag else arch
+    cfg = timm.models.get_pretrained_cfg(full) if tag else None
+    input_size = tuple(fields.get("input_size") or
+                       (cfg.input_size[-2:] if cfg is not None else (224, 224)))
+    kwargs = dict(fields.pop("model_kwargs", ()))
+    model, _ = factory.meta_build(lambda: timm.create_model(full, pretrained=False,
+                                                            num_classes=0, **kwargs))
+    family, architecture, cam = factory.timm_layout(model, arch)
+    base = dict(factory.user_defaults(id or f"timm:{name}"), architecture=architecture,
+                family=family, backend="timm", identifier=arch, tag=tag,
+                params_m=factory.params_m(model),
+                dim=factory.output_dim(
+                    model, input_size, getattr(model, "head_hidden_size", None)
+                    or getattr(model, "num_features", None), given=fields.get("dim"),
+                    default_size=cfg.input_size[-2:] if cfg is not None else None),
+                mean=tuple(cfg.mean) if cfg is not None else IMAGENET_MEAN,
+                std=tuple(cfg.std) if cfg is not None else IMAGENET_STD,
+                input_size=input_size, cam_layer=cam, model_kwargs=tuple(kwargs.items()),
+                hub_repo=(cfg.hf_hub_id or None) if cfg is not None else None,
+                hub_files=HUB_FILES,
+                license=(cfg.license or "") if cfg is not None else "",
+                notes=f"timm {full} (user encoder)")
+    return factory.make_spec(base, fields, where=f"timm:{name}")
+
+
+class TimmBackend(FileBackend):
+    name = "timm"
+    download = True
+    ref_prefixes = ("timm",)
+    ref_syntax, ref_hint = "'timm:NAME[.TAG]'", "'timm:NAME'"
+    config_key = "timm"
+    field_rules = {"timm": (is_name, 'a timm model name, e.g. "convnext_tiny.fb_in1k"')}
+
+    def pretrained_name(self, spec) -> str:
+        return f"{spec.identifier}.{spec.tag}" if spec.tag else spec.identifier
+
+    def random_library(self, spec) -> str:
+        return "timm"
+
+    def make(self, spec):
+        return timm_create(spec.pretrained_name, dict(spec.model_kwargs))
+
+    def adapt_state_dict(self, raw, model, spec, source: str) -> dict:
+        return timm_state_dict(raw, model, source)
+
+    def parse_ref(self, rest: str, text: str):
+        return spec_from_timm(rest, id=text) if rest else None
+
+    def spec_from_entry(self, value, fields: dict, *, id: str, base_dir):
+        return spec_from_timm(value.strip(), id=id, **fields)
+
+
+BACKEND = TimmBackend()
