@@ -264,3 +264,131 @@ def test_cli_lists_with_status(capsys, no_network):
     assert "weights-missing" in out and "S2R_WEIGHTS_DIR" in out
     assert main(["encoders", "nothing-like-this"]) == 2
     assert "no encoder id matches" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# Structure (issue 12): grouped keyword-only specs, backends as plug-ins, an acyclic package
+# ---------------------------------------------------------------------------------------------
+
+def test_spec_groups_are_keyword_only_and_agree_with_the_flat_names():
+    import dataclasses
+
+    from s2r.encoders import EncoderSpec
+    from s2r.encoders.spec import TableFacts
+
+    spec = get_spec("resnet18")
+    assert spec.facts.name == spec.name == "ResNet18" and spec.build.dim == spec.dim == 512
+    assert spec.cam.layer == spec.cam_layer == "layer4.-1" and spec.weights.seed == spec.seed
+    assert spec.preprocessing.input_size == spec.input_size == (224, 224)
+    with pytest.raises(TypeError):  # two adjacent strings cannot be swapped by position
+        TableFacts("ResNet18", 14, "CNN", "Supervised", "General", "general", 11.18)
+    with pytest.raises(TypeError):
+        EncoderSpec("resnet18", spec.facts, spec.build)
+    with pytest.raises(TypeError, match="facts must be a TableFacts"):
+        EncoderSpec(id="x", facts=spec.build, build=spec.build, cam=spec.cam)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dims'"):
+        dataclasses.replace(spec, dims=3)
+    changed = dataclasses.replace(spec, dim=3, cam_layer="layer3")
+    assert (changed.build.dim, changed.cam.layer) == (3, "layer3")
+    assert changed.facts == spec.facts and changed.to_dict()["dim"] == 3
+
+
+def test_a_backend_plugs_in_with_one_module_and_one_registration():
+    """A backend is one class registered once: the registry, the weights status, the
+    fingerprint and build_encoder use it without being edited."""
+    import dataclasses
+
+    import numpy as np
+    import torch.nn as nn
+
+    from s2r.encoders import EncoderSpec, build_encoder, weights_fingerprint
+    from s2r.encoders.backend import register_backend, unregister_backend
+    from s2r.encoders.backends.base import WeightlessBackend
+    from s2r.encoders.spec import BuildSpec, CamSpec, Preprocessing, TableFacts
+
+    class MeanColour(WeightlessBackend):
+        name = "mean-colour"
+
+        def build(self, spec, *, pretrained):
+            return nn.AdaptiveAvgPool2d(1), None
+
+    register_backend(MeanColour())
+    try:
+        spec = EncoderSpec(
+            id="mean-colour", build=BuildSpec(backend="mean-colour", identifier="mean", dim=3),
+            facts=TableFacts(name="Mean colour", architecture="Pixels", training_type="None",
+                             pretraining_data="None", pretraining_group="none", params_m=0.0),
+            preprocessing=Preprocessing(mean=(0, 0, 0), std=(1, 1, 1), input_size=(8, 8)),
+            cam=CamSpec(family="pixels"))
+        registry = EncoderRegistry([spec])
+        assert registry.get("mean-colour") is spec and spec.weights_file is None
+        with pytest.raises(EncoderError, match="no @random variant"):
+            registry.get("mean-colour@random")
+        assert status(spec).state == "ready" and weights_fingerprint(spec) == "mean-colour:v1"
+        enc = build_encoder(spec, device="cpu")
+        np.testing.assert_allclose(enc.embed(np.full((2, 16, 16, 3), 255, np.uint8)), 1.0)
+    finally:
+        unregister_backend("mean-colour")
+    with pytest.raises(EncoderError, match="backend must be one of"):
+        dataclasses.replace(spec, identifier="other")
+
+
+def _encoders_import_graph() -> dict:
+    """Module -> the s2r.encoders modules it imports anywhere in its file (function-local
+    imports count: they are edges all the same)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = {}
+    for path in sorted((root / "s2r" / "encoders").rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    edges = {}
+    for module, path in files.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in files
+                         else node.module for a in node.names]
+            else:
+                continue
+            for name in names:
+                while name and name not in files:
+                    name = name.rpartition(".")[0]
+                if name and name != module:
+                    found.add(name)
+        edges[module] = found
+    return edges
+
+
+def test_encoders_have_no_import_cycle_and_the_registry_builds_nothing():
+    edges = _encoders_import_graph()
+    assert {"s2r.encoders.registry", "s2r.encoders.backends.timm"} <= set(edges)
+    for start in edges:  # a cycle: some module reaches itself
+        seen, todo = set(), list(edges[start])
+        while todo:
+            module = todo.pop()
+            assert module != start, f"import cycle through {start}"
+            if module not in seen:
+                seen.add(module)
+                todo += edges[module]
+    data_and_lookup = {"s2r.encoders." + m for m in ("spec", "builtins", "config", "backend",
+                                                     "suggest")}
+    assert edges["s2r.encoders.registry"] <= data_and_lookup, edges["s2r.encoders.registry"]
+    for leaf in ("backend", "suggest", "safe_load", "locate"):
+        assert edges["s2r.encoders." + leaf] == set(), leaf
+
+
+def test_importing_the_registry_loads_no_model_library():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys, s2r.encoders.registry; "
+            "print([m for m in ('torch', 'timm', 'open_clip') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "[]"

@@ -129,6 +129,11 @@ def register_backend(backend: Backend) -> Backend:
     return backend
 
 
+def unregister_backend(name: str) -> None:
+    """Remove the backend ``name`` (a plug-in registered for a while, e.g. by a test)."""
+    _BACKENDS.pop(name, None)
+
+
 def backends() -> tuple:
     """The registered backends, in registration order."""
     return tuple(_BACKENDS.values())
