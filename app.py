@@ -7,14 +7,12 @@ Projection, Saliency, Compare) show what this page computed. Every number comes 
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, compute, loaders, tables, widgets
+from ui import charts, compute, home, loaders, tables, widgets
 from ui import state as S
 
 widgets.page_header(
@@ -94,8 +92,9 @@ else:
     with st.expander("Keys inside the files (optional)"):
         keys = {}
         for col, (name, label, hint) in zip(st.columns(3), key_fields):
-            state.setdefault(f"home.{name}", state[S.DATASET_KEYS].get(name) or "")
-            keys[name] = col.text_input(label, key=f"home.{name}", placeholder=hint) or None
+            widget = S.HOME_KEY_INPUTS[name]
+            state.setdefault(widget, state[S.DATASET_KEYS].get(name) or "")
+            keys[name] = col.text_input(label, key=widget, placeholder=hint) or None
     if not sim_path.strip():
         st.info("Enter the path of a FurnitureBench zarr store or robomimic HDF5 file for each "
                 "domain, or of a folder with `sim/` and `real/` frames (see the README).")
@@ -211,61 +210,19 @@ st.sidebar.markdown("**Precision:** " + ("int8 (ResNet/VGG)" if state[S.PRECISIO
                                           else "exact"))
 cache = loaders.get_cache()
 held = compute.session_records(state, frameset.fingerprint)
-todo = [e for e in selected if e not in held]
-# First visit of a session: compute the selection right away. A run interrupted by opening
-# another page resumes on the next visit to this page (HOME_PENDING), and a reload starts a
-# new session that computes again: the disk cache hands back every encoder already done.
-auto = S.autocompute_enabled() and bool(todo) and state.get(S.HOME_AUTOCOMPUTED) != "done"
-resume = bool(todo) and bool(state.get(S.HOME_PENDING))
+run_plan = home.plan(state, selected, held)
 c1, c2 = st.columns([1, 3])
 pressed = c1.button("Compute scores", type="primary", disabled=not selected,
                     help="Embeds every frame with each encoder and scores it. Results are "
                          "cached on disk: encoders already computed are read back, and an "
                          "interrupted run resumes where it stopped.")
 progress_note = c2.empty()
-if todo and (pressed or auto or resume):
-    progress_note.caption(f"Scoring {len(todo)} encoder(s)"
-                          + (" automatically on this first visit" if auto else "")
+if run_plan.starts(pressed):
+    progress_note.caption(f"Scoring {len(run_plan.todo)} encoder(s)"
+                          + (" automatically on this first visit" if run_plan.auto else "")
                           + " -- you can open other pages meanwhile; this resumes on return.")
-
-
-def run_compute(encoder_ids: list[str]) -> None:
-    """Score each encoder with a progress bar; S2R errors are shown, never raised."""
-    overall = st.progress(0.0, text=f"0 of {len(encoder_ids)} encoders")
-    for n, eid in enumerate(encoder_ids):
-        label = widgets.encoder_label(eid)
-        with st.status(f"{label}: starting", expanded=False) as box:
-            bar = box.progress(0.0, text="starting")
-            last = {"frac": -1.0, "msg": ""}
-
-            def progress(done: int, total: int, message: str = "") -> None:
-                frac = min(max(done / total, 0.0), 1.0) if total else 0.0
-                msg = message.split(":")[-1].strip() or "working"
-                if frac - last["frac"] >= 0.02 or msg != last["msg"] or frac >= 1.0:
-                    bar.progress(frac, text=f"{msg} ({done}/{total})")
-                    box.update(label=f"{label}: {msg}")
-                    last.update(frac=frac, msg=msg)
-
-            start = time.perf_counter()
-            try:
-                record = compute.score_one(frameset, eid, cache, progress=progress,
-                                           precision=state[S.PRECISION])
-            except S2RError as exc:
-                box.update(label=f"{label}: failed", state="error", expanded=True)
-                box.error(str(exc))
-                continue
-            held[eid] = record
-            bar.progress(1.0, text="done")
-            box.update(label=f"{label}: done in {time.perf_counter() - start:.1f} s",
-                       state="complete")
-        overall.progress((n + 1) / len(encoder_ids), text=f"{n + 1} of {len(encoder_ids)} encoders")
-
-
-if todo and (pressed or auto or resume):
-    state[S.HOME_PENDING] = True
-    run_compute(todo)
-state[S.HOME_AUTOCOMPUTED] = "done"
-state[S.HOME_PENDING] = False
+    home.run(state, frameset, run_plan.todo, held, cache)
+home.finish(state)
 progress_note.caption(f"{sum(e in held for e in selected)} of {len(selected)} selected encoders "
                       "scored for this dataset")
 
@@ -299,16 +256,7 @@ with st.expander("What is cached"):
     if not entries:
         st.caption("The cache is empty.")
     else:
-        rows = []
-        for e in entries:
-            key = e.key
-            inner = key.get("embeddings") if isinstance(key.get("embeddings"), dict) else key
-            rows.append({"kind": e.kind, "encoder": inner.get("encoder", ""),
-                         "precision": "int8" if inner.get("precision") else "exact",
-                         "dataset": inner.get("frameset", ""),
-                         "this dataset": inner.get("frameset") == frameset.fingerprint,
-                         "MB": e.size_bytes / 2**20,
-                         "created": pd.Timestamp(e.created, unit="s").strftime("%Y-%m-%d %H:%M")})
+        rows = home.cache_rows(entries, frameset.fingerprint)
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                      column_config={"MB": st.column_config.NumberColumn(format="%.2f")})
         st.caption(f"{len(entries)} entries in `{cache.root}` · clear with "

@@ -37,7 +37,6 @@ Everything here is a function of arrays. Projecting a FrameSet's embeddings, cac
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -305,11 +304,3 @@ def project(Z, domain, *, mode: str = "joint", indices=None,
               "early_exaggeration_iter": int(early_exaggeration_iter),
               "n_sim": n_sim, "n_real": n_real, "version": PROJECTION_VERSION}
     return Projection(coords=coords, indices=rows[sel], domain=ds, mixing=mixing, params=params)
-
-
-def __getattr__(name: str):
-    # project_frameset moved to s2r.pipeline.projection (issue 12): resolved from there, on
-    # first use, for callers that still import it from here.
-    if name == "project_frameset":
-        return importlib.import_module("s2r.pipeline.projection").project_frameset
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

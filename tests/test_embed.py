@@ -408,3 +408,15 @@ def test_cli_embed_errors(tmp_path, capsys, monkeypatch, extra, message):
     argv = ["embed", "demo:episodes=1,steps=2,height=64,width=64", "--encoder", "pixels", *extra]
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_key_fields_read_embeddings_keys_and_keys_built_on_them():
+    from s2r.embed import key_fields
+
+    emb = {"kind": "embeddings", "frameset": "ab", "encoder": "resnet18", "weights": "w",
+           "preprocess": 1}
+    assert key_fields(emb) == {"encoder": "resnet18", "frameset": "ab", "precision": "exact"}
+    int8 = {**emb, "precision": "int8/v1"}
+    assert key_fields({"kind": "scores", "embeddings": int8})["precision"] == "int8"
+    assert key_fields({"kind": "other"}) == {"encoder": None, "frameset": None,
+                                             "precision": "exact"}

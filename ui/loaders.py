@@ -271,7 +271,7 @@ def overlay(frame: np.ndarray, heatmap: np.ndarray) -> np.ndarray:
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _projection(root: str, fingerprint: str, encoder_id: str, mode: str, perplexity: float,
                 precision: str, _frameset, _progress=None):
-    from s2r.projection import project_frameset
+    from s2r.pipeline import project_frameset
 
     return project_frameset(_frameset, embedder(encoder_id), cache=_cache(root), mode=mode,
                             perplexity=float(perplexity), precision=precision,

@@ -27,7 +27,7 @@ from __future__ import annotations
 from s2r.embed.resolve import precision_of, spec_of, weights_fingerprint
 from s2r.encoders import quantize
 
-__all__ = ["PREPROCESS_VERSION", "embeddings_key", "key"]
+__all__ = ["PREPROCESS_VERSION", "embeddings_key", "key", "key_fields"]
 
 #: Version of the resize/normalise policy above; part of every embeddings cache key.
 PREPROCESS_VERSION = 1
@@ -64,3 +64,16 @@ def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None) -
     spec, built = spec_of(encoder)
     return key(frameset, spec.id, weights_fingerprint(spec, built),
                precision_of(spec, built, device, precision))
+
+
+def key_fields(cache_key: dict) -> dict:
+    """What a cache key says about embeddings: ``{"encoder", "frameset", "precision"}``.
+
+    For an embeddings key, its own fields; for a key built on one (scores and projections
+    hold theirs under ``"embeddings"``), those of that key; ``None`` for fields a key does not
+    have. ``precision`` is ``"int8"`` for int8 embeddings, else ``"exact"``.
+    """
+    inner = cache_key.get("embeddings")
+    fields = inner if isinstance(inner, dict) else cache_key
+    return {"encoder": fields.get("encoder"), "frameset": fields.get("frameset"),
+            "precision": "int8" if fields.get("precision") else "exact"}

@@ -25,8 +25,6 @@ Every entry validates its inputs with one checker (:mod:`.validation`) and raise
 registry or the cache: scoring encoders on a FrameSet is :mod:`s2r.pipeline`'s job.
 """
 
-import importlib
-
 from s2r.metrics.action_probe import (  # noqa: F401
     ALPHA_GRID, DEFAULT_RIDGE_ALPHA, PAPER_TRAIN_ALPHA, ActionProbe, action_score)
 from s2r.metrics.baselines import (  # noqa: F401
@@ -57,13 +55,3 @@ __all__ = [
     "ActionScoreResult", "DomainProbe", "DomainProbeResult", "action_score", "REFERENCE_KEYS",
     "SCORE_KEYS", "SCORE_VERSION", "ScoreParams", "score_embeddings",
 ]
-
-#: Moved to :mod:`s2r.pipeline` (issue 12): resolved from there, on first use, for callers
-#: that still import them from here.
-_MOVED = ("score_encoder", "score_encoders")
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        return getattr(importlib.import_module("s2r.pipeline"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

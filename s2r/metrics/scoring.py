@@ -32,7 +32,6 @@ pairwise (:mod:`s2r.metrics.pairwise`).
 from __future__ import annotations
 
 import hashlib
-import importlib
 from typing import Any, Optional
 
 import numpy as np
@@ -357,14 +356,3 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
         "warnings": warnings,
     })
     return record
-
-
-#: Moved to :mod:`s2r.pipeline.scores` (issue 12): resolved from there, on first use, for
-#: callers that still import them from here.
-_MOVED = ("encoder_metadata", "score_key", "score_encoder", "score_encoders")
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        return getattr(importlib.import_module("s2r.pipeline.scores"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

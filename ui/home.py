@@ -1,0 +1,116 @@
+"""The home page's compute step: which encoders to score now, and the run with its progress.
+
+The page reads top to bottom; the decisions and the Streamlit progress widgets of a compute
+run live here so ``app.py`` only lays out the page.
+
+A run starts when the user presses the button, on the first visit of a session (the default
+set, unless ``$S2R_AUTOCOMPUTE=0``), or to resume a run interrupted by opening another page
+(:data:`ui.state.HOME_PENDING`). A reload starts a new session that computes again: the disk
+cache hands back every encoder already done.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import MutableMapping, Sequence
+
+import streamlit as st
+
+from s2r.errors import S2RError
+from ui import compute, widgets
+from ui import state as S
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the home page computes on this run.
+
+    todo : encoder ids selected and not yet scored in this session.
+    auto : a first visit: compute the selection without a click.
+    resume : a run was interrupted (another page was opened): finish it.
+    """
+
+    todo: list
+    auto: bool
+    resume: bool
+
+    def starts(self, pressed: bool) -> bool:
+        """Whether a run starts (there is work and a reason to do it now)."""
+        return bool(self.todo) and (pressed or self.auto or self.resume)
+
+
+def plan(state: MutableMapping, selected: Sequence[str], held: dict) -> Plan:
+    """The :class:`Plan` of a run of the home page."""
+    todo = [e for e in selected if e not in held]
+    auto = S.autocompute_enabled() and bool(todo) and state.get(S.HOME_AUTOCOMPUTED) != "done"
+    return Plan(todo=todo, auto=auto, resume=bool(todo) and bool(state.get(S.HOME_PENDING)))
+
+
+def _progress_box(label: str):
+    """An ``st.status`` box with a progress bar, and the progress callback that drives it
+    (updated at most every 2 % or when the message changes)."""
+    box = st.status(f"{label}: starting", expanded=False)
+    bar = box.progress(0.0, text="starting")
+    last = {"frac": -1.0, "msg": ""}
+
+    def progress(done: int, total: int, message: str = "") -> None:
+        frac = min(max(done / total, 0.0), 1.0) if total else 0.0
+        msg = message.split(":")[-1].strip() or "working"
+        if frac - last["frac"] >= 0.02 or msg != last["msg"] or frac >= 1.0:
+            bar.progress(frac, text=f"{msg} ({done}/{total})")
+            box.update(label=f"{label}: {msg}")
+            last.update(frac=frac, msg=msg)
+
+    return box, bar, progress
+
+
+def run(state: MutableMapping, frameset, encoder_ids: Sequence[str], held: dict, cache) -> None:
+    """Score each encoder with a progress box; records go into ``held`` (the session's
+    records of this dataset). S2R errors are shown in the encoder's box, never raised.
+
+    :data:`ui.state.HOME_PENDING` is set while the run lasts, so leaving the page resumes it
+    on return.
+    """
+    state[S.HOME_PENDING] = True
+    overall = st.progress(0.0, text=f"0 of {len(encoder_ids)} encoders")
+    for n, eid in enumerate(encoder_ids):
+        label = widgets.encoder_label(eid)
+        box, bar, progress = _progress_box(label)
+        with box:
+            start = time.perf_counter()
+            try:
+                held[eid] = compute.score_one(frameset, eid, cache, progress=progress,
+                                              precision=state[S.PRECISION])
+            except S2RError as exc:
+                box.update(label=f"{label}: failed", state="error", expanded=True)
+                box.error(str(exc))
+                continue
+            bar.progress(1.0, text="done")
+            box.update(label=f"{label}: done in {time.perf_counter() - start:.1f} s",
+                       state="complete")
+        overall.progress((n + 1) / len(encoder_ids), text=f"{n + 1} of {len(encoder_ids)} encoders")
+
+
+def finish(state: MutableMapping) -> None:
+    """Mark the session's first visit done and no run pending (the page got to its end)."""
+    state[S.HOME_AUTOCOMPUTED] = "done"
+    state[S.HOME_PENDING] = False
+
+
+def cache_rows(entries, fingerprint: str) -> list[dict]:
+    """The "What is cached" table: one row per cache entry (kind, encoder, precision,
+    dataset fingerprint, whether it belongs to the dataset shown, size, creation time)."""
+    import pandas as pd
+
+    from s2r.embed import key_fields
+
+    rows = []
+    for e in entries:
+        about = key_fields(e.key)
+        rows.append({"kind": e.kind, "encoder": about["encoder"] or "",
+                     "precision": about["precision"], "dataset": about["frameset"] or "",
+                     "this dataset": about["frameset"] == fingerprint,
+                     "MB": e.size_bytes / 2**20,
+                     "created": pd.Timestamp(e.created, unit="s").strftime("%Y-%m-%d %H:%M")})
+    return rows
