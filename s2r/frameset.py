@@ -18,13 +18,13 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
 from s2r.errors import DataError
 from s2r.identity import identity_of
-from s2r.images import ArrayImages, ImageSource, SubsetImages, as_indices
+from s2r.images import ArrayImages, SubsetImages, as_indices
 
 DOMAINS = ("sim", "real")
 #: Version of what the fingerprint hashes (a change makes every old cache entry a miss).

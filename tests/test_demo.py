@@ -8,7 +8,8 @@ import pytest
 
 import s2r.datasets.demo as demo
 from s2r.datasets.demo import ACTION_NAMES, STATE_NAMES, demo_renderer, make_demo, policy
-from s2r.datasets.demo.realism import gaussian_blur, sample_look
+from s2r.datasets.demo.realism import sample_look
+from s2r.datasets.demo.sensor import gaussian_blur
 from s2r.datasets.demo.scene import (FOREARM, UPPER_ARM, arm_joints, gripper_rotation,
                                      hand_point, hole_positions, make_camera, rot6d,
                                      rot_from_6d)

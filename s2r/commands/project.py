@@ -10,7 +10,6 @@ frames only and places each real frame into it.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
                      dataset_from_args, output_file)

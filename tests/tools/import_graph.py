@@ -1,0 +1,170 @@
+"""s2r's import graph and the architecture rules it must keep.
+
+Run ``python -m tests.tools.import_graph`` from the repository root: it prints every rule
+broken (exit status 1) or ``ok`` with the graph's size. ``tests/test_architecture.py`` runs
+the same checks in ``make test``.
+
+Every ``import`` counts, including the ones inside functions: a function-local import is
+still an edge (it only hides it from a reader). Rules:
+
+1. no import cycle anywhere in ``s2r/``;
+2. the pure layers (``s2r.metrics``, ``s2r.projection``, ``s2r.saliency``) never import the
+   cache, the encoder registry and builders, the embedding step or the pipeline;
+3. the encoder registry (``s2r.encoders.registry``) holds data and look-up only: within the
+   encoders package it imports the spec, the built-in entries, the user config, the backend
+   table and name suggestions (:data:`REGISTRY_MAY_IMPORT`), never a builder, a backend
+   module or the weights code;
+4. no module in ``s2r/`` is longer than :data:`MAX_LINES` lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+from typing import Iterable
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = "s2r"
+MAX_LINES = 520
+PURE = ("s2r.metrics", "s2r.projection", "s2r.saliency")
+ORCHESTRATION = ("s2r.cache", "s2r.encoders", "s2r.embed", "s2r.pipeline")
+REGISTRY_MAY_IMPORT = {f"s2r.encoders.{m}" for m in ("spec", "builtins", "config", "backend",
+                                                      "suggest")}
+
+
+def modules(root: Path = ROOT) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the package."""
+    found = {}
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(path: Path, module: str, known: Iterable[str]) -> set[str]:
+    """First-party modules ``module`` imports anywhere in its file (function-local too)."""
+    known = set(known)
+    is_package = path.name == "__init__.py"
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = _absolute(node, module, is_package)
+            names = [f"{target}.{a.name}" if f"{target}.{a.name}" in known else target
+                     for a in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in known:  # `import s2r.a.b` -> the deepest known module
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                out.add(name)
+    return out
+
+
+def graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module -> first-party modules it imports."""
+    mods = modules(root)
+    return {m: imports(p, m, mods) for m, p in mods.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    counter = 0
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.append(top)
+                    if top == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def _within(module: str, prefixes: Iterable[str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def layer_violations(edges: dict[str, set[str]]) -> list[str]:
+    """Rule 2 and 3 breaches, as ``"a -> b"`` lines."""
+    bad = []
+    for module, targets in sorted(edges.items()):
+        if _within(module, PURE):
+            bad += [f"{module} -> {t}" for t in sorted(targets) if _within(t, ORCHESTRATION)]
+        if module == "s2r.encoders.registry":
+            bad += [f"{module} -> {t}" for t in sorted(targets)
+                    if _within(t, ("s2r.encoders",)) and t not in REGISTRY_MAY_IMPORT]
+    return bad
+
+
+def long_modules(root: Path = ROOT, limit: int = MAX_LINES) -> list[str]:
+    """Modules over ``limit`` lines, as ``"module: N lines"``."""
+    out = []
+    for module, path in modules(root).items():
+        n = len(path.read_text().splitlines())
+        if n > limit:
+            out.append(f"{module}: {n} lines")
+    return out
+
+
+def problems(root: Path = ROOT) -> list[str]:
+    """Every broken rule, one line each (empty when the architecture holds)."""
+    edges = graph(root)
+    return ([f"import cycle: {' -> '.join(c)}" for c in cycles(edges)]
+            + [f"layer: {v}" for v in layer_violations(edges)]
+            + [f"too long: {m}" for m in long_modules(root)])
+
+
+def main() -> int:
+    found = problems()
+    for line in found:
+        print(line)
+    if not found:
+        edges = graph()
+        print(f"ok: {len(edges)} modules, {sum(map(len, edges.values()))} import edges, "
+              f"no cycle, layers kept, every module <= {MAX_LINES} lines")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
