@@ -231,7 +231,8 @@ def test_an_int8_encoder_passed_in_embeds_int8(tiny, resnet18_int8):
 # ----------------------------------------------------------------------------- scores, CLI
 def test_score_records_say_which_precision_ran(tiny, monkeypatch):
     from s2r.metrics.leaderboard import merge_records
-    from s2r.metrics.scoring import ScoreParams, score_encoder
+    from s2r.metrics.params import ScoreParams
+    from s2r.pipeline import score_encoder
 
     params = ScoreParams(n_boot=0)
     exact = score_encoder(tiny, "resnet18@random", params=params, device="cpu")

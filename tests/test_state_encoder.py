@@ -57,9 +57,10 @@ def test_build_encoder_refuses_with_a_clear_message():
 
 # ----------------------------------------------------------------------------- embedding
 def test_embedding_is_the_state_exactly_without_a_model_or_cache(demo, monkeypatch):
-    import s2r.embed as embed_mod
+    import s2r.encoders.build as build_mod  # every build goes through build_encoder
 
-    monkeypatch.setattr(embed_mod, "_build", lambda *a, **k: pytest.fail("a model was built"))
+    monkeypatch.setattr(build_mod, "build_encoder",
+                        lambda *a, **k: pytest.fail("a model was built"))
     cache = Cache()
     seen = []
     Z = embed_frameset(demo, "state", cache=cache,
@@ -88,7 +89,7 @@ def test_stateless_frameset_is_refused_naming_the_dataset():
 
 
 def test_state_narrower_than_pca_dim_is_a_metric_error():
-    from s2r.metrics.scoring import score_encoder
+    from s2r.pipeline import score_encoder
 
     narrow = synthetic_frameset(sim_eps=(10, 10, 10), real_eps=(10, 10, 10), state_dim=4)
     with pytest.raises(MetricError, match="pca_dim=16 is too large .* dimension 4"):
