@@ -7,8 +7,9 @@ every record whose key hashes to its file name and whose array file has the reco
 is restored (the checksum is checked on the next hit as always). One warning names the
 folder moved aside and what was recovered. An index found empty while record files exist (a
 file truncated to zero bytes, a deleted index) is refilled the same way. Caches written
-before record files existed get them when first opened. Repairs hold ``locks/index.lock`` so
-two processes never both move the index aside.
+before record files existed get them when first opened. Opening and repairing hold
+``locks/index.lock``, so two processes never both move the index aside, and none opens an
+index while another is moving it aside or rebuilding it.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import logging
 import os
 import sqlite3
 import time
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import diskcache
 import filelock
@@ -96,7 +97,11 @@ class Index:
 
     # ----------------------------------------------------------------- opening
     def _open(self):
-        """Open the index; repair it first if it is unreadable or has lost all its records."""
+        """Open the index; repair it first if it is unreadable or has lost all its records.
+
+        Runs under ``locks/index.lock``, like repairs: an open never sees an index that
+        another process or thread is moving aside or rebuilding.
+        """
         layout = self.layout
         for folder in (layout.root, layout.arrays_dir, layout.locks_dir):
             try:
@@ -104,16 +109,17 @@ class Index:
             except OSError as exc:
                 raise CacheError(f"cannot create the cache folder {folder}: "
                                  f"{exc.strerror or exc}") from None
-        try:
-            handle = self._try_open()
-        except _Unreadable as exc:
-            return self._repair(str(exc))
-        if len(handle) == 0 and layout.has_record_files():
-            handle.close()
-            return self._repair(None)
-        if not layout.records_dir.is_dir():  # a cache written before record files existed
-            export_records(layout, handle)
-        return handle
+        with self._index_lock("cannot be opened"):
+            try:
+                handle = self._try_open()
+            except _Unreadable as exc:
+                return self._repair_locked(str(exc))
+            if len(handle) == 0 and layout.has_record_files():
+                handle.close()
+                return self._repair_locked(None)
+            if not layout.records_dir.is_dir():  # a cache written before record files existed
+                export_records(layout, handle)
+            return handle
 
     def _try_open(self):
         """Open the diskcache index and run ``PRAGMA quick_check`` on it.
@@ -154,6 +160,22 @@ class Index:
         return handle
 
     # ----------------------------------------------------------------- repairing
+    @contextmanager
+    def _index_lock(self, what: str) -> Iterator[None]:
+        """Hold ``locks/index.lock`` (opens and repairs of the index take turns)."""
+        lock_path = self.layout.locks_dir / "index.lock"
+        lock = filelock.FileLock(str(lock_path))
+        try:
+            lock.acquire(timeout=REPAIR_TIMEOUT)
+        except filelock.Timeout:
+            raise CacheError(f"cache index {self.layout.index_dir} {what}, but {lock_path} has "
+                             f"been held by another process for {REPAIR_TIMEOUT:.0f} s; "
+                             "try again later") from None
+        try:
+            yield
+        finally:
+            lock.release()
+
     def _repair(self, reason: Optional[str], failed_ident: Optional[tuple] = None):
         """Move an unreadable index aside and rebuild it from ``records/``; return the handle.
 
@@ -162,40 +184,34 @@ class Index:
         index file a query just failed on: that file is moved aside even if it passes the
         quick check. Emits exactly one warning when it repaired something.
         """
+        with self._index_lock("needs repair"):
+            return self._repair_locked(reason, failed_ident)
+
+    def _repair_locked(self, reason: Optional[str], failed_ident: Optional[tuple] = None):
+        """:meth:`_repair`, for a caller that holds ``locks/index.lock``."""
         layout = self.layout
-        lock_path = layout.locks_dir / "index.lock"
-        lock = filelock.FileLock(str(lock_path))
         try:
-            lock.acquire(timeout=REPAIR_TIMEOUT)
-        except filelock.Timeout:
-            raise CacheError(f"cache index {layout.index_dir} needs repair, but {lock_path} has "
-                             f"been held by another process for {REPAIR_TIMEOUT:.0f} s; "
-                             "try again later") from None
-        try:
+            handle = self._try_open()
+        except _Unreadable as exc:
+            handle, reason = None, str(exc)
+        else:
+            if failed_ident is not None and self._ident == failed_ident:
+                handle.close()
+                handle = None
+        moved = None
+        if handle is None:
+            moved = self._move_aside()
             try:
                 handle = self._try_open()
             except _Unreadable as exc:
-                handle, reason = None, str(exc)
-            else:
-                if failed_ident is not None and self._ident == failed_ident:
-                    handle.close()
-                    handle = None
-            moved = None
-            if handle is None:
-                moved = self._move_aside()
-                try:
-                    handle = self._try_open()
-                except _Unreadable as exc:
-                    raise CacheError(f"cache index {layout.index_dir} could not be recreated "
-                                     f"after moving the old one to {moved}: {exc}") from None
-            elif len(handle) > 0 or not layout.has_record_files():
-                return handle  # repaired by another process while we waited for the lock
-            restored, total = restore_records(layout, handle)
-            layout.records_dir.mkdir(exist_ok=True)
-            _LOG.warning("%s", self._repair_message(reason, moved, restored, total))
-            return handle
-        finally:
-            lock.release()
+                raise CacheError(f"cache index {layout.index_dir} could not be recreated "
+                                 f"after moving the old one to {moved}: {exc}") from None
+        elif len(handle) > 0 or not layout.has_record_files():
+            return handle  # repaired by another process while we waited for the lock
+        restored, total = restore_records(layout, handle)
+        layout.records_dir.mkdir(exist_ok=True)
+        _LOG.warning("%s", self._repair_message(reason, moved, restored, total))
+        return handle
 
     def _repair_message(self, reason: Optional[str], moved: Optional[Path], restored: int,
                         total: int) -> str:
