@@ -35,11 +35,6 @@ from s2r.embed.compute import compute_embeddings, embed_frames
 from s2r.embed.int8 import embedding_precision, int8_check
 from s2r.embed.keys import PREPROCESS_VERSION, embeddings_key, key_fields
 
-# A private name kept for code outside this package that still uses it (issue 12: its owner
-# switches to a public one): tests/test_state_encoder.py monkeypatches _build, which no longer
-# intercepts builds (patch s2r.encoders.build_encoder, which every build goes through).
-from s2r.embed.resolve import build as _build  # noqa: E402,F401
-
 __all__ = ["PREPROCESS_VERSION", "key_fields", "DEFAULT_BATCH_SIZE_CPU", "DEFAULT_BATCH_SIZE_CUDA",
            "compute_embeddings", "embed_frames", "embed_frameset", "embeddings_key",
            "embedding_precision", "int8_check", "default_batch_size", "state_embeddings"]
