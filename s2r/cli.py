@@ -55,6 +55,44 @@ def dataset_from_args(args: argparse.Namespace):
                             state_key=args.state_key, progress=progress)
 
 
+#: Help of every command's ``--encoder``.
+ENCODER_HELP = ("encoder id from 'python -m s2r encoders' (e.g. resnet18, efficientnet-lite0, "
+                "pixels; ID@random for random weights; state: the dataset's robot state as a "
+                "reference)")
+
+
+def add_command(subparsers, name: str, *, help: str, description: str, dataset: bool = False,
+                encoder: bool = False, show_defaults: bool = False) -> argparse.ArgumentParser:
+    """The parser of one subcommand: its help, and the arguments shared between commands.
+
+    Parameters
+    ----------
+    subparsers
+        What ``ArgumentParser.add_subparsers`` returned.
+    name, help, description : str
+        The command's name, its line in ``python -m s2r --help`` and its own ``--help`` text.
+    dataset : bool
+        Add the DATASET positional and its options (:func:`add_dataset_args`).
+    encoder : bool
+        Add ``--encoder NAME`` (required).
+    show_defaults : bool
+        Print every option's default in ``--help``.
+    """
+    extra = {"formatter_class": argparse.ArgumentDefaultsHelpFormatter} if show_defaults else {}
+    parser = subparsers.add_parser(name, help=help, description=description, **extra)
+    if dataset:
+        add_dataset_args(parser)
+    if encoder:
+        parser.add_argument("--encoder", required=True, metavar="NAME", help=ENCODER_HELP)
+    return parser
+
+
+def add_cache_dir_arg(parser) -> None:
+    """Add ``--cache-dir DIR`` to ``parser``."""
+    parser.add_argument("--cache-dir", default=None, metavar="DIR",
+                        help="cache folder (default $S2R_CACHE_DIR or ./cache)")
+
+
 def add_runtime_args(parser, *, no_cache: bool = True, precision: bool = False) -> None:
     """Add ``--device``, ``--cache-dir`` (and ``--no-cache``, ``--precision``) to ``parser``
     (or a group)."""
@@ -66,8 +104,7 @@ def add_runtime_args(parser, *, no_cache: bool = True, precision: bool = False) 
                                  "(default, exact); int8 = CPU int8 for ResNet/VGG-type "
                                  "encoders, ~2.5x faster, cosine ~0.9997 to fp32 (others run "
                                  "in auto)")
-    parser.add_argument("--cache-dir", default=None, metavar="DIR",
-                        help="cache folder (default $S2R_CACHE_DIR or ./cache)")
+    add_cache_dir_arg(parser)
     if no_cache:
         parser.add_argument("--no-cache", action="store_true",
                             help="neither read nor write the cache")

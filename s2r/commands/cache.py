@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 import time
 
+from s2r.cli import add_cache_dir_arg, add_command
+
 
 def register(subparsers):
-    p = subparsers.add_parser(
-        "cache", help="list (ls) or delete (clear) cached embeddings and results",
+    p = add_command(
+        subparsers, "cache", help="list (ls) or delete (clear) cached embeddings and results",
         description="List or delete the entries of the s2r disk cache ($S2R_CACHE_DIR, else "
                     "./cache): embeddings keyed by dataset fingerprint, encoder, weights and "
                     "preprocessing version, plus small results.")
     p.add_argument("action", choices=("ls", "clear"), help="ls: list entries; clear: delete all")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p.add_argument("--cache-dir", default=None, metavar="DIR",
-                   help="cache folder (default $S2R_CACHE_DIR or ./cache)")
+    add_cache_dir_arg(p)
     p.set_defaults(func=run)
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 
+from s2r.cli import add_command
 from s2r.datasets import DEMO_DEFAULTS
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "demo", help="write the procedural sim/real demo dataset to a folder",
+    p = add_command(
+        subparsers, "demo", help="write the procedural sim/real demo dataset to a folder",
         description="Render the built-in demo (sim and real robot assembly scene, with masks and "
                     "state) and write it in the s2r folder layout.")
     d = DEMO_DEFAULTS

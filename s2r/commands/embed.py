@@ -10,24 +10,18 @@ cache.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
+from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
                      dataset_from_args, output_file)
 from s2r.errors import S2RError
 
 
 def register(subparsers):
-    p = subparsers.add_parser(
-        "embed", help="embed every frame of a dataset with one encoder (cached) into an .npz",
+    p = add_command(
+        subparsers, "embed",
+        help="embed every frame of a dataset with one encoder (cached) into an .npz",
         description="Embed every frame of DATASET with one encoder and write an .npz with "
                     "embeddings (N, D) float32, domain, episode, step, actions and encoder. "
-                    "Results are cached (see 'python -m s2r cache').")
-    add_dataset_args(p)
-    p.add_argument("--encoder", required=True, metavar="NAME",
-                   help="encoder id from 'python -m s2r encoders' (e.g. resnet18, "
-                        "efficientnet-lite0, pixels; ID@random for random weights; state: "
-                        "the dataset's robot state as a reference)")
+                    "Results are cached (see 'python -m s2r cache').", dataset=True, encoder=True)
     p.add_argument("--out", required=True, metavar="FILE.npz", help="output file (.npz)")
     p.add_argument("--batch-size", type=int, default=None, metavar="B",
                    help="frames per forward pass (default 64 on CPU, 256 on CUDA; halved "

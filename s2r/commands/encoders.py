@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 
+from s2r.cli import add_command
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "encoders", help="list the encoders and whether their weights are available",
+    p = add_command(
+        subparsers, "encoders", help="list the encoders and whether their weights are available",
         description="List the encoder registry (the paper's Table I encoders, the pixels "
                     "baseline, the robot-state reference, EfficientNet-Lite0 and user "
                     "encoders from s2r_encoders.toml / $S2R_ENCODERS) with availability: "

@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 
-from s2r.cli import add_dataset_args, dataset_from_args
+from s2r.cli import add_command, dataset_from_args
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser(
-        "info", help="print frame/episode counts, image shape, action dim and fingerprint (JSON)",
+    p = add_command(
+        subparsers, "info",
+        help="print frame/episode counts, image shape, action dim and fingerprint (JSON)",
         description="Load a dataset and print its summary as JSON: frames and episodes per "
                     "domain, image shape, action dimension and names, masks, state, "
-                    "fingerprint and where it came from.")
-    add_dataset_args(p)
+                    "fingerprint and where it came from.", dataset=True)
     p.set_defaults(func=run)
 
 

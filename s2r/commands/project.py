@@ -9,9 +9,7 @@ frames only and places each real frame into it.
 
 from __future__ import annotations
 
-import argparse
-
-from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
+from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
                      dataset_from_args, output_file)
 from s2r.errors import S2RError
 
@@ -19,17 +17,15 @@ from s2r.errors import S2RError
 def register(subparsers) -> None:
     from s2r.projection import MODES
 
-    p = subparsers.add_parser(
-        "project", help="t-SNE map of sim and real embeddings into a CSV (index, domain, x, y) "
-                        "and the mixing number",
+    p = add_command(
+        subparsers, "project",
+        help="t-SNE map of sim and real embeddings into a CSV (index, domain, x, y) and the "
+             "mixing number",
         description="Embed DATASET with one encoder (cached), project sim and real frames to "
                     "2-D with openTSNE (PCA to 50 dimensions first, PCA initialisation, fixed "
                     "seed; cached) and write index, domain, x, y per frame. Prints the mixing "
                     "number: 1 = as mixed as random labels, 0 = separated domains.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_dataset_args(p)
-    p.add_argument("--encoder", required=True, metavar="NAME",
-                   help="encoder id from 'python -m s2r encoders' (ID@random: random weights)")
+        dataset=True, encoder=True, show_defaults=True)
     p.add_argument("--out", required=True, metavar="FILE.csv", help="output CSV file")
     p.add_argument("--mode", choices=MODES, default="joint",
                    help="joint: fit all frames; place-real: fit sim frames, place real ones")
@@ -44,8 +40,8 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from s2r.encoders import get_spec
-    from s2r.progress import tqdm_progress
     from s2r.pipeline import project_frameset
+    from s2r.progress import tqdm_progress
 
     out = output_file(args.out, (".csv",))
     if args.max_per_domain < 0:

@@ -11,14 +11,12 @@ inside the mask), the mask area (chance level) and the lift (focus / area) of ea
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 
 import numpy as np
 
-from s2r.cli import (add_dataset_args, add_runtime_args, cache_from_args, dataset_from_args,
-                     output_folder)
+from s2r.cli import add_command, add_runtime_args, cache_from_args, dataset_from_args, output_folder
 from s2r.errors import S2RError
 
 _GAP = 4  # white pixels between the sim and the real overlay
@@ -27,17 +25,15 @@ _GAP = 4  # white pixels between the sim and the real overlay
 def register(subparsers) -> None:
     from s2r.options import METHODS, TARGET_KINDS
 
-    p = subparsers.add_parser(
-        "saliency", help="saliency maps of sim/real frame pairs: overlay PNGs and a JSON of "
-                         "focus and sim/real agreement",
+    p = add_command(
+        subparsers, "saliency",
+        help="saliency maps of sim/real frame pairs: overlay PNGs and a JSON of focus and "
+             "sim/real agreement",
         description="Compute saliency maps (Captum) of sim frames and their paired real frames "
                     "for one encoder and target; write side-by-side overlay PNGs and "
                     "saliency.json (focus on the task-relevant mask when the dataset has "
                     "masks, sim/real agreement per pair).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    add_dataset_args(p)
-    p.add_argument("--encoder", required=True, metavar="NAME",
-                   help="encoder id from 'python -m s2r encoders' (ID@random: random weights)")
+        dataset=True, encoder=True, show_defaults=True)
     p.add_argument("--frames", default=None, metavar="IDS",
                    help="comma-separated FrameSet indices of sim frames (default: 4 sim frames "
                         "evenly spread over the dataset)")

@@ -26,7 +26,7 @@ import argparse
 import fnmatch
 from pathlib import Path
 
-from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
+from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
                      dataset_from_args, output_file)
 from s2r.errors import S2RError
 
@@ -42,13 +42,14 @@ def register(subparsers) -> None:
     from s2r.metrics.domain_probe import DEFAULT_DOMAIN_C
     from s2r.metrics.folds import DEFAULT_N_FOLDS
 
-    p = subparsers.add_parser(
-        "score", help="score encoders on a dataset (DIS, action/transfer scores, domain probe, "
-                      "Sim2Real score, bootstrap CIs) into a .json/.csv leaderboard",
+    p = add_command(
+        subparsers, "score",
+        help="score encoders on a dataset (DIS, action/transfer scores, domain probe, "
+             "Sim2Real score, bootstrap CIs) into a .json/.csv leaderboard",
         description="Embed DATASET with each encoder (cached) and write one record per encoder "
                     "with every score and its episode-bootstrap confidence interval. With "
-                    "--merge, the positional arguments are leaderboard files to merge instead.")
-    add_dataset_args(p)
+                    "--merge, the positional arguments are leaderboard files to merge instead.",
+        dataset=True)
     p.add_argument("--encoders", default=None, metavar="A,B,...",
                    help="comma-separated encoder ids or wildcards ('r3m-*'); see "
                         "'python -m s2r encoders'")
@@ -193,8 +194,7 @@ def _write_pairwise(records, path: Path, ci: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2r.metrics.leaderboard import (FORMATS, merge_leaderboard_records,
-                                         write_records)
+    from s2r.metrics.leaderboard import FORMATS, merge_leaderboard_records, write_records
 
     out = output_file(args.out, tuple(FORMATS))
     pairwise = output_file(args.pairwise, tuple(FORMATS), flag="--pairwise") if args.pairwise \
