@@ -7,8 +7,8 @@ rotations and gripper widths weigh alike; the partner is the nearest real frame 
 Frames rendered from the same state (the paired demo) are exact partners at distance 0.
 
 The search is exact, blocked brute force on BLAS: robot states are 10-25-D, where a k-d tree
-degenerates (``bench/bench_pairing.py``: pairing all 25k sim frames of a 50k-frame demo with
-22-D states is 2.7x faster than scipy's cKDTree); pairing one frame takes milliseconds.
+degenerates (``bench/bench_pairing.py`` compares it with scipy's cKDTree; figures in the
+README, "Frame pairs").
 """
 
 from __future__ import annotations

@@ -2,12 +2,10 @@
 
 Why
 ---
-On CPU the fp32 forward pass is nearly the whole cost of embedding (ResNet18: ~30 of ~31 ms
-per 240x320 frame, preprocessing included) and it already runs close to the CPU's fp32 peak,
-so no fp32 pipeline can be much faster than the paper's reference path. int8 kernels (x86
-``fbgemm``/oneDNN, AVX2) do more multiply-adds per cycle: measured on a 2-core AVX2 CPU,
-ResNet18 int8 ran 14 ms per frame against 34 ms fp32 channels-last and 44 ms fp32 NCHW
-(``bench/bench_embed.py``).
+On CPU the fp32 forward pass is nearly the whole cost of embedding and already runs close to
+the CPU's fp32 peak, so no fp32 pipeline can be much faster than the paper's reference path.
+int8 kernels (x86 ``fbgemm``/oneDNN, AVX2) do more multiply-adds per cycle (the measured
+speed-up: README, "Embeddings and the disk cache"; ``bench/bench_embed.py``).
 
 Fidelity guard
 --------------

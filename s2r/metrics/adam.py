@@ -128,8 +128,7 @@ def _torch_threads_for(flops_per_step: int, device) -> Iterator[None]:
     afterwards).
 
     A mini-batch step of a small probe is a few microseconds of arithmetic; with several
-    threads on a busy machine the synchronisation costs ~15x more than the work (measured
-    20 s vs 1.2 s for 1,600 steps of a 20 -> 4 probe on 2 shared cores).
+    threads on a busy machine the thread synchronisation costs many times the work.
     """
     import torch
 
