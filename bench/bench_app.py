@@ -37,7 +37,7 @@ QUICK_ENCODERS = "resnet18@random,pixels"
 
 def cold_start_browser(env: dict) -> float:
     """Seconds from ``streamlit run`` to the scores table on the home page (Chromium)."""
-    from tests.browser_utils import browser_page, running_app
+    from tests.helpers.browser import browser_page, running_app
 
     start = time.perf_counter()
     with running_app(env) as url, browser_page() as page:
@@ -141,7 +141,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
 
-    from tests.browser_utils import chromium_available
+    from tests.helpers.browser import chromium_available
     from ui import state as S
 
     cache = tempfile.mkdtemp(prefix="s2r-bench-app-")

@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.browser_utils import browser_page, find_chart_point, running_app  # noqa: E402
+from tests.helpers.browser import browser_page, find_chart_point, running_app  # noqa: E402
 
 OUT = REPO / "docs" / "screenshots"
 WIDTH = 1400

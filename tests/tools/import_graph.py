@@ -1,8 +1,8 @@
 """s2r's import graph and the architecture rules it must keep.
 
 Run ``python -m tests.tools.import_graph`` from the repository root: it prints every rule
-broken (exit status 1) or ``ok`` with the graph's size. ``tests/test_architecture.py`` runs
-the same checks in ``make test``.
+broken (exit status 1) or ``ok`` with the graph's size.
+``tests/architecture/test_import_graph.py`` runs the same checks in ``make test``.
 
 Every ``import`` counts, including the ones inside functions: a function-local import is
 still an edge (it only hides it from a reader). Rules:

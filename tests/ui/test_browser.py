@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser_utils import browser_page, find_chart_point, running_app
+from tests.helpers.browser import browser_page, find_chart_point, running_app
 
 pytestmark = pytest.mark.browser
 

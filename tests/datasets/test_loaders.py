@@ -7,8 +7,6 @@ import pickle
 import numpy as np
 import pytest
 
-from datafiles import (frames, robomimic_demos, synthetic_frameset, write_hdf5, write_png,
-                       write_zarr)
 from s2r.datasets import DEMO_DEFAULTS, load_dataset, parse_spec
 from s2r.datasets._sources import ChunkedImages
 from s2r.datasets.folder import load_folder, write_folder
@@ -16,6 +14,8 @@ from s2r.datasets.furniturebench import ACTION_NAMES_10, load_furniturebench
 from s2r.datasets.robomimic import OSC_POSE_NAMES, load_robomimic
 from s2r.errors import DataError
 from s2r.images import FileImages
+from tests.helpers.datafiles import (frames, robomimic_demos, synthetic_frameset, write_hdf5,
+                                     write_png, write_zarr)
 
 
 def all_pixels(fs):

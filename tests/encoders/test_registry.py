@@ -9,6 +9,7 @@ import pytest
 from s2r.encoders import (BUILTIN_SPECS, EncoderRegistry, get_spec, list_encoders,
                           random_variant, status)
 from s2r.errors import EncoderError
+from tests.helpers import REPO
 
 # The paper's Table I, copied by hand: number -> (name, architecture, dim, params (M),
 # training type, pretraining data).
@@ -385,10 +386,9 @@ def test_encoders_have_no_import_cycle_and_the_registry_builds_nothing():
 def test_importing_the_registry_loads_no_model_library():
     import subprocess
     import sys
-    from pathlib import Path
 
     code = ("import sys, s2r.encoders.registry; "
             "print([m for m in ('torch', 'timm', 'open_clip') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=Path(__file__).resolve().parents[1])
+                         check=True, cwd=REPO)
     assert out.stdout.strip() == "[]"

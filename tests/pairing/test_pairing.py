@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from datafiles import frames
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
 from s2r.pairing import FramePairer, frame_pair, pair_frames, pairing_features
+from tests.helpers.datafiles import frames
 
 
 def make_fs(sim_state, real_state, sim_actions=None, real_actions=None):

@@ -9,14 +9,13 @@ tests read that cache, as a user's later session would.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.helpers import APP
 from ui import state as S
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ("pages/1_Scores.py", "pages/2_Projection.py", "pages/3_Saliency.py",
          "pages/4_Compare.py")
 TINY = "demo:episodes=4,steps=8,height=96,width=128"
@@ -31,7 +30,7 @@ def _env(monkeypatch, cache_dir) -> None:
 
 
 def _app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
     if page is not None:
         at.switch_page(page)
     return at

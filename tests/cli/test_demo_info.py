@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +13,8 @@ import pytest
 from s2r.cli import main
 from s2r.datasets.demo import make_demo
 from s2r.datasets.folder import load_folder
+from tests.helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 DEMO_ARGS = ["--episodes", "2", "--steps", "5", "--gap", "0.3", "--seed", "4",
              "--height", "64", "--width", "80"]
 DEMO_KW = dict(episodes=2, steps=5, gap=0.3, seed=4, height=64, width=80)

@@ -18,12 +18,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from datafiles import frames, robomimic_demos, synthetic_frameset, write_hdf5, write_png, write_zarr
 from s2r.cache import Cache
 from s2r.datasets import load_dataset, storage_identity
 from s2r.datasets.folder import write_folder
 from s2r.embed import embed_frameset
 from s2r.errors import DataError
+from tests.helpers.datafiles import (frames, robomimic_demos, synthetic_frameset, write_hdf5,
+                                     write_png, write_zarr)
 
 # Linux stamps file times from a clock that ticks every few milliseconds: a test that edits
 # a file right after writing it waits one tick, as any real edit does.

@@ -19,8 +19,8 @@ import pytest
 
 from s2r.cache import Cache, CacheError, describe_key, key_hash
 from s2r.cli import main
+from tests.helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 KEY = {"kind": "embeddings", "frameset": "0123456789abcdef", "encoder": "resnet18@random",
        "weights": "feedface", "preprocess": 1}
 JSON_KEY = {"kind": "score", "score_version": 1, "embeddings": KEY, "params": {"k": 3}}

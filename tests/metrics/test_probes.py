@@ -14,7 +14,6 @@ from s2r.metrics.crossval import (domain_probe_accuracy, heldout_action_score,
 from s2r.metrics.domain_probe import DomainProbe
 from s2r.metrics.folds import episode_folds
 from s2r.metrics.probe_data import ProbeData
-from tests.test_metrics_dis import pixels_embeddings  # noqa: F401  (shared fixture)
 
 
 def linear_data(n_episodes=20, steps=15, dim=8, actions=3, noise=0.5, seed=0, shift=0.0):
@@ -134,7 +133,7 @@ def test_shuffled_actions_score_exactly_their_floor():
     assert -0.1 < null.floor < 0.02
 
 
-def test_shuffled_demo_actions_score_near_zero(pixels_embeddings):  # noqa: F811
+def test_shuffled_demo_actions_score_near_zero(pixels_embeddings):
     fs, Z = pixels_embeddings[1]
     rng = np.random.default_rng(0)
     # Shuffle whole episodes' action sequences between episodes: no frame-action link left.
@@ -342,7 +341,7 @@ def test_domain_probe_linear_form_matches_sklearn():
     assert 0.5 < probe.score(Z, domain) <= 1.0
 
 
-def test_domain_probe_rises_with_the_demo_gap(pixels_embeddings):  # noqa: F811
+def test_domain_probe_rises_with_the_demo_gap(pixels_embeddings):
     acc = [domain_probe_accuracy(Z, fs.domain, fs.episode).value for fs, Z in pixels_embeddings]
     assert acc[0] < 0.65            # gap 0: real frames are the sim frames
     assert acc[2] > 0.9             # gap 1: easy to tell apart

@@ -23,12 +23,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from datafiles import frames, robomimic_demos, synthetic_frameset, write_hdf5, write_png, write_zarr
 from s2r.datasets import load_dataset
 from s2r.datasets.folder import write_folder
 from s2r.errors import S2RError
+from tests.helpers import REPO
+from tests.helpers.datafiles import (frames, robomimic_demos, synthetic_frameset, write_hdf5,
+                                     write_png, write_zarr)
 
-REPO = Path(__file__).resolve().parents[1]
 TINY_DEMO = "demo:episodes=2,steps=4,height=64,width=80"
 
 

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from datafiles import synthetic_frameset
 from s2r.cache import Cache
 from s2r.cli import main
 from s2r.embed import embed_frameset, embeddings_key
 from s2r.encoders import build_encoder, get_spec, list_encoders, status, weights_fingerprint
 from s2r.errors import EncoderError, MetricError
+from tests.helpers import APP
+from tests.helpers.datafiles import synthetic_frameset
 
 DEMO = "demo:episodes=3,steps=8,height=64,width=80"
 
@@ -144,7 +144,6 @@ def test_cli_saliency_refuses_in_one_line(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------- app
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TINY = "demo:episodes=3,steps=8,height=96,width=128"
 
 
@@ -154,7 +153,7 @@ def _app(monkeypatch, cache_dir):
     monkeypatch.setenv("S2R_CACHE_DIR", str(cache_dir))
     monkeypatch.setenv("S2R_DEMO_SPEC", TINY)
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "pixels,state")
-    return AppTest.from_file(APP, default_timeout=300)
+    return AppTest.from_file(str(APP), default_timeout=300)
 
 
 def _ok(at) -> None:

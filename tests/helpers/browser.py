@@ -1,6 +1,6 @@
 """Run the dashboard in a subprocess and drive it with Playwright + Debian's Chromium.
 
-Used by ``tests/test_browser.py``, ``bench/bench_app.py`` and ``bench/take_screenshots.py``.
+Used by ``tests/ui/test_browser.py``, ``bench/bench_app.py`` and ``bench/take_screenshots.py``.
 Facts this relies on (see the project's browser-testing notes): Debian's ``chromium`` works
 headless as root with the flags in :data:`CHROMIUM_ARGS`; Playwright drives it through
 ``executable_path`` (never ``playwright install``); Streamlit renders after load over a
@@ -21,7 +21,8 @@ import urllib.request
 from pathlib import Path
 from typing import Iterator, Mapping, Optional
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers import APP, REPO
+
 CHROMIUM = os.environ.get("S2R_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
@@ -65,7 +66,7 @@ def running_app(env: Optional[Mapping[str, str]] = None, *, log_path: Optional[P
     """
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    cmd = [sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"),
+    cmd = [sys.executable, "-m", "streamlit", "run", str(APP),
            "--server.headless", "true", "--server.address", "127.0.0.1",
            "--server.port", str(port), "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]

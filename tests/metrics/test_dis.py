@@ -12,26 +12,6 @@ from s2r.errors import MetricError
 from s2r.metrics.dis import (DEFAULT_PCA_DIM, dis_from_centroids, domain_invariance_score,
                              fit_dis_space)
 
-DEMO_GAPS = (0.0, 0.5, 1.0)
-
-
-@pytest.fixture(scope="session")
-def pixels_embeddings():
-    """``[(FrameSet, Z)]`` of paired demos at gaps 0, 0.5, 1 embedded by ``pixels`` (3072-D).
-
-    Paired: the real episodes replay the sim states, so only the gap differs between
-    domains. Shared with test_metrics_probes.py (imported there).
-    """
-    from s2r.datasets.demo import make_demo
-    from s2r.embed import embed_frameset
-
-    out = []
-    for gap in DEMO_GAPS:
-        fs = make_demo(episodes=4, steps=12, gap=gap, seed=0, paired=True, height=96, width=128)
-        out.append((fs, np.asarray(embed_frameset(fs, "pixels", cache=False, device="cpu"),
-                                   dtype=np.float64)))
-    return out
-
 
 def test_hand_computed_1d():
     # PCA of 1-D data is a shift (and maybe a sign flip); min-max maps 0,1,3,4 to
