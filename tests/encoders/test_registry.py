@@ -10,6 +10,7 @@ from s2r.encoders import (BUILTIN_SPECS, EncoderRegistry, get_spec, list_encoder
                           random_variant, status)
 from s2r.errors import EncoderError
 from tests.helpers import REPO
+from tests.tools import import_graph
 
 # The paper's Table I, copied by hand: number -> (name, architecture, dim, params (M),
 # training type, pretraining data).
@@ -336,33 +337,13 @@ def test_a_backend_plugs_in_with_one_module_and_one_registration():
 
 def _encoders_import_graph() -> dict:
     """Module -> the s2r.encoders modules it imports anywhere in its file (function-local
-    imports count: they are edges all the same)."""
-    import ast
-    from pathlib import Path
+    imports count: they are edges all the same), from the one import-graph implementation."""
 
-    root = Path(__file__).resolve().parents[1]
-    files = {}
-    for path in sorted((root / "s2r" / "encoders").rglob("*.py")):
-        parts = path.relative_to(root).with_suffix("").parts
-        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    edges = {}
-    for module, path in files.items():
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in files
-                         else node.module for a in node.names]
-            else:
-                continue
-            for name in names:
-                while name and name not in files:
-                    name = name.rpartition(".")[0]
-                if name and name != module:
-                    found.add(name)
-        edges[module] = found
-    return edges
+    def inside(module):
+        return module == "s2r.encoders" or module.startswith("s2r.encoders.")
+
+    return {module: {t for t in targets if inside(t)}
+            for module, targets in import_graph.graph().items() if inside(module)}
 
 
 def test_encoders_have_no_import_cycle_and_the_registry_builds_nothing():
