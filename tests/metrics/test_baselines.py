@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from s2r.metrics import _moments as mom
 from s2r.metrics.action_probe import action_score
 from s2r.metrics.baselines import (MIN_CEILING_GAIN, MIN_EPISODES, MIN_FRAMES_PER_BLOCK,
                                    estimability, skill, skill_reference)
@@ -73,5 +72,4 @@ def test_training_null_reaches_one_when_the_dimension_reaches_the_frames():
     # Few features: the null is about rank / (n - 1).
     small = ProbeData(Z[:, :3], domain, Y, episode)
     assert small.train_null(0.0) == pytest.approx(3 / 29)
-    assert mom.training_null(small.gm.combine(np.ones(small.folds.n_groups)),
-                             float("inf")) == 0.0
+    assert small.train_null(float("inf")) == 0.0

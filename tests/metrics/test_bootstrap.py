@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from s2r.errors import MetricError
-from s2r.metrics import _moments as mom
 from s2r.metrics.bootstrap import (bca_interval, bootstrap_ci, expanded_level,
                                    group_bootstrap_weights, jackknife_weights, percentile_ci)
+from s2r.metrics.folds import episode_folds
 from s2r.metrics.probe_data import ProbeData
 
 
@@ -169,10 +169,16 @@ def test_fits_from_sufficient_statistics_equal_a_direct_ridge(memory_mb):
 
 
 def test_group_moments_storage_modes_agree():
+    # A replicate's weighted sums are the same whether ProbeData keeps the per-group sums in
+    # float64 (2048 MB), in float32 (0.0008 MB: 8 groups of 5 x 5) or not at all (recomputed
+    # from the frames). Two folds put two episodes in each (domain, fold) block, so the
+    # replicate's weights vary within blocks and the per-group sums are what is summed.
     Z, domain, Y, episode = _episodes(n_episodes=8, steps=6, dim=5)
-    group = episode
-    w = np.random.default_rng(0).integers(0, 3, size=8).astype(float)
-    sums = [mom.GroupMoments(Z, Y, group, 8, memory_mb=mb).combine(w).sxx
-            for mb in (2048.0, 0.0008, 0.0)]
+    folds = episode_folds(domain, episode, n_folds=2)
+    w = group_bootstrap_weights(folds.group_domain, 1, seed=1)[0].astype(float)
+    sums = []
+    for mb in (2048.0, 0.0008, 0.0):
+        sim, real = ProbeData(Z, domain, Y, episode, folds=folds, memory_mb=mb).domain_moments(w)
+        sums.append((sim + real).sxx)
     assert np.allclose(sums[0], sums[2], atol=1e-10)
     assert np.allclose(sums[0], sums[1], rtol=1e-5, atol=1e-5)
