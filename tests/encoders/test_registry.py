@@ -56,8 +56,6 @@ def _empty_hub_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
 
 
-
-
 def test_table_one_ids_numbers_names_dims():
     table = [s for s in list_encoders() if s.table_number is not None]
     assert [s.id for s in table] == IDS

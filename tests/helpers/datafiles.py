@@ -109,3 +109,29 @@ def write_png(path: Path, image: np.ndarray) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(image).save(path)
+
+
+def all_pixels(fs) -> np.ndarray:
+    """Every frame of a FrameSet."""
+    return fs.read_images(np.arange(len(fs)))
+
+
+def assert_same_frameset(a, b, *, masks=True) -> None:
+    """Same pixels, labels, state, masks (unless ``masks=False``) and action names."""
+    np.testing.assert_array_equal(all_pixels(a), all_pixels(b))
+    np.testing.assert_array_equal(a.actions, b.actions)
+    np.testing.assert_array_equal(a.domain, b.domain)
+    np.testing.assert_array_equal(a.episode, b.episode)
+    np.testing.assert_array_equal(a.step, b.step)
+    if a.state is None:
+        assert b.state is None
+    else:
+        np.testing.assert_array_equal(a.state, b.state)
+    if masks:
+        assert a.has_masks == b.has_masks
+        if a.has_masks:
+            np.testing.assert_array_equal(a.read_masks(np.arange(len(a))),
+                                          b.read_masks(np.arange(len(b))))
+    assert list(a.action_names) == list(b.action_names)
+    # Same content in another storage: the fingerprint names the storage (file sizes and
+    # times, see s2r.identity), so a written copy is its own cache key.

@@ -1,4 +1,5 @@
-"""Floors, ceilings, skills, the training AS's permutation null, estimability."""
+"""Floors, ceilings, skills, the training AS's permutation null, estimability, the Sim2Real
+formula (s2r.metrics.baselines)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from s2r.metrics.action_probe import action_score
 from s2r.metrics.baselines import (MIN_CEILING_GAIN, MIN_EPISODES, MIN_FRAMES_PER_BLOCK,
-                                   estimability, skill, skill_reference)
+                                   estimability, sim2real_score, skill, skill_reference)
 from s2r.metrics.probe_data import ProbeData
 
 
@@ -73,3 +74,19 @@ def test_training_null_reaches_one_when_the_dimension_reaches_the_frames():
     small = ProbeData(Z[:, :3], domain, Y, episode)
     assert small.train_null(0.0) == pytest.approx(3 / 29)
     assert small.train_null(float("inf")) == 0.0
+
+
+def test_sim2real_formula():
+    # sqrt(clip(transfer_skill, 0, 1) * clip(DIS, 0, 1))
+    assert sim2real_score(0.81, 1.0) == pytest.approx(0.9)
+    assert sim2real_score(0.5, 0.5) == pytest.approx(0.5)
+    assert sim2real_score(0.64, 0.25) == pytest.approx(0.4)
+    assert sim2real_score(-0.3, 0.9) == 0.0           # transfer worse than the mean action
+    assert sim2real_score(0.9, -2.0) == 0.0           # DIS below 0 (big gap)
+    assert sim2real_score(1.0, 1.0) == 1.0
+    assert sim2real_score(1.7, 1.0) == 1.0            # beyond the state ceiling
+    # Higher transfer or higher DIS never lowers it.
+    grid = np.linspace(-0.5, 1.0, 7)
+    for t0, t1 in zip(grid, grid[1:]):
+        assert sim2real_score(t1, 0.7) >= sim2real_score(t0, 0.7)
+        assert sim2real_score(0.7, t1) >= sim2real_score(0.7, t0)

@@ -1,5 +1,5 @@
-"""score_embeddings / score_encoder records (floors, ceilings, skills, intervals, not
-estimable), the Sim2Real score, the null control, caching and leaderboards."""
+"""score_embeddings records (s2r.metrics.scoring): floors, ceilings, skills, intervals, not
+estimable, the Sim2Real score of a record, the null control, bad input."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from s2r.errors import MetricError
-from s2r.metrics import leaderboard as lb
 from s2r.metrics.dis import domain_invariance_score
 from s2r.metrics.baselines import MIN_EPISODES, SIM2REAL_FORMULA, sim2real_score
 from s2r.metrics.crossval import domain_probe_accuracy, heldout_action_score, transfer_score
@@ -17,7 +16,6 @@ from s2r.metrics.action_probe import ALPHA_GRID, PAPER_TRAIN_ALPHA, action_score
 from s2r.metrics.params import ScoreParams
 from s2r.metrics.scoring import (ACTION_SCORES, REFERENCE_KEYS, SCORE_KEYS, SCORE_VERSION,
                                  score_embeddings)
-from s2r.pipeline import score_encoder, score_encoders
 
 
 def synthetic(n_episodes=12, steps=10, dim=10, shift=0.4, seed=0):
@@ -128,22 +126,6 @@ def test_few_episodes_make_the_action_scores_not_estimable():
     json.dumps(r, allow_nan=False)
 
 
-def test_sim2real_formula():
-    # sqrt(clip(transfer_skill, 0, 1) * clip(DIS, 0, 1))
-    assert sim2real_score(0.81, 1.0) == pytest.approx(0.9)
-    assert sim2real_score(0.5, 0.5) == pytest.approx(0.5)
-    assert sim2real_score(0.64, 0.25) == pytest.approx(0.4)
-    assert sim2real_score(-0.3, 0.9) == 0.0           # transfer worse than the mean action
-    assert sim2real_score(0.9, -2.0) == 0.0           # DIS below 0 (big gap)
-    assert sim2real_score(1.0, 1.0) == 1.0
-    assert sim2real_score(1.7, 1.0) == 1.0            # beyond the state ceiling
-    # Higher transfer or higher DIS never lowers it.
-    grid = np.linspace(-0.5, 1.0, 7)
-    for t0, t1 in zip(grid, grid[1:]):
-        assert sim2real_score(t1, 0.7) >= sim2real_score(t0, 0.7)
-        assert sim2real_score(0.7, t1) >= sim2real_score(0.7, t0)
-
-
 def test_sim2real_ranks_invariance_and_transfer():
     # Same action information, growing domain shift: transfer, DIS and Sim2Real all fall.
     params = ScoreParams(pca_dim=4, n_boot=0)
@@ -234,109 +216,3 @@ def test_bad_input(case, message):
         Z, domain, Y, episode = Z[:61], domain[:61], Y[:61], episode[:61]
     with pytest.raises(MetricError, match=message):
         score_embeddings(Z, domain, Y, episode, params=params)
-
-
-def test_params_round_trip():
-    p = ScoreParams(pca_dim=8, distance="euclidean", ridge_alpha=0.5, n_boot=10)
-    assert ScoreParams.from_dict(p.to_dict()) == p
-    with pytest.raises(MetricError, match="unknown score parameter"):
-        ScoreParams.from_dict({"pca": 3})
-
-
-# --------------------------------------------------------------------------- encoders
-def test_score_encoder_on_the_demo_is_cached(small_demo, monkeypatch):
-    from s2r.cache import Cache
-    from s2r.pipeline import scores
-
-    params = ScoreParams(n_boot=20)
-    cache = Cache()
-    r = score_encoder(small_demo, "pixels", params=params, cache=cache, device="cpu")
-    assert r["encoder"]["id"] == "pixels" and r["encoder"]["dim"] == 3072
-    assert r["encoder"]["random_init"] is False and r["encoder"]["status"] == "ready"
-    assert r["dataset"] == {"name": small_demo.name, "fingerprint": small_demo.fingerprint}
-    assert r["n_frames"] == {"sim": 48, "real": 48}
-    assert 0.0 <= r["sim2real_score"] <= 1.0
-    assert r["domain_probe_accuracy"] > 0.8          # gap 0.5: pixels tell the domains apart
-    # The demo has robot state: ceilings and paired retrieval are there.
-    assert r["has_ceiling"] and r["transfer_score_ceiling"] is not None
-    n_real = r["n_frames"]["real"]
-    assert r["paired_retrieval_chance"] == pytest.approx(1 / n_real)
-    assert r["paired_retrieval_queries"] == 48
-
-    def boom(*args, **kwargs):
-        raise AssertionError("the score should come from the cache")
-
-    monkeypatch.setattr(scores, "score_embeddings", boom)
-    again = score_encoder(small_demo, "pixels", params=params, cache=cache, device="cpu")
-    assert again == r
-    with pytest.raises(AssertionError, match="from the cache"):   # new params: recomputed
-        score_encoder(small_demo, "pixels", params=ScoreParams(n_boot=21), cache=cache)
-
-
-def test_score_encoders_reports_progress(small_demo):
-    calls = []
-    records = score_encoders(small_demo, ["pixels"], params=ScoreParams(n_boot=5), cache=False,
-                             device="cpu", progress=lambda d, t, m: calls.append((d, t, m)))
-    assert len(records) == 1
-    assert calls[0][:2] == (0, 1) and calls[-1] == (1, 1, "pixels: done")
-    assert any("bootstrap" in m for _, _, m in calls)
-    with pytest.raises(MetricError, match="no encoders"):
-        score_encoders(small_demo, [])
-
-
-# --------------------------------------------------------------------------- leaderboard
-def _fake(encoder, fingerprint="abc", pca_dim=16, value=0.5):
-    rec = {k: value for k in SCORE_KEYS}
-    rec.update({f"{k}_ci_low": value - 0.1 for k in SCORE_KEYS})
-    rec.update({f"{k}_ci_high": value + 0.1 for k in SCORE_KEYS})
-    rec["transfer_score_ci_low"] = None
-    rec.update({"encoder": {"id": encoder, "name": encoder.upper(), "table_number": None,
-                            "dim": 512, "random_init": False},
-                "dataset": {"name": "demo", "fingerprint": fingerprint},
-                "params": {"pca_dim": pca_dim, "distance": "squared", "ridge_alpha": "auto",
-                           "ci": 0.95},
-                "n_frames": {"sim": 10, "real": 12}, "warnings": ["w1"],
-                "constant_action_dims": [9]})
-    return rec
-
-
-def test_leaderboard_round_trips_json_and_csv(tmp_path):
-    records = [_fake("a"), _fake("b", value=0.7)]
-    for name in ("board.json", "board.csv"):
-        path = lb.write_records(records, tmp_path / name)
-        assert lb.read_records(path) == records
-    text = (tmp_path / "board.csv").read_text().splitlines()[0].split(",")
-    assert text[0] == "encoder.id" and "params.pca_dim" in text and "n_frames.sim" in text
-    nested = json.loads((tmp_path / "board.json").read_text())
-    assert nested[0]["params"]["pca_dim"] == 16
-    frame = lb.records_to_frame(records)
-    assert list(frame["encoder.id"]) == ["a", "b"]
-    assert list(frame.columns[:2]) == ["encoder.id", "encoder.name"]
-
-
-def test_merge_keeps_one_row_per_encoder_dataset_and_params(tmp_path):
-    lb.write_records([_fake("a", value=0.1), _fake("b")], tmp_path / "one.json")
-    lb.write_records([_fake("a", value=0.9), _fake("a", pca_dim=8), _fake("a", fingerprint="x")],
-                     tmp_path / "two.csv")
-    merged = lb.merge_leaderboards([tmp_path / "one.json", tmp_path / "two.csv"])
-    assert len(merged) == 4
-    a = merged[(merged["encoder.id"] == "a") & (merged["params.pca_dim"] == 16)
-               & (merged["dataset.fingerprint"] == "abc")]
-    assert list(a["dis"]) == [0.9]                # the file given last wins
-
-
-def test_leaderboard_bad_files(tmp_path):
-    from s2r.errors import DataError
-
-    with pytest.raises(DataError, match="expected a .json or .csv"):
-        lb.write_records([], tmp_path / "x.txt")
-    with pytest.raises(DataError, match="does not exist"):
-        lb.read_records(tmp_path / "missing.json")
-    (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(DataError, match="not valid JSON"):
-        lb.read_records(tmp_path / "bad.json")
-    (tmp_path / "other.json").write_text('[{"a": 1}]')
-    with pytest.raises(DataError, match="no encoder id"):
-        lb.read_records(tmp_path / "other.json")
-    with pytest.raises(DataError, match="no leaderboard files"):
-        lb.merge_leaderboards([])

@@ -1,6 +1,6 @@
-"""Action probe (eq. 2), held-out and transfer scores with their floors, nested penalty
-selection, domain probe: against least squares, scikit-learn and known truths; no leakage;
-the demo's gap; bad input."""
+"""Cross-validated scores (s2r.metrics.crossval): held-out and transfer scores with their floors,
+nested penalty selection, the domain probe's held-out accuracy: against least squares,
+scikit-learn and known truths; no leakage; the demo's gap; bad input."""
 
 from __future__ import annotations
 
@@ -8,117 +8,15 @@ import numpy as np
 import pytest
 
 from s2r.errors import MetricError
-from s2r.metrics.action_probe import ALPHA_GRID, ActionProbe, action_score
+from s2r.metrics.action_probe import ALPHA_GRID
 from s2r.metrics.crossval import (domain_probe_accuracy, heldout_action_score,
                                   select_ridge_alpha, transfer_score)
-from s2r.metrics.domain_probe import DomainProbe
 from s2r.metrics.folds import episode_folds
 from s2r.metrics.probe_data import ProbeData
+from tests.helpers.metrics_data import linear_data
 
 
-def linear_data(n_episodes=20, steps=15, dim=8, actions=3, noise=0.5, seed=0, shift=0.0):
-    """Sim then real episodes of ``y = z W + noise``; real embeddings shifted by ``shift``."""
-    rng = np.random.default_rng(seed)
-    n = n_episodes * steps
-    Z = rng.normal(size=(n, dim))
-    W = rng.normal(size=(dim, actions))
-    Y = Z @ W + noise * rng.normal(size=(n, actions)) + 5.0
-    domain = np.repeat(["sim", "real"], n // 2)
-    episode = np.repeat(np.arange(n_episodes), steps)
-    Z[domain == "real"] += shift
-    return Z, domain, Y, episode
-
-
-def standardise(Y):
-    return (Y - Y.mean(0)) / Y.std(0)
-
-
-def trace_scaled(Z):
-    """Features centred and divided by the square root of their total variance."""
-    Zc = Z - Z.mean(0)
-    return Zc / np.sqrt(Zc.var(0).sum())
-
-
-# --------------------------------------------------------------------------- action score
-def test_training_score_equals_numpy_lstsq():
-    Z, _, Y, _ = linear_data()
-    Ys = standardise(Y)
-    X1 = np.c_[Z, np.ones(len(Z))]
-    B, *_ = np.linalg.lstsq(X1, Ys, rcond=None)
-    expected = 1 - np.mean((X1 @ B - Ys) ** 2)
-    r = action_score(Z, Y, alpha=0.0)
-    assert r.value == pytest.approx(expected, abs=1e-10)
-    assert r.split == "train" and r.solver == "ridge" and r.n_train == len(Z)
-    # Per dimension: the training R^2 of each action dimension.
-    r2 = 1 - np.mean((X1 @ B - Ys) ** 2, axis=0)
-    assert np.allclose(r.per_dim, r2, atol=1e-10)
-
-
-def test_ridge_equals_augmented_least_squares():
-    # The penalty is a fraction of the training features' total variance: ridge on features
-    # scaled to total variance 1.
-    Z, _, Y, _ = linear_data(n_episodes=6, steps=5, dim=12)   # n=30 frames: ridge matters
-    alpha = 0.03
-    n = len(Z)
-    Xs = trace_scaled(Z)
-    Ys = standardise(Y)
-    aug_X = np.vstack([Xs, np.sqrt(n * alpha) * np.eye(Z.shape[1])])
-    aug_Y = np.vstack([Ys, np.zeros((Z.shape[1], Y.shape[1]))])
-    B, *_ = np.linalg.lstsq(aug_X, aug_Y, rcond=None)
-    probe = ActionProbe(alpha=alpha).fit(Z, Y)
-    W, b = probe.as_linear()
-    assert W.shape == (12, 3) and b.shape == (3,)
-    assert np.allclose(Z @ W + b, Xs @ B, atol=1e-9)
-    assert probe.training_score_ == pytest.approx(1 - np.mean((Xs @ B - Ys) ** 2), abs=1e-10)
-    assert probe.score(Z, Y) == pytest.approx(probe.training_score_, abs=1e-10)
-
-
-def test_fewer_frames_than_dimensions_matches_dense_solution():
-    # N < D uses an exact row-space basis; compare with the D x D ridge solution.
-    rng = np.random.default_rng(5)
-    Z = rng.normal(size=(25, 60)) * np.linspace(0.1, 3.0, 60)
-    Y = rng.normal(size=(25, 2))
-    alpha = 0.002
-    Xs, Ys = trace_scaled(Z), standardise(Y)
-    B = np.linalg.solve(Xs.T @ Xs / 25 + alpha * np.eye(60), Xs.T @ Ys / 25)
-    probe = ActionProbe(alpha=alpha).fit(Z, Y)
-    assert np.allclose(probe.predict(Z), Xs @ B, atol=1e-9)
-    scale = np.sqrt((Z - Z.mean(0)).var(0).sum())
-    assert np.allclose(probe.coef_.T * scale, B, atol=1e-9)
-
-
-def test_penalty_is_invariant_to_rotation_scale_and_duplicated_features():
-    rng = np.random.default_rng(2)
-    Z = rng.normal(size=(40, 6)) * np.arange(1, 7)
-    Y = Z[:, :2] + rng.normal(size=(40, 2))
-    Q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
-    base = ActionProbe(alpha=0.05).fit(Z, Y).predict(Z)
-    for other in (Z @ Q * 7.0 + 3.0, np.c_[Z, Z]):
-        assert np.allclose(ActionProbe(alpha=0.05).fit(other, Y).predict(other), base,
-                           atol=1e-9)
-
-
-def test_prediction_units_and_scale_invariance():
-    Z, _, Y, _ = linear_data()
-    probe = ActionProbe(alpha=1e-3).fit(Z, Y)
-    raw = probe.predict_actions(Z)
-    assert np.corrcoef(raw[:, 0], Y[:, 0])[0, 1] > 0.9
-    Y2 = Y * np.array([1000.0, 1.0, 0.01]) - 7.0    # change the units of each dimension
-    assert action_score(Z, Y2, alpha=1e-3).value == pytest.approx(
-        action_score(Z, Y, alpha=1e-3).value, abs=1e-10)
-
-
-def test_constant_action_dimension_is_left_out():
-    Z, _, Y, _ = linear_data()
-    Yc = np.c_[Y, np.full(len(Y), 0.04)]               # e.g. a gripper that never moves
-    r = action_score(Z, Yc, alpha=1e-3)
-    assert r.constant_action_dims == (3,) and r.per_dim[3] is None
-    assert r.value == pytest.approx(action_score(Z, Y, alpha=1e-3).value, abs=1e-10)
-    assert r.warnings and "constant" in r.warnings[0]
-    with pytest.raises(MetricError, match="every action dimension is constant"):
-        action_score(Z, np.ones((len(Z), 2)))
-
-
+# --------------------------------------------------------------------------- held-out
 def test_shuffled_actions_score_exactly_their_floor():
     Z, domain, Y, episode = linear_data(n_episodes=20, steps=15, dim=20)
     rng = np.random.default_rng(1)
@@ -143,23 +41,6 @@ def test_shuffled_demo_actions_score_near_zero(pixels_embeddings):
     # The true actions are predictable from pixels (the arm moves).
     true = heldout_action_score(Z, fs.domain, fs.actions, fs.episode, alpha=0.01)
     assert true.value > null + 0.2 and true.value > true.floor + 0.2
-
-
-# --------------------------------------------------------------------------- held-out
-def test_folds_hold_out_whole_episodes_of_both_domains():
-    domain = np.repeat(["sim", "real"], [70, 50])
-    episode = np.repeat(np.arange(12), 10)
-    f = episode_folds(domain, episode, n_folds=5, seed=3)
-    assert f.n_folds == 5 and f.unit == {"sim": "episode", "real": "episode"}
-    for k in range(f.n_folds):
-        test = f.frame_fold == k
-        assert not set(episode[test]) & set(episode[~test])     # no episode on both sides
-        assert {"sim", "real"} <= set(domain[test])
-        assert {"sim", "real"} <= set(domain[~test])
-    # 5 real episodes -> K = min(5, 5); fewer -> fewer folds.
-    f3 = episode_folds(domain[:100], np.repeat(np.arange(10), 10)[:100], n_folds=5)
-    assert f3.n_folds == 3
-    assert np.array_equal(episode_folds(domain, episode, seed=3).group_fold, f.group_fold)
 
 
 def test_heldout_equals_sklearn_ridge_fitted_on_the_training_folds_only():
@@ -292,7 +173,7 @@ def test_transfer_drops_when_real_features_shift():
     assert same > 0.8 and shifted < same - 0.2
 
 
-# --------------------------------------------------------------------------- domain probe
+# --------------------------------------------------------------------------- domain probe accuracy
 def test_domain_probe_chance_and_separable():
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(400, 10))
@@ -324,44 +205,11 @@ def test_domain_probe_is_balanced_under_imbalance():
     assert 0.3 < r.value < 0.65
 
 
-def test_domain_probe_linear_form_matches_sklearn():
-    from sklearn.linear_model import LogisticRegression
-
-    rng = np.random.default_rng(1)
-    Z = rng.normal(size=(200, 6)) * np.arange(1, 7) + 3.0
-    domain = np.where(Z[:, 0] + rng.normal(size=200) > 3, "real", "sim")
-    probe = DomainProbe(C=0.5).fit(Z, domain)
-    w, b = probe.as_linear()
-    assert w.shape == (6, 1) and b.shape == (1,)
-    Xs = (Z - Z.mean(0)) / Z.std(0)
-    ref = LogisticRegression(C=0.5, class_weight="balanced", max_iter=1000).fit(
-        Xs, domain == "real")
-    assert np.allclose((Z @ w + b)[:, 0], ref.decision_function(Xs), atol=1e-4)
-    assert set(probe.predict(Z)) <= {"sim", "real"}
-    assert 0.5 < probe.score(Z, domain) <= 1.0
-
-
 def test_domain_probe_rises_with_the_demo_gap(pixels_embeddings):
     acc = [domain_probe_accuracy(Z, fs.domain, fs.episode).value for fs, Z in pixels_embeddings]
     assert acc[0] < 0.65            # gap 0: real frames are the sim frames
     assert acc[2] > 0.9             # gap 1: easy to tell apart
     assert acc[2] > acc[0] + 0.3
-
-
-# --------------------------------------------------------------------------- adam protocol
-def test_adam_protocol_approaches_the_closed_form():
-    Z, _, Y, _ = linear_data(n_episodes=20, steps=20, dim=10, noise=0.5)
-    r = action_score(Z, Y, solver="adam", epochs=150, batch_size=50, lr=1e-2, score_last=20,
-                     seed=0)
-    curve = np.asarray(r.loss_curve)
-    assert curve.shape == (150,)
-    assert curve[0] > 2 * curve[-1]                               # it learns
-    assert np.mean(curve[-10:]) <= np.mean(curve[10:20])           # and keeps decreasing
-    ridge = action_score(Z, Y, alpha=0.0).value
-    assert r.value == pytest.approx(ridge, abs=0.02)
-    probe = ActionProbe(solver="adam", epochs=5, batch_size=64, seed=1).fit(Z, Y)
-    W, b = probe.as_linear()
-    assert np.allclose(Z @ W + b, probe.predict(Z))
 
 
 # --------------------------------------------------------------------------- bad input
@@ -393,15 +241,3 @@ def test_bad_input(case, message):
         kwargs["n_folds"] = 1
     with pytest.raises(MetricError, match=message):
         heldout_action_score(Z, domain, Y, episode, **kwargs)
-
-
-def test_unfitted_and_mismatched_probes():
-    with pytest.raises(MetricError, match="not fitted"):
-        ActionProbe().predict(np.zeros((2, 3)))
-    with pytest.raises(MetricError, match="not fitted"):
-        DomainProbe().as_linear()
-    probe = ActionProbe().fit(np.random.default_rng(0).normal(size=(10, 3)), np.arange(10.0))
-    with pytest.raises(MetricError, match="3"):
-        probe.predict(np.zeros((2, 4)))
-    with pytest.raises(MetricError, match="solver must be one of"):
-        ActionProbe(solver="sgd").fit(np.zeros((3, 2)), np.zeros(3))
