@@ -85,10 +85,10 @@ def run(state: MutableMapping, frameset, encoder_ids: Sequence[str], held: dict,
             except S2RError as exc:
                 box.update(label=f"{label}: failed", state="error", expanded=True)
                 box.error(str(exc))
-                continue
-            bar.progress(1.0, text="done")
-            box.update(label=f"{label}: done in {time.perf_counter() - start:.1f} s",
-                       state="complete")
+            else:
+                bar.progress(1.0, text="done")
+                box.update(label=f"{label}: done in {time.perf_counter() - start:.1f} s",
+                           state="complete")
         overall.progress((n + 1) / len(encoder_ids), text=f"{n + 1} of {len(encoder_ids)} encoders")
 
 

@@ -24,7 +24,7 @@ components whose centroid differences are noise, and pushes DIS below 0 for any 
 gap; a very small ``k`` can miss a gap that is not in the top components. 16 is well below
 the narrowest encoder of the paper's Table I (512) and the demo's frame counts, and on the
 demo it keeps DIS inside [0, 1] for the gaps it simulates while still falling steadily as the
-gap grows (see ``tests/test_metrics_dis.py``).
+gap grows (see ``tests/metrics/test_dis.py``).
 """
 
 from __future__ import annotations

@@ -508,3 +508,29 @@ def test_broken_encoder_config_is_one_clear_error_on_every_page(page, tmp_path, 
     (error,) = at.error
     assert "encoder config cannot be used" in error.value and "field 'mean'" in error.value
     assert not at.metric and not at.image
+
+
+def test_damaged_zarr_chunk_is_a_clear_error_not_a_traceback(tmp_path, monkeypatch):
+    """A chunk file of the sim store that cannot be decoded: the home page says which store
+    and frames in its sample frames and in the encoder's compute box; nothing raises."""
+    import numpy as np
+
+    from tests.helpers.datafiles import frames, write_zarr
+
+    sim, real = tmp_path / "sim.zarr", tmp_path / "real.zarr"
+    write_zarr(sim, images=frames(40, 32, 32, seed=1),
+               episode_ends=np.array([10, 20, 30, 40], np.uint32))
+    write_zarr(real, images=frames(40, 32, 32, seed=2),
+               episode_ends=np.array([10, 20, 30, 40], np.uint32))
+    (sim / "color_image2" / "3.0.0.0").write_bytes(b"overwritten by something else " * 3)
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_DEMO_SPEC", f"{sim}:{real}")
+    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "pixels")
+    at = _app()
+    at.run()
+    _no_exception(at)
+    messages = [e.value for e in at.error]
+    assert any(m.startswith("sim frames could not be read") and "cannot decode frames 12..15"
+               in m for m in messages), messages
+    assert any("sim store sim.zarr[color_image2]: cannot decode frames 12..15" in m
+               and not m.startswith("sim frames") for m in messages), messages
