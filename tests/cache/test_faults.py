@@ -20,23 +20,12 @@ import pytest
 from s2r.cache import Cache, CacheError, describe_key, key_hash
 from s2r.cli import main
 from tests.helpers import REPO
+from tests.helpers.counting import Counter
 
 KEY = {"kind": "embeddings", "frameset": "0123456789abcdef", "encoder": "resnet18@random",
        "weights": "feedface", "preprocess": 1}
 JSON_KEY = {"kind": "score", "score_version": 1, "embeddings": KEY, "params": {"k": 3}}
 DEMO = "demo:episodes=2,steps=5,height=64,width=80"
-
-
-class Counter:
-    """A compute function that counts its calls."""
-
-    def __init__(self, value):
-        self.value = value
-        self.calls = 0
-
-    def __call__(self):
-        self.calls += 1
-        return self.value
 
 
 @pytest.fixture

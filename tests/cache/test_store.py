@@ -13,21 +13,10 @@ import numpy as np
 import pytest
 
 from s2r.cache import Cache, CacheError, canonical_json, default_cache_dir, key_hash
+from tests.helpers.counting import Counter
 
 KEY = {"kind": "embeddings", "frameset": "0123456789abcdef", "encoder": "resnet18@random",
        "weights": "feedface", "preprocess": 1}
-
-
-class Counter:
-    """A compute function that counts its calls."""
-
-    def __init__(self, value):
-        self.value = value
-        self.calls = 0
-
-    def __call__(self):
-        self.calls += 1
-        return self.value
 
 
 @pytest.fixture

@@ -435,9 +435,9 @@ def test_demo_spec_round_trips_through_the_library_parser():
 
 
 # ----------------------------------------------------------------------------- S2R_DEMO_SPEC
-def test_demo_spec_naming_a_folder_opens_that_folder(tmp_path, monkeypatch):
-    """S2R_DEMO_SPEC may name a folder: the home page opens "Files on disk" on it and shows
-    its frames (it used to show and compute the built-in demo instead)."""
+def _folder_app(tmp_path, monkeypatch):
+    """The home page opened on a small demo written as a folder (named by S2R_DEMO_SPEC),
+    without computing: ``(folder, AppTest after its first run)``."""
     from s2r.datasets.demo import make_demo
     from s2r.datasets.folder import write_folder
 
@@ -449,6 +449,13 @@ def test_demo_spec_naming_a_folder_opens_that_folder(tmp_path, monkeypatch):
     at = _app()
     at.run()
     _no_exception(at)
+    return folder, at
+
+
+def test_demo_spec_naming_a_folder_opens_that_folder(tmp_path, monkeypatch):
+    """S2R_DEMO_SPEC may name a folder: the home page opens "Files on disk" on it and shows
+    its frames (it used to show and compute the built-in demo instead)."""
+    folder, at = _folder_app(tmp_path, monkeypatch)
     assert at.radio(key=S.HOME_SOURCE).value == "Files on disk"
     assert at.text_input(key=S.HOME_SIM_PATH).value == str(folder)
     assert at.session_state[S.DATASET_SPEC] == str(folder)
@@ -474,18 +481,9 @@ def test_edited_frames_reload_the_dataset(tmp_path, monkeypatch):
     import numpy as np
     from PIL import Image
 
-    from s2r.datasets.demo import make_demo
-    from s2r.datasets.folder import write_folder
     from ui import loaders
 
-    folder = write_folder(make_demo(episodes=2, steps=4, height=64, width=80),
-                          tmp_path / "mine")
-    _env(monkeypatch, tmp_path / "cache")
-    monkeypatch.setenv("S2R_DEMO_SPEC", str(folder))
-    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = _app()
-    at.run()
-    _no_exception(at)
+    folder, at = _folder_app(tmp_path, monkeypatch)
     before = loaders.load_frameset(str(folder)).fingerprint
     frame = folder / "real" / "000013.png"
     time.sleep(0.02)
