@@ -34,15 +34,20 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "dataset", nargs="+", metavar="DATASET",
         help="'demo[:key=value,...]', a folder in the s2r layout, or two files SIM REAL "
-             "(FurnitureBench .zarr or robomimic .hdf5)")
+             "(FurnitureBench .zarr or robomimic .hdf5), or two LeRobot dataset folders "
+             "SIM_DIR REAL_DIR (each holding meta/info.json)")
     group = parser.add_argument_group("dataset options")
     group.add_argument("--image-key", default=None,
-                       help="zarr image key (default color_image2) or robomimic camera "
-                            "(default agentview)")
+                       help="zarr image key (default color_image2), robomimic camera "
+                            "(default agentview) or LeRobot camera feature, e.g. "
+                            "observation.images.top (default: the first camera in "
+                            "meta/info.json)")
     group.add_argument("--action-key", default=None,
-                       help="zarr action key (default action/pos) or robomimic key (default actions)")
+                       help="zarr action key (default action/pos), robomimic key (default "
+                            "actions) or LeRobot column (default action)")
     group.add_argument("--state-key", default=None,
-                       help="state key used to pair frames (default robot_state when present)")
+                       help="state key used to pair frames (default robot_state, robomimic "
+                            "eef pose, LeRobot observation.state, when present)")
 
 
 def dataset_from_args(args: argparse.Namespace):

@@ -9,6 +9,8 @@ spec                                   dataset
 ``"path/to/folder"``                   a folder in the s2r layout (:mod:`.folder`)
 ``["sim.zarr", "real.zarr"]``          FurnitureBench zarr stores, sim then real
 ``["sim.hdf5", "real.hdf5"]``          robomimic HDF5 files (``.h5`` too), sim then real
+``["sim_dir", "real_dir"]``            LeRobot dataset folders (each holds
+                                       ``meta/info.json``; :mod:`.lerobot`), sim then real
 =====================================  ===================================================
 
 The word ``demo`` always means the built-in demo; write ``./demo`` for a folder of that name.
@@ -87,6 +89,23 @@ def _file_kind(path: str) -> Optional[str]:
     return _FILE_KINDS.get(Path(path.rstrip("/\\")).suffix.lower())
 
 
+def _is_lerobot(path: str) -> bool:
+    return (Path(path) / "meta" / "info.json").is_file()
+
+
+def _parse_lerobot_pair(parts: list) -> Optional[dict]:
+    """Two LeRobot folders -> their spec; one LeRobot folder with anything else -> error."""
+    flags = [_is_lerobot(p) for p in parts]
+    if not any(flags):
+        return None
+    if not all(flags):
+        good, bad = (parts[0], parts[1]) if flags[0] else (parts[1], parts[0])
+        existing_path(bad, "sim dataset" if bad == parts[0] else "real dataset")
+        raise DataError(f"{bad!r} has no meta/info.json, but {good!r} is a LeRobot dataset; "
+                        "give two LeRobot dataset folders, SIM REAL")
+    return {"kind": "lerobot", "sim": parts[0], "real": parts[1]}
+
+
 def parse_spec(spec: Spec) -> dict:
     """Validate a dataset spec and say what it names, without loading anything.
 
@@ -100,7 +119,7 @@ def parse_spec(spec: Spec) -> dict:
     dict
         ``{"kind": "demo", "options": {...all demo options...}}``,
         ``{"kind": "folder", "path": ...}``, or
-        ``{"kind": "furniturebench" | "robomimic", "sim": ..., "real": ...}``.
+        ``{"kind": "furniturebench" | "robomimic" | "lerobot", "sim": ..., "real": ...}``.
 
     Raises
     ------
@@ -120,11 +139,16 @@ def parse_spec(spec: Spec) -> dict:
         if len(parts) != 2:
             raise DataError(f"a dataset is 'demo', one folder, or two files SIM REAL; got "
                             f"{len(parts)} paths: {parts}")
+        lerobot = _parse_lerobot_pair(parts)
+        if lerobot is not None:
+            return lerobot
         kinds = [_file_kind(p) for p in parts]
         if None in kinds:
             bad = parts[kinds.index(None)]
+            existing_path(bad, "sim dataset" if bad == parts[0] else "real dataset")
             raise DataError(f"{bad!r}: two paths must be SIM REAL files of one kind, .zarr "
-                            "(FurnitureBench) or .hdf5/.h5 (robomimic), decided by extension")
+                            "(FurnitureBench) or .hdf5/.h5 (robomimic), decided by extension, "
+                            "or two LeRobot dataset folders (holding meta/info.json)")
         if kinds[0] != kinds[1]:
             raise DataError(f"sim {parts[0]!r} is {kinds[0]} but real {parts[1]!r} is {kinds[1]}; "
                             "both files must be the same kind")
@@ -141,6 +165,9 @@ def parse_spec(spec: Spec) -> dict:
         raise DataError(f"{text!r} is one {kind} file; give two, SIM REAL (e.g. "
                         f"sim{Path(text).suffix} real{Path(text).suffix}), one per domain")
     existing_path(text, "dataset folder")
+    if _is_lerobot(text):
+        raise DataError(f"{text!r} is one LeRobot dataset; give two, SIM REAL (e.g. sim_dir "
+                        "real_dir), one per domain")
     return {"kind": "folder", "path": text}
 
 
@@ -152,12 +179,14 @@ def load_dataset(spec: Spec, *, image_key: Optional[str] = None, action_key: Opt
     ----------
     spec : str or Path or sequence of 1-2 of them
     image_key : str, optional
-        zarr image array (default ``color_image2``) or robomimic camera (default ``agentview``).
+        zarr image array (default ``color_image2``), robomimic camera (default ``agentview``)
+        or LeRobot camera feature (default: the first in ``meta/info.json``).
     action_key : str, optional
-        zarr action array (default ``action/pos``) or robomimic action dataset (``actions``).
+        zarr action array (default ``action/pos``), robomimic action dataset (``actions``) or
+        LeRobot column (``action``).
     state_key : str, optional
-        zarr state array / robomimic obs keys (comma-separated) used for pairing; by default
-        the usual state when present.
+        zarr state array / robomimic obs keys / LeRobot columns (comma-separated) used for
+        pairing; by default the usual state when present (LeRobot ``observation.state``).
     progress : ProgressCallback, optional
         Passed to the demo renderer (the file loaders read no pixels, so need none).
 
@@ -171,7 +200,7 @@ def load_dataset(spec: Spec, *, image_key: Optional[str] = None, action_key: Opt
     keys = {"image_key": image_key, "action_key": action_key, "state_key": state_key}
     given = [k for k, v in keys.items() if v is not None]
     if kind in ("demo", "folder") and given:
-        raise DataError(f"--{given[0].replace('_', '-')} applies to zarr and HDF5 datasets only; "
+        raise DataError(f"--{given[0].replace('_', '-')} applies to zarr and HDF5 files and LeRobot datasets only; "
                         f"a {kind} dataset has one image set and its own action columns")
     if kind == "demo":
         from s2r.datasets.demo import make_demo
@@ -185,6 +214,10 @@ def load_dataset(spec: Spec, *, image_key: Optional[str] = None, action_key: Opt
         from s2r.datasets.furniturebench import load_furniturebench
 
         fs = load_furniturebench(parsed["sim"], parsed["real"], **keys)
+    elif kind == "lerobot":
+        from s2r.datasets.lerobot import load_lerobot
+
+        fs = load_lerobot(parsed["sim"], parsed["real"], **keys)
     else:
         from s2r.datasets.robomimic import load_robomimic
 
