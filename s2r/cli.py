@@ -26,7 +26,8 @@ from typing import Iterator, Optional, Sequence
 from s2r.errors import S2RError
 
 # Order = order in ``--help``. Each name is a module in s2r/commands/.
-COMMANDS = ("demo", "info", "encoders", "embed", "score", "project", "saliency", "cache")
+COMMANDS = ("demo", "info", "encoders", "weights", "embed", "score", "project", "saliency",
+            "cache")
 
 
 def add_dataset_args(parser: argparse.ArgumentParser) -> None:

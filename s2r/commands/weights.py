@@ -1,0 +1,68 @@
+"""``python -m s2r weights fetch ID [ID ...] | --all``: download encoder weights into the
+weights folder (:mod:`s2r.encoders.fetch`); ``python -m s2r weights verify``: compare the
+files there with the sha256 pinned when they were fetched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from s2r.cli import add_command
+
+
+def register(subparsers) -> None:
+    p = add_command(
+        subparsers, "weights", help="download encoder weights (research checkpoints, hub models)",
+        description="Download encoder weights into the weights folder ($S2R_WEIGHTS_DIR, "
+                    "default ./weights): research checkpoints from their release URLs "
+                    "(resumable; checked to load before they are kept; sha256 pinned in "
+                    "manifest.json), timm/open_clip models through the Hugging Face hub "
+                    "library. S2R_WEIGHTS_MIRROR=BASE_URL downloads every file from "
+                    "BASE_URL/<its file name in the weights folder> instead.")
+    sub = p.add_subparsers(dest="weights_command", metavar="ACTION")
+    sub.required = True
+    f = sub.add_parser("fetch", help="download the weights of some encoders (or --all)",
+                       description="Download the weights of the given encoders; files already "
+                                   "here are checked against their pinned sha256.")
+    f.add_argument("ids", nargs="*", metavar="ID", help="encoder ids ('python -m s2r encoders')")
+    f.add_argument("--all", action="store_true",
+                   help="every encoder with weights to download")
+    f.add_argument("--quiet", action="store_true", help="no progress bar")
+    f.set_defaults(func=run_fetch)
+    v = sub.add_parser("verify", help="check the files against their pinned sha256",
+                       description="Compare every file pinned in the weights folder's "
+                                   "manifest.json with its sha256 (exit 2 if any changed or "
+                                   "is missing).")
+    v.set_defaults(func=run_verify)
+
+
+def run_fetch(args: argparse.Namespace) -> int:
+    from s2r.encoders.fetch import fetch_many, fetchable_ids
+    from s2r.errors import EncoderError
+
+    if bool(args.ids) == bool(args.all):
+        raise EncoderError("give encoder ids or --all (not both), e.g. "
+                           "`python -m s2r weights fetch vip r3m-resnet50`")
+    ids = fetchable_ids() if args.all else args.ids
+    fetch_many(ids, progress=not args.quiet and sys.stderr.isatty(),
+               report=lambda line: print(line, flush=True, file=sys.stderr
+                                         if line.startswith("error:") else sys.stdout))
+    return 0
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from s2r.encoders.fetch import manifest_path, verify_pinned
+    from s2r.errors import EncoderError
+
+    results = verify_pinned()
+    if not results:
+        print(f"nothing pinned in {manifest_path()}")
+        return 0
+    for _, _, message in results:
+        print(message)
+    bad = [name for name, ok, _ in results if not ok]
+    if bad:
+        raise EncoderError(f"{len(bad)} weights file(s) differ from their pinned sha256 or "
+                           f"are missing: {', '.join(bad)}")
+    return 0
