@@ -93,17 +93,18 @@ def _names(feature: dict, dim: int) -> Optional[list]:
     return None
 
 
-def _read_parquet(path: Path, columns: list, what: str):
+def _read_parquet(path: Path, columns: list, what: str, require: tuple = ()):
     import pyarrow.parquet as pq
 
     if not path.is_file():
-        raise DataError(f"{path}: {what} parquet file does not exist (missing parquet)")
+        raise DataError(f"{path}: missing parquet file; the dataset's meta/ lists {what} "
+                        "stored in it")
     try:
         schema = pq.read_schema(path)
     except Exception as exc:
         raise DataError(f"{path}: not a readable parquet file ({type(exc).__name__}: "
                         f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
-    for col in columns:
+    for col in (*columns, *require):
         if col not in schema.names:
             raise missing_key(col, schema.names, str(path), "column")
     try:
@@ -145,7 +146,7 @@ def _episodes_v3(root: Path, camera: Optional[str]) -> list[dict]:
     cols = ["episode_index", "length", "data/chunk_index", "data/file_index"]
     if camera is not None:
         cols += [f"videos/{camera}/{c}" for c in ("chunk_index", "file_index", "from_timestamp")]
-    table = pa.concat_tables([_read_parquet(f, cols, "episodes") for f in files])
+    table = pa.concat_tables([_read_parquet(f, cols, "episode records") for f in files])
     rows = table.to_pydict()
     return [{"episode": int(rows["episode_index"][i]), "length": int(rows["length"][i]),
              "data": (int(rows["data/chunk_index"][i]), int(rows["data/file_index"][i])),
@@ -176,6 +177,27 @@ def _format(template, where: str, **values) -> str:
         return str(template).format(**values)
     except (KeyError, IndexError, ValueError) as exc:
         raise DataError(f"{where}: cannot fill path template {template!r} ({exc})") from None
+
+
+def _declared_shape(feature: dict) -> Optional[tuple]:
+    """``(H, W, 3)`` from an image feature's shape and names in info.json, when they say so."""
+    shape, names = feature.get("shape"), feature.get("names")
+    if isinstance(shape, list) and len(shape) == 3 and names == ["height", "width", "channels"] \
+            and int(shape[2]) == 3:
+        return tuple(int(x) for x in shape)
+    return None
+
+
+def _first_image_shape(path: Path, camera: str) -> tuple:
+    """Decode the first image of an image-mode data file (only when info.json does not say)."""
+    import pyarrow.parquet as pq
+
+    where = f"{path}[{camera}] row 0"
+    batch = next(pq.ParquetFile(path).iter_batches(batch_size=1, columns=[camera]))
+    data = image_bytes_column(batch.column(0), where)[0]
+    if data is None:
+        raise DataError(f"{where}: no image bytes; expected PNG bytes inside the parquet")
+    return decode_png(data, where).shape
 
 
 # ----------------------------------------------------------------------------- one domain
@@ -253,12 +275,10 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
     columns += [c for c in ("frame_index", "timestamp") if c in features and c not in columns]
     if is_video and "timestamp" not in columns:
         raise missing_key("timestamp", list(features), info_path, "feature")
-    if not is_video:
-        columns.append(camera)
-    parts = {c: [] for c in columns if c != camera}
+    parts = {c: [] for c in columns}
     file_of, row_of, images_first = [], [], None
     for k, rel in enumerate(data_files):
-        table = _read_parquet(root / rel, columns[:-1] if not is_video else columns, "data")
+        table = _read_parquet(root / rel, columns, "frames", () if is_video else (camera,))
         n = table.num_rows
         where = str(root / rel)
         for c in parts:
@@ -329,12 +349,9 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
                              identity_files=identity_files + [str(root / v) for v in video_files],
                              root=root)
     else:
-        first = _read_parquet(root / data_files[0], [camera], "data").column(0).slice(0, 1)
-        data = image_bytes_column(first, f"{root / data_files[0]}[{camera}]")[0]
-        if data is None:
-            raise DataError(f"{root / data_files[0]}[{camera}] row 0: no image bytes; expected "
-                            "PNG bytes inside the parquet")
-        shape = decode_png(data, f"{root / data_files[0]}[{camera}] row 0").shape
+        shape = _declared_shape(features[camera])
+        if shape is None:
+            shape = _first_image_shape(root / data_files[0], camera)
         images = ParquetImages([str(root / f) for f in data_files], file_of, row_of, camera,
                                shape, root=root)
 

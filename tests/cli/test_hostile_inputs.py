@@ -303,6 +303,83 @@ def case_zarr_corrupt_chunk(root):
                       "chunk file of the store is damaged"], [5]
 
 
+# ----------------------------------------------------------------------------- LeRobot
+LEROBOT = REPO / "tests" / "data" / "lerobot"
+LEROBOT_VIDEO = "videos/observation.images.cam/chunk-000/file-000.mp4"
+
+
+def _lerobot_pair(root: Path) -> list:
+    """Writable copies of the LeRobot fixtures (v3.0 AV1 sim, image-mode real)."""
+    import shutil
+
+    out = []
+    for name, src in (("sim", "one_leg_sim"), ("real", "one_leg_real")):
+        shutil.copytree(LEROBOT / src, root / name)
+        for p in (root / name).rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        out.append(str(root / name))
+    return out
+
+
+def case_lerobot_camera_missing(root):
+    return _lerobot_pair(root), {"image_key": "observation.images.wrist"}, [
+        "info.json", "no camera 'observation.images.wrist'", "observation.images.cam"]
+
+
+def case_lerobot_missing_parquet(root):
+    spec = _lerobot_pair(root)
+    (Path(spec[0]) / "data/chunk-000/file-000.parquet").unlink()
+    return spec, {}, ["sim/data/chunk-000/file-000.parquet", "missing parquet file"]
+
+
+def case_lerobot_missing_video(root):
+    spec = _lerobot_pair(root)
+    (Path(spec[0]) / LEROBOT_VIDEO).unlink()
+    return spec, {}, ["file-000.mp4", "video file does not exist"]
+
+
+def case_lerobot_truncated_video(root):
+    spec = _lerobot_pair(root)
+    _truncate(Path(spec[0]) / LEROBOT_VIDEO)
+    return spec, {}, ["file-000.mp4", "the video is corrupt or truncated"], [59]
+
+
+def case_lerobot_corrupt_video(root):
+    spec = _lerobot_pair(root)
+    path = Path(spec[0]) / LEROBOT_VIDEO
+    data = bytearray(path.read_bytes())
+    third = len(data) // 3
+    data[third:third + 2000] = np.random.default_rng(0).integers(0, 256, 2000, np.uint8).tobytes()
+    path.write_bytes(bytes(data))
+    return spec, {}, ["file-000.mp4", "the video is corrupt or truncated"], list(range(60))
+
+
+def case_lerobot_not_a_video(root):
+    spec = _lerobot_pair(root)
+    (Path(spec[0]) / LEROBOT_VIDEO).write_bytes(b"not an mp4 at all " * 10)
+    return spec, {}, ["file-000.mp4", "not a readable video"]
+
+
+def case_lerobot_lengths_disagree(root):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spec = _lerobot_pair(root)
+    path = Path(spec[1]) / "meta/episodes/chunk-000/file-000.parquet"
+    table = pq.read_table(path)
+    table = table.set_column(table.column_names.index("length"), "length",
+                             pa.array([20, 21, 20], pa.int64()))
+    pq.write_table(table, path)
+    return spec, {}, ["real/data/chunk-000/file-000.parquet", "episode 1 has 20 rows",
+                      "says length 21", "mismatched lengths"]
+
+
+def case_lerobot_with_a_plain_folder(root):
+    spec = _lerobot_pair(root)
+    (root / "plain").mkdir()
+    return [spec[0], str(root / "plain")], {}, ["plain", "has no meta/info.json",
+                                                "give two LeRobot dataset folders"]
+
 def _plain_file(root: Path) -> Path:
     path = root / "plain.txt"
     path.write_text("not a folder")

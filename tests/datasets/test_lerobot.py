@@ -180,3 +180,182 @@ def test_info_prints_the_lerobot_source(capsys):
     assert main(["info", str(SIM), str(REAL), "--image-key", CAMERA]) == 0
     out = capsys.readouterr().out
     assert "lerobot" in out and CAMERA in out
+
+
+# ----------------------------------------------------------------------------- written here
+def _features(part, camera_dtype, codec="h264"):
+    h, w = part["images"].shape[1:3]
+    cam = {"dtype": camera_dtype, "shape": [h, w, 3], "names": ["height", "width", "channels"]}
+    if camera_dtype == "video":
+        cam["info"] = {"video.height": h, "video.width": w, "video.codec": codec,
+                       "video.pix_fmt": "yuv420p", "video.fps": 10, "video.channels": 3}
+    scalar = {"shape": [1], "names": None}
+    return {CAMERA: cam,
+            "observation.state": {"dtype": "float32", "shape": [part["state"].shape[1]],
+                                  "names": None},
+            "action": {"dtype": "float32", "shape": [part["actions"].shape[1]],
+                       "names": [f"a{j}" for j in range(part["actions"].shape[1])]},
+            "timestamp": {"dtype": "float32", **scalar},
+            "frame_index": {"dtype": "int64", **scalar},
+            "episode_index": {"dtype": "int64", **scalar},
+            "index": {"dtype": "int64", **scalar},
+            "task_index": {"dtype": "int64", **scalar}}
+
+
+def _png(image):
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(image).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _write_rows(path, part, rows, *, fps, image_mode, first_index=0):
+    """A LeRobot data parquet with the frames ``rows`` of ``part``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def vectors(values):
+        return pa.FixedSizeListArray.from_arrays(pa.array(values.reshape(-1), pa.float32()),
+                                                 values.shape[1])
+
+    columns = {}
+    if image_mode:
+        columns[CAMERA] = pa.array([{"bytes": _png(part["images"][i]), "path": f"frame_{i}.png"}
+                                    for i in rows],
+                                   pa.struct([("bytes", pa.binary()), ("path", pa.string())]))
+    columns["observation.state"] = vectors(part["state"][rows])
+    columns["action"] = vectors(part["actions"][rows])
+    columns["timestamp"] = pa.array(part["step"][rows] / fps, pa.float32())
+    columns["frame_index"] = pa.array(part["step"][rows], pa.int64())
+    columns["episode_index"] = pa.array(part["ep"][rows], pa.int64())
+    columns["index"] = pa.array(np.arange(len(rows)) + first_index, pa.int64())
+    columns["task_index"] = pa.array(np.zeros(len(rows), np.int64))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(columns), path)
+
+
+def write_video(path, images, *, fps=10, codec="libx264"):
+    """Encode ``images`` (n, H, W, 3) as an MP4 at ``fps`` with PyAV (frame i at i / fps)."""
+    from fractions import Fraction
+
+    import av
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream(codec, rate=fps)
+        stream.width, stream.height = images.shape[2], images.shape[1]
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"crf": "18"} if codec == "libx264" else {}
+        for i, image in enumerate(images):
+            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+            frame.pts, frame.time_base = i, Fraction(1, fps)
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+
+
+def write_lerobot_v21(root, part, *, image_mode, fps=10):
+    """A LeRobot v2.1 dataset: one parquet and (video mode) one H.264 mp4 per episode."""
+    eps = np.unique(part["ep"])
+    info = {"codebase_version": "v2.1", "robot_type": "test", "total_episodes": int(eps.size),
+            "total_frames": int(len(part["ep"])), "chunks_size": 1000, "fps": fps,
+            "data_path": "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet",
+            "video_path": None if image_mode else
+            "videos/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4",
+            "features": _features(part, "image" if image_mode else "video")}
+    (root / "meta").mkdir(parents=True)
+    (root / "meta" / "info.json").write_text(json.dumps(info, indent=2))
+    lines = []
+    for e in eps:
+        rows = np.flatnonzero(part["ep"] == e)
+        _write_rows(root / f"data/chunk-000/episode_{e:06d}.parquet", part, rows, fps=fps,
+                    image_mode=image_mode, first_index=int(rows[0]))
+        if not image_mode:
+            write_video(root / f"videos/chunk-000/{CAMERA}/episode_{e:06d}.mp4",
+                        part["images"][rows], fps=fps)
+        lines.append(json.dumps({"episode_index": int(e), "tasks": ["t"], "length": len(rows)}))
+    (root / "meta" / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def write_lerobot_v30_h264(root, part, *, fps=10):
+    """A LeRobot v3.0 video dataset in two data files and two H.264 video files: episodes
+    0..1 in file-000, the rest in file-001 (so from_timestamp is not 0 for every episode)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    eps = np.unique(part["ep"])
+    info = {"codebase_version": "v3.0", "robot_type": "test", "total_episodes": int(eps.size),
+            "total_frames": int(len(part["ep"])), "chunks_size": 1000, "fps": fps,
+            "data_path": "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet",
+            "video_path": "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4",
+            "features": _features(part, "video")}
+    (root / "meta").mkdir(parents=True)
+    (root / "meta" / "info.json").write_text(json.dumps(info, indent=2))
+    groups = [eps[:2], eps[2:]]
+    records = {k: [] for k in ("episode_index", "length", "data/chunk_index", "data/file_index",
+                               "dataset_from_index", "dataset_to_index")}
+    video = {k: [] for k in ("chunk_index", "file_index", "from_timestamp", "to_timestamp")}
+    start = 0
+    for f, group in enumerate(groups):
+        rows = np.flatnonzero(np.isin(part["ep"], group))
+        _write_rows(root / f"data/chunk-000/file-{f:03d}.parquet", part, rows, fps=fps,
+                    image_mode=False, first_index=start)
+        write_video(root / f"videos/{CAMERA}/chunk-000/file-{f:03d}.mp4", part["images"][rows],
+                    fps=fps)
+        t = 0.0
+        for e in group:
+            n = int((part["ep"] == e).sum())
+            for k, v in zip(records, (int(e), n, 0, f, start, start + n)):
+                records[k].append(v)
+            for k, v in zip(video, (0, f, t, t + n / fps)):
+                video[k].append(v)
+            t += n / fps
+            start += n
+    table = {**records, **{f"videos/{CAMERA}/{k}": v for k, v in video.items()}}
+    path = root / "meta/episodes/chunk-000/file-000.parquet"
+    path.parent.mkdir(parents=True)
+    pq.write_table(pa.table(table), path)
+    return root
+
+
+def _with_episodes(part):
+    return {**part, "ep": part["episode"] - part["episode"].min()}
+
+
+def test_v21_h264_video_and_v21_image_mode(tmp_path, truth):
+    sim = write_lerobot_v21(tmp_path / "sim", _with_episodes(_part(truth, "sim")),
+                            image_mode=False)
+    real = write_lerobot_v21(tmp_path / "real", _with_episodes(_part(truth, "real")),
+                             image_mode=True)
+    fs = load_dataset([str(sim), str(real)])
+    assert fs.source["codebase_version"] == {"sim": "v2.1", "real": "v2.1"}
+    assert fs.source["mode"] == {"sim": "video", "real": "image"}
+    frames = _check_against_truth(fs, truth)
+    rng = np.random.default_rng(1)
+    idx = rng.choice(len(fs), size=30)
+    np.testing.assert_array_equal(fs.read_images(idx), frames[idx])
+
+
+def test_v30_h264_in_several_files(tmp_path, truth):
+    sim = write_lerobot_v30_h264(tmp_path / "sim", _with_episodes(_part(truth, "sim")))
+    fs = load_dataset([str(sim), str(REAL)])
+    assert len(fs.images.parts[0].files) == 2
+    frames = _check_against_truth(fs, truth)
+    idx = np.random.default_rng(2).choice(len(fs), size=30)
+    np.testing.assert_array_equal(fs.read_images(idx), frames[idx])
+
+
+def test_v21_episode_length_mismatch_names_the_file(tmp_path, truth):
+    sim = write_lerobot_v21(tmp_path / "sim", _with_episodes(_part(truth, "sim")),
+                            image_mode=True)
+    lines = (sim / "meta/episodes.jsonl").read_text().splitlines()
+    lines[2] = lines[2].replace('"length": 20', '"length": 19')
+    (sim / "meta/episodes.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=r"episode_000002.parquet: episode 2 has 20 rows .* "
+                                        r"says length 19"):
+        load_dataset([str(sim), str(REAL)])
