@@ -17,15 +17,13 @@ matches the known md5 (MVP) and loads into the encoder's architecture exactly as
 :func:`~s2r.encoders.build_encoder` would load it (read with the safe reader
 :func:`~s2r.encoders.safe_load.read_checkpoint`); otherwise it is deleted and nothing is
 left in the weights folder. Its sha256 is pinned in ``<weights>/manifest.json`` on first
-download, so a later change of the file (or of the release) is reported.
+download (:mod:`s2r.encoders.fetch_manifest`), so a later change of the file (or of the
+release) is reported.
 """
 
 from __future__ import annotations
 
-import datetime
 import fnmatch
-import hashlib
-import json
 import os
 import re
 import shutil
@@ -37,12 +35,13 @@ from typing import Optional
 from s2r.encoders import locate
 from s2r.encoders.backend import get_backend
 from s2r.encoders.fetch_http import download
+from s2r.encoders.fetch_manifest import (  # noqa: F401  (the public names live here too)
+    MANIFEST, check_pinned, file_digest, manifest_path, pin, read_manifest, verify_pinned)
 from s2r.encoders.registry import get_spec, list_encoders
 from s2r.encoders.safe_load import _sniff
 from s2r.errors import EncoderError
 
 MIRROR_ENV = "S2R_WEIGHTS_MIRROR"
-MANIFEST = "manifest.json"
 
 #: Encoder id -> (the release zip's file name, fnmatch patterns of the member to extract,
 #: preferred first). The specs say so only in words (``checkpoint.how``).
@@ -95,71 +94,6 @@ def expected_md5(spec) -> Optional[str]:
     how = spec.checkpoint.how if spec.checkpoint is not None else ""
     found = re.search(r"md5\s*:?\s*([0-9a-f]{32})", how or "", re.I)
     return found.group(1).lower() if found else None
-
-
-def file_digest(path, name: str = "sha256") -> str:
-    digest = hashlib.new(name)
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-# ---------------------------------------------------------------------------------------------
-# the manifest of pinned sha256 digests
-
-def manifest_path(folder: Optional[Path] = None) -> Path:
-    return Path(folder or locate.weights_dir()) / MANIFEST
-
-
-def read_manifest(folder: Optional[Path] = None) -> dict:
-    """``{file name: {"sha256", "size", "source", "encoder", "pinned"}}`` (empty if none)."""
-    path = manifest_path(folder)
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise EncoderError(f"{path} is not a readable manifest ({exc}); fix or delete it") from None
-    files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, dict):
-        raise EncoderError(f"{path} is not an s2r weights manifest (no 'files' object)")
-    return files
-
-
-def pin(name: str, sha256: str, *, size: int, source: str, encoder: str,
-        folder: Optional[Path] = None) -> None:
-    """Record ``sha256`` of the weights file ``name`` (written atomically)."""
-    files = read_manifest(folder)
-    files[name] = {"sha256": sha256, "size": size, "source": source, "encoder": encoder,
-                   "pinned": datetime.datetime.now(datetime.timezone.utc)
-                   .strftime("%Y-%m-%dT%H:%M:%SZ")}
-    path = manifest_path(folder)
-    tmp = path.with_name(f".{MANIFEST}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps({"version": 1, "files": files}, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-
-
-def check_pinned(path: Path, *, encoder: str, source: str = "") -> str:
-    """Compare ``path`` with its pinned sha256 (pin it when it has none); return a message.
-
-    Raises
-    ------
-    EncoderError
-        The file differs from the sha256 pinned for it.
-    """
-    entry = read_manifest(path.parent).get(path.name)
-    digest = file_digest(path)
-    if entry is None:
-        pin(path.name, digest, size=path.stat().st_size, source=source or "already here",
-            encoder=encoder, folder=path.parent)
-        return f"sha256 {digest[:16]} pinned now"
-    if entry.get("sha256") != digest:
-        raise EncoderError(
-            f"{encoder}: {path} changed since its sha256 was pinned on {entry.get('pinned')} "
-            f"(pinned {str(entry.get('sha256'))[:16]}, now {digest[:16]}); if the new file is "
-            f"intended, delete its entry in {manifest_path(path.parent)}")
-    return f"sha256 {digest[:16]} as pinned"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,18 +198,26 @@ def _download_first(spec, urls: list, part: Path, progress: bool) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _fetch_file(spec, dest: Path, progress: bool) -> FetchResult:
-    """Download ``spec``'s file from its release or the mirror into ``dest``."""
-    urls = source_urls(spec)
-    if not mirror() and _s2r_offline():
-        raise EncoderError(f"{spec.id}: S2R_OFFLINE is set; {locate.how_to_get(spec)}")
+def _fetch_file(spec, dest: Path, progress: bool, archives: Optional[list]) -> FetchResult:
+    """Download ``spec``'s file from its release or the mirror into ``dest``.
+
+    A release zip already in the weights folder under its own name (``features.zip``) is
+    used as it is; one downloaded here is kept under that name when ``archives`` is a list
+    (appended to it; :func:`fetch_many` deletes them at the end), else deleted.
+    """
+    created = not dest.parent.exists()
     dest.parent.mkdir(parents=True, exist_ok=True)
-    part = dest.with_name(dest.name + ".part")
-    if spec.id in ZIP_MEMBERS and not mirror():
-        part = dest.with_name(ZIP_MEMBERS[spec.id][0] + ".part")
-    url = _download_first(spec, urls, part, progress)
-    check = part
-    extracted = None
+    zip_name = ZIP_MEMBERS.get(spec.id, (None,))[0]
+    archive = dest.with_name(zip_name) if zip_name else None
+    downloaded = not (archive is not None and archive.is_file())
+    if not downloaded:
+        part, url = archive, str(archive)
+    else:
+        if not mirror() and _s2r_offline():
+            raise EncoderError(f"{spec.id}: S2R_OFFLINE is set; {locate.how_to_get(spec)}")
+        part = dest.with_name((zip_name if zip_name and not mirror() else dest.name) + ".part")
+        url = _download_first(spec, source_urls(spec), part, progress)
+    check, extracted = part, None
     try:
         if _is_plain_zip(part):
             extracted = dest.with_name(f".{dest.name}.extract-{os.getpid()}")
@@ -292,13 +234,18 @@ def _fetch_file(spec, dest: Path, progress: bool) -> FetchResult:
                 f"{manifest_path(dest.parent)}")
         os.replace(check, dest)
     except BaseException:
-        for leftover in (part, extracted):
+        for leftover in (part if downloaded else None, extracted):
             if leftover is not None and leftover.exists():
                 leftover.unlink()
-        _remove_if_empty(dest.parent)
+        if created:
+            _remove_if_empty(dest.parent)
         raise
-    if part.exists():
-        part.unlink()  # the zip, once its member is in place
+    if downloaded and part.exists():  # the zip, once its member is in place
+        if archives is not None and archive is not None:
+            os.replace(part, archive)
+            archives.append(archive)
+        else:
+            part.unlink()
     pin(dest.name, digest, size=dest.stat().st_size, source=url, encoder=spec.id,
         folder=dest.parent)
     return FetchResult(spec.id, "fetched", f"{spec.id}: {dest} (sha256 {digest[:16]} pinned)",
@@ -327,7 +274,7 @@ def _fetch_hub(spec, progress: bool) -> FetchResult:
                        f"{MIRROR_ENV} to a mirror that has it")
 
 
-def fetch(encoder, *, progress: bool = True) -> FetchResult:
+def fetch(encoder, *, progress: bool = True, archives: Optional[list] = None) -> FetchResult:
     """Download the weights of ``encoder`` (id or spec) unless they are here already.
 
     Raises
@@ -349,7 +296,10 @@ def fetch(encoder, *, progress: bool = True) -> FetchResult:
                            str(local))
     if kind == "hub" and not mirror():
         return _fetch_hub(spec, progress)
-    return _fetch_file(spec, dest, progress)
+    cached = locate.find_hub_cache(spec) if kind == "hub" else None
+    if cached is not None:
+        return FetchResult(spec.id, "present", f"{spec.id}: hub cache {cached}", str(cached))
+    return _fetch_file(spec, dest, progress, archives)
 
 
 def fetchable_ids() -> list:
@@ -372,36 +322,24 @@ def fetch_many(ids, *, progress: bool = True, report=print) -> list:
     ids = list(dict.fromkeys(ids))
     for encoder_id in ids:
         get_spec(encoder_id)  # unknown ids fail before any download
-    results, failed = [], []
-    for encoder_id in ids:
-        try:
-            result = fetch(encoder_id, progress=progress)
-        except EncoderError as exc:
-            if len(ids) == 1:
-                raise
-            failed.append(encoder_id)
-            report(f"error: {exc}")
-            continue
-        results.append(result)
-        report(result.message)
+    results, failed, archives = [], [], []
+    try:
+        for encoder_id in ids:
+            try:
+                result = fetch(encoder_id, progress=progress, archives=archives)
+            except EncoderError as exc:
+                if len(ids) == 1:
+                    raise
+                failed.append(encoder_id)
+                report(f"error: {exc}")
+                continue
+            results.append(result)
+            report(result.message)
+    finally:
+        for archive in archives:  # release zips downloaded for several encoders
+            if archive.exists():
+                archive.unlink()
     if failed:
         raise EncoderError(f"{len(failed)} of {len(ids)} encoders not fetched: "
                            f"{', '.join(failed)}")
     return results
-
-
-def verify_pinned(folder: Optional[Path] = None) -> list:
-    """``(name, ok, message)`` for each file pinned in the manifest."""
-    folder = Path(folder or locate.weights_dir())
-    out = []
-    for name, entry in sorted(read_manifest(folder).items()):
-        path = folder / name
-        if not path.is_file():
-            out.append((name, False, f"{name}: pinned but missing"))
-            continue
-        digest = file_digest(path)
-        ok = digest == entry.get("sha256")
-        out.append((name, ok, f"{name}: " + ("sha256 as pinned" if ok else
-                   f"changed since pinned on {entry.get('pinned')} (pinned "
-                   f"{str(entry.get('sha256'))[:16]}, now {digest[:16]})")))
-    return out

@@ -304,6 +304,51 @@ def test_zip_member_is_extracted_and_the_zip_removed(site, hrp_file, weights):
     assert status("hrp-resnet18").state == "ready"
 
 
+def _features_zip(members: dict) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_one_release_zip_serves_several_encoders_in_one_run(site, hrp_file, weights, capsys):
+    site.files["/features.zip"] = _features_zip({
+        "visual_features/resnet18/IN_1M_resnet18.pth": hrp_file,
+        "visual_features/hrp/IN_hrp.pth": b"\x80\x02 damaged"})
+    assert main(["weights", "fetch", "hrp-resnet18", "hrp-vit", "--quiet"]) == 2
+    assert "error: hrp-vit: refused the download" in capsys.readouterr().err
+    assert [p for p, _ in site.log].count("/features.zip") == 1  # downloaded once
+    assert sorted(p.name for p in weights.iterdir()) == ["hrp_resnet18.pth", "manifest.json"]
+
+
+def test_a_release_zip_put_in_the_weights_folder_is_used_offline(hrp_file, weights,
+                                                                 monkeypatch, no_network):
+    monkeypatch.delenv("S2R_WEIGHTS_MIRROR", raising=False)
+    weights.mkdir()
+    (weights / "features.zip").write_bytes(_features_zip(
+        {"visual_features/resnet18/IN_1M_resnet18.pth": hrp_file}))
+    assert fetch_mod.fetch("hrp-resnet18", progress=False).action == "fetched"
+    assert (weights / "hrp_resnet18.pth").read_bytes() == hrp_file
+    assert (weights / "features.zip").is_file()  # the user's file stays
+
+
+def test_timm_entries_come_from_the_mirror_under_their_weights_file_name(site, weights):
+    import timm
+    from safetensors.torch import save as save_safetensors
+
+    with torch.device("meta"):
+        model = timm.create_model("resnet18")  # the hub file has the 1000-class head
+    sd = {k: torch.rand(v.shape) if v.dtype.is_floating_point else torch.zeros(v.shape,
+                                                                              dtype=v.dtype)
+          for k, v in model.state_dict().items()}
+    site.files["/resnet18.safetensors"] = save_safetensors(sd)
+    assert status("resnet18").state == "weights-missing"
+    assert fetch_mod.fetch("resnet18", progress=False).action == "fetched"
+    assert status("resnet18").state == "ready"
+    assert status("resnet18").file == str(weights / "resnet18.safetensors")
+
+
 def test_zip_without_the_member_is_refused(site, weights):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
