@@ -216,7 +216,12 @@ def _fetch_file(spec, dest: Path, progress: bool, archives: Optional[list]) -> F
         if not mirror() and _s2r_offline():
             raise EncoderError(f"{spec.id}: S2R_OFFLINE is set; {locate.how_to_get(spec)}")
         part = dest.with_name((zip_name if zip_name and not mirror() else dest.name) + ".part")
-        url = _download_first(spec, source_urls(spec), part, progress)
+        try:
+            url = _download_first(spec, source_urls(spec), part, progress)
+        except BaseException:
+            if created:  # a partial .part stays (the next run resumes it), an empty folder not
+                _remove_if_empty(dest.parent)
+            raise
     check, extracted = part, None
     try:
         if _is_plain_zip(part):

@@ -409,6 +409,7 @@ def test_errors_are_one_line_exit_2(site, capsys, monkeypatch):
     assert main(["weights", "fetch", "vip", "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert "cannot reach 127.0.0.1" in err and "\n" not in err
+    assert not Path(os.environ["S2R_WEIGHTS_DIR"]).exists()  # no empty folder left either
     assert main(["weights", "fetch"]) == 2
     assert "give encoder ids or --all" in capsys.readouterr().err
 
