@@ -11,6 +11,7 @@ spec                                   dataset
 ``["sim.hdf5", "real.hdf5"]``          robomimic HDF5 files (``.h5`` too), sim then real
 ``["sim_dir", "real_dir"]``            LeRobot dataset folders (each holds
                                        ``meta/info.json``; :mod:`.lerobot`), sim then real
+``["hf:ORG/SIM", "hf:ORG/REAL"]``      LeRobot datasets on the Hugging Face hub (cached)
 =====================================  ===================================================
 
 The word ``demo`` always means the built-in demo; write ``./demo`` for a folder of that name.
@@ -90,7 +91,7 @@ def _file_kind(path: str) -> Optional[str]:
 
 
 def _is_lerobot(path: str) -> bool:
-    return (Path(path) / "meta" / "info.json").is_file()
+    return path.startswith("hf:") or (Path(path) / "meta" / "info.json").is_file()
 
 
 def _parse_lerobot_pair(parts: list) -> Optional[dict]:
@@ -103,6 +104,11 @@ def _parse_lerobot_pair(parts: list) -> Optional[dict]:
         existing_path(bad, "sim dataset" if bad == parts[0] else "real dataset")
         raise DataError(f"{bad!r} has no meta/info.json, but {good!r} is a LeRobot dataset; "
                         "give two LeRobot dataset folders, SIM REAL")
+    from s2r.datasets.lerobot import hub_repo
+
+    for p in parts:
+        if p.startswith("hf:"):
+            hub_repo(p)
     return {"kind": "lerobot", "sim": parts[0], "real": parts[1]}
 
 
@@ -164,7 +170,8 @@ def parse_spec(spec: Spec) -> dict:
     if kind is not None:
         raise DataError(f"{text!r} is one {kind} file; give two, SIM REAL (e.g. "
                         f"sim{Path(text).suffix} real{Path(text).suffix}), one per domain")
-    existing_path(text, "dataset folder")
+    if not text.startswith("hf:"):
+        existing_path(text, "dataset folder")
     if _is_lerobot(text):
         raise DataError(f"{text!r} is one LeRobot dataset; give two, SIM REAL (e.g. sim_dir "
                         "real_dir), one per domain")
@@ -241,5 +248,17 @@ def storage_identity(spec: Spec) -> bytes:
     if kind == "demo":
         return digest("demo")
     paths = [parsed["path"]] if kind == "folder" else [parsed["sim"], parsed["real"]]
-    return digest(kind, *(tree_identity(p) if Path(p).is_dir() else files_identity([p])
+    if kind == "lerobot":  # a hub id: its cached snapshot (no download), else the id itself
+        from s2r.datasets.lerobot import local_root
+
+        paths = [p if not p.startswith("hf:") else _cached_or_id(local_root, p) for p in paths]
+    return digest(kind, *(tree_identity(p) if Path(p).is_dir() else
+                          digest(p) if str(p).startswith("hf:") else files_identity([p])
                           for p in paths))
+
+
+def _cached_or_id(local_root, hub_id: str) -> str:
+    try:
+        return str(local_root(hub_id, download=False))
+    except DataError:
+        return hub_id

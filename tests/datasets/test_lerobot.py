@@ -359,3 +359,59 @@ def test_v21_episode_length_mismatch_names_the_file(tmp_path, truth):
     with pytest.raises(DataError, match=r"episode_000002.parquet: episode 2 has 20 rows .* "
                                         r"says length 19"):
         load_dataset([str(sim), str(REAL)])
+
+
+# ----------------------------------------------------------------------------- hub ids
+REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _hub_cache(cache, repo, folder):
+    """Lay ``folder`` out as the hub cache does: blobs by hash, a snapshot of symlinks to
+    them, ``refs/main`` naming the snapshot."""
+    import hashlib
+
+    base = cache / f"datasets--{repo.replace('/', '--')}"
+    snap = base / "snapshots" / REVISION
+    for f in sorted(Path(folder).rglob("*")):
+        if f.is_file():
+            data = f.read_bytes()
+            blob = base / "blobs" / hashlib.sha256(data).hexdigest()
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            blob.write_bytes(data)
+            link = snap / f.relative_to(folder)
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(Path("../" * (len(link.relative_to(base).parts) - 1)) /
+                            "blobs" / blob.name)
+    (base / "refs").mkdir()
+    (base / "refs" / "main").write_text(REVISION)
+
+
+def test_hub_ids_are_found_in_the_cache_offline(tmp_path, monkeypatch, truth):
+    from s2r.datasets import storage_identity
+
+    cache = tmp_path / "hub"
+    _hub_cache(cache, "s2r-test/one_leg_sim", SIM)
+    _hub_cache(cache, "s2r-test/one_leg_real", REAL)
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    spec = ["hf:s2r-test/one_leg_sim", "hf:s2r-test/one_leg_real"]
+    assert parse_spec(spec) == {"kind": "lerobot", "sim": spec[0], "real": spec[1]}
+    fs = load_dataset(spec)
+    assert fs.name == "one_leg_sim+one_leg_real"
+    assert fs.source["sim"] == spec[0] and fs.source["real"] == spec[1]
+    _check_against_truth(fs, truth)
+    assert storage_identity(spec) == storage_identity(spec)
+    with_rev = load_dataset([f"{spec[0]}@{REVISION}", spec[1]])
+    assert len(with_rev) == len(fs)
+
+
+def test_a_hub_id_not_in_the_cache_offline_is_one_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(DataError, match=r"hf:s2r-test/nothing: dataset 's2r-test/nothing' is "
+                                        r"not in .*empty and cannot be downloaded \(offline"):
+        load_dataset(["hf:s2r-test/nothing", str(REAL)])
+    with pytest.raises(DataError, match="a hub dataset is hf:ORG/NAME"):
+        parse_spec(["hf:no-slash", str(REAL)])
+    with pytest.raises(DataError, match="one LeRobot dataset; give two"):
+        parse_spec("hf:s2r-test/one_leg_sim")
