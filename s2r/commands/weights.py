@@ -45,10 +45,39 @@ def run_fetch(args: argparse.Namespace) -> int:
         raise EncoderError("give encoder ids or --all (not both), e.g. "
                            "`python -m s2r weights fetch vip r3m-resnet50`")
     ids = fetchable_ids() if args.all else args.ids
-    fetch_many(ids, progress=not args.quiet and sys.stderr.isatty(),
-               report=lambda line: print(line, flush=True, file=sys.stderr
-                                         if line.startswith("error:") else sys.stdout))
+    bars = _ByteBars(disable=args.quiet or not sys.stderr.isatty())
+    try:
+        fetch_many(ids, progress=bars, report=lambda line: (bars.close(), print(
+            line, flush=True, file=sys.stderr if line.startswith("error:") else sys.stdout)))
+    finally:
+        bars.close()
     return 0
+
+
+class _ByteBars:
+    """A progress callback drawing one tqdm bar (bytes) per file on stderr."""
+
+    def __init__(self, disable: bool):
+        self.disable, self.bar, self.name = disable, None, None
+
+    def __call__(self, done: int, total: int, name: str = "") -> None:
+        if self.disable:
+            return
+        from tqdm.auto import tqdm
+
+        if self.bar is None or name != self.name:
+            self.close()
+            self.name = name
+            self.bar = tqdm(total=total or None, unit="B", unit_scale=True, unit_divisor=1024,
+                            desc=name, leave=False, dynamic_ncols=True)
+        if total and self.bar.total != total:
+            self.bar.total = total
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def run_verify(args: argparse.Namespace) -> int:

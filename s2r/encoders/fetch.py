@@ -5,7 +5,7 @@
 
 - released research checkpoints (``spec.checkpoint.url``): streamed from the release URL
   (Google Drive's confirmation page followed, Box links followed) into
-  ``<weights>/<file>.part`` with a progress bar, resumed with HTTP Range after a cut
+  ``<weights>/<file>.part`` (bytes reported to ``progress``), resumed with HTTP Range after a cut
   connection (:mod:`s2r.encoders.fetch_http`); a release that is a zip (HRP's
   ``features.zip``) has the right member extracted (:data:`ZIP_MEMBERS`);
 - timm / open_clip entries: through the hub library into its cache, online only;
@@ -185,7 +185,7 @@ def verify_file(spec, path: Path, *, source: str) -> None:
                            f"{str(exc).replace(str(path), 'it')}") from None
 
 
-def _download_first(spec, urls: list, part: Path, progress: bool) -> str:
+def _download_first(spec, urls: list, part: Path, progress) -> str:
     """Download the first of ``urls`` the server has (a 404 tries the next); its URL."""
     for i, url in enumerate(urls):
         try:
@@ -198,7 +198,7 @@ def _download_first(spec, urls: list, part: Path, progress: bool) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _fetch_file(spec, dest: Path, progress: bool, archives: Optional[list]) -> FetchResult:
+def _fetch_file(spec, dest: Path, progress, archives: Optional[list]) -> FetchResult:
     """Download ``spec``'s file from its release or the mirror into ``dest``.
 
     A release zip already in the weights folder under its own name (``features.zip``) is
@@ -264,7 +264,7 @@ def _remove_if_empty(folder: Path) -> None:
         pass
 
 
-def _fetch_hub(spec, progress: bool) -> FetchResult:
+def _fetch_hub(spec, progress) -> FetchResult:
     cached = locate.find_hub_cache(spec)
     if cached is not None:
         return FetchResult(spec.id, "present", f"{spec.id}: hub cache {cached}", str(cached))
@@ -279,7 +279,7 @@ def _fetch_hub(spec, progress: bool) -> FetchResult:
                        f"{MIRROR_ENV} to a mirror that has it")
 
 
-def fetch(encoder, *, progress: bool = True, archives: Optional[list] = None) -> FetchResult:
+def fetch(encoder, *, progress=None, archives: Optional[list] = None) -> FetchResult:
     """Download the weights of ``encoder`` (id or spec) unless they are here already.
 
     Raises
@@ -312,8 +312,16 @@ def fetchable_ids() -> list:
     return [spec.id for spec in list_encoders() if _what(spec) is not None]
 
 
-def fetch_many(ids, *, progress: bool = True, report=print) -> list:
+def fetch_many(ids, *, progress=None, report=None) -> list:
     """:func:`fetch` each of ``ids`` (every error reported, then the others continue).
+
+    Parameters
+    ----------
+    progress : ProgressCallback or None
+        ``progress(bytes_done, bytes_total, encoder_id)`` while a file downloads
+        (``bytes_total`` 0 when the server does not say).
+    report : callable or None
+        ``report(line)``: one line per encoder (``"error: ..."`` for a failure).
 
     Returns
     -------
@@ -324,6 +332,7 @@ def fetch_many(ids, *, progress: bool = True, report=print) -> list:
     EncoderError
         After all ids, when any failed (one line naming them; each failure was reported).
     """
+    report = report or (lambda line: None)
     ids = list(dict.fromkeys(ids))
     for encoder_id in ids:
         get_spec(encoder_id)  # unknown ids fail before any download

@@ -1,5 +1,6 @@
 """Streaming one URL into a ``.part`` file: resumable (HTTP Range), Google Drive's
-"can't scan for viruses" confirmation page followed, a tqdm bar, one-line errors.
+"can't scan for viruses" confirmation page followed, progress reported to a
+:data:`~s2r.progress.ProgressCallback` (bytes), one-line errors.
 
 Only the standard library (:mod:`urllib.request`) is used. A cut connection is resumed from
 the bytes already on disk (``Range: bytes=N-``) a few times within one call; the ``.part``
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Optional
 
 from s2r.errors import EncoderError
+from s2r.progress import report
 
 CHUNK = 1 << 20
 TIMEOUT_S = 30.0
@@ -113,7 +115,7 @@ def _open_file(opener, url: str, start: int, timeout: float):
     raise EncoderError(f"{url}: too many confirmation pages")
 
 
-def download(url: str, part: Path, *, desc: str = "", progress: bool = True,
+def download(url: str, part: Path, *, desc: str = "", progress=None,
              retries: int = RETRIES, timeout: float = TIMEOUT_S) -> Path:
     """Stream ``url`` into ``part``, continuing a partial ``part`` with an HTTP Range request.
 
@@ -126,8 +128,6 @@ def download(url: str, part: Path, *, desc: str = "", progress: bool = True,
         HTTP error, no network, or the connection kept being cut (``part`` is kept: running
         again resumes it).
     """
-    from tqdm.auto import tqdm
-
     opener = _opener()
     part.parent.mkdir(parents=True, exist_ok=True)
     cuts = 0
@@ -144,9 +144,7 @@ def download(url: str, part: Path, *, desc: str = "", progress: bool = True,
         length = response.headers.get("Content-Length")
         total = have + int(length) if length and length.isdigit() else None
         written = have
-        bar = tqdm(total=total, initial=have, unit="B", unit_scale=True, unit_divisor=1024,
-                   desc=desc or part.name, disable=not progress, leave=False,
-                   dynamic_ncols=True)
+        report(progress, have, total or 0, desc or part.name)
         try:
             with response, open(part, "ab" if have else "wb") as out:
                 while True:
@@ -158,7 +156,7 @@ def download(url: str, part: Path, *, desc: str = "", progress: bool = True,
                         break
                     out.write(chunk)
                     written += len(chunk)
-                    bar.update(len(chunk))
+                    report(progress, written, total or 0, desc or part.name)
             if total is not None and written < total:
                 raise _Cut(f"connection closed at byte {written} of {total}")
             return part
@@ -167,5 +165,3 @@ def download(url: str, part: Path, *, desc: str = "", progress: bool = True,
             if cuts > retries:
                 raise EncoderError(f"download from {url} was cut {cuts} times (last: {exc}); "
                                    f"run the command again to resume {part}") from None
-        finally:
-            bar.close()

@@ -213,7 +213,12 @@ def _cli(argv, env):
 def test_a_cut_connection_is_resumed_with_a_range_request(site, r3m_file, weights):
     site.files["/r3m_resnet18.pt"] = r3m_file
     site.cut_once.add("/r3m_resnet18.pt")
-    result = fetch_mod.fetch("r3m-resnet18", progress=False)
+    calls = []
+    result = fetch_mod.fetch("r3m-resnet18", progress=lambda *a: calls.append(a))
+    half, n = len(r3m_file) // 2, len(r3m_file)
+    assert calls[0] == (0, n, "r3m-resnet18") and calls[-1] == (n, n, "r3m-resnet18")
+    assert (half, n, "r3m-resnet18") in calls  # the resumed request starts where the cut was
+    assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:]))
     assert result.action == "fetched"
     assert (weights / "r3m_resnet18.pt").read_bytes() == r3m_file
     assert site.log == [("/r3m_resnet18.pt", None),
@@ -227,7 +232,7 @@ def test_a_download_cut_every_time_keeps_its_part_and_the_next_run_continues(
     site.files["/r3m_resnet18.pt"] = r3m_file
     site.cut_always.add("/r3m_resnet18.pt")
     with pytest.raises(EncoderError, match="cut 4 times.*run the command again to resume"):
-        fetch_mod.fetch("r3m-resnet18", progress=False)
+        fetch_mod.fetch("r3m-resnet18")
     part = weights / "r3m_resnet18.pt.part"
     have = part.stat().st_size
     assert 0 < have < len(r3m_file) and r3m_file.startswith(part.read_bytes())
@@ -244,7 +249,7 @@ def test_a_download_cut_every_time_keeps_its_part_and_the_next_run_continues(
 def test_google_drive_confirmation_page_is_followed(site, r3m_file, weights):
     site.files["/r3m_resnet18.pt"] = r3m_file
     site.drive.add("/r3m_resnet18.pt")
-    fetch_mod.fetch("r3m-resnet18", progress=False)
+    fetch_mod.fetch("r3m-resnet18")
     assert (weights / "r3m_resnet18.pt").read_bytes() == r3m_file
     assert site.log[1][0] == ("/download?id=r3m_resnet18.pt&export=download&confirm=t"
                               "&uuid=abc-123")
@@ -268,7 +273,7 @@ def test_a_web_page_instead_of_the_file_is_one_error(site, weights):
                                       "</title></head><body>Too many users</body></html>")
     with pytest.raises(EncoderError, match="returned a web page .Google Drive - Quota "
                                            "exceeded., not the file"):
-        fetch_mod.fetch("vip", progress=False)
+        fetch_mod.fetch("vip")
     assert not weights.exists() or list(weights.iterdir()) == []
 
 
@@ -294,7 +299,7 @@ def test_zip_member_is_extracted_and_the_zip_removed(site, hrp_file, weights):
         zf.writestr("visual_features/hrp/IN_hrp.pth", b"not this one")
         zf.writestr("__MACOSX/visual_features/resnet18/._IN_1M_resnet18.pth", b"junk")
     site.files["/features.zip"] = buf.getvalue()  # the mirror holds the release as it is
-    result = fetch_mod.fetch("hrp-resnet18", progress=False)
+    result = fetch_mod.fetch("hrp-resnet18")
     assert "IN_1M_resnet18.pth" in json.loads(
         (weights / "manifest.json").read_text())["files"]["hrp_resnet18.pth"]["source"]
     assert result.action == "fetched"
@@ -328,7 +333,7 @@ def test_a_release_zip_put_in_the_weights_folder_is_used_offline(hrp_file, weigh
     weights.mkdir()
     (weights / "features.zip").write_bytes(_features_zip(
         {"visual_features/resnet18/IN_1M_resnet18.pth": hrp_file}))
-    assert fetch_mod.fetch("hrp-resnet18", progress=False).action == "fetched"
+    assert fetch_mod.fetch("hrp-resnet18").action == "fetched"
     assert (weights / "hrp_resnet18.pth").read_bytes() == hrp_file
     assert (weights / "features.zip").is_file()  # the user's file stays
 
@@ -344,7 +349,7 @@ def test_timm_entries_come_from_the_mirror_under_their_weights_file_name(site, w
           for k, v in model.state_dict().items()}
     site.files["/resnet18.safetensors"] = save_safetensors(sd)
     assert status("resnet18").state == "weights-missing"
-    assert fetch_mod.fetch("resnet18", progress=False).action == "fetched"
+    assert fetch_mod.fetch("resnet18").action == "fetched"
     assert status("resnet18").state == "ready"
     assert status("resnet18").file == str(weights / "resnet18.safetensors")
 
@@ -355,7 +360,7 @@ def test_zip_without_the_member_is_refused(site, weights):
         zf.writestr("visual_features/vc1/model.pth", b"x")
     site.files["/features.zip"] = buf.getvalue()
     with pytest.raises(EncoderError, match="no member matching.*IN_hrp.pth"):
-        fetch_mod.fetch("hrp-vit", progress=False)
+        fetch_mod.fetch("hrp-vit")
     assert not weights.exists() or list(weights.iterdir()) == []
 
 
@@ -364,12 +369,12 @@ def test_the_known_mvp_md5_is_checked(site, r3m_file, weights, monkeypatch):
         "526093597ac1dc55df618bcbdfe8da4a"
     site.files["/mae_pretrain_egosoup_vit_base.pth"] = b"\x80\x02not the release"
     with pytest.raises(EncoderError, match="md5 .* the release publishes 5260935"):
-        fetch_mod.fetch("mvp", progress=False)
+        fetch_mod.fetch("mvp")
     assert not weights.exists() or list(weights.iterdir()) == []
     # a matching md5 passes on to the load check
     site.files["/r3m_resnet18.pt"] = r3m_file
     monkeypatch.setitem(fetch_mod.KNOWN_MD5, "r3m-resnet18", hashlib.md5(r3m_file).hexdigest())
-    assert fetch_mod.fetch("r3m-resnet18", progress=False).action == "fetched"
+    assert fetch_mod.fetch("r3m-resnet18").action == "fetched"
 
 
 def test_a_changed_file_or_release_is_reported_against_the_pinned_sha256(
@@ -460,7 +465,7 @@ def test_hub_entries_download_through_the_hub_library_online(monkeypatch, tmp_pa
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(locate, "hub_reachable", lambda *a, **k: True)
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
-    result = fetch_mod.fetch("vgg16", progress=False)
+    result = fetch_mod.fetch("vgg16")
     assert result.action == "fetched" and calls == [("timm/vgg16.tv_in1k", "model.safetensors")]
 
 
@@ -468,4 +473,4 @@ def test_the_s2r_offline_switch_blocks_release_downloads(monkeypatch):
     monkeypatch.delenv("S2R_WEIGHTS_MIRROR", raising=False)
     monkeypatch.setenv("S2R_OFFLINE", "1")
     with pytest.raises(EncoderError, match="S2R_OFFLINE is set.*vip_resnet50.pt"):
-        fetch_mod.fetch("vip", progress=False)
+        fetch_mod.fetch("vip")
