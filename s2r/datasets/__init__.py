@@ -104,7 +104,7 @@ def _parse_lerobot_pair(parts: list) -> Optional[dict]:
         existing_path(bad, "sim dataset" if bad == parts[0] else "real dataset")
         raise DataError(f"{bad!r} has no meta/info.json, but {good!r} is a LeRobot dataset; "
                         "give two LeRobot dataset folders, SIM REAL")
-    from s2r.datasets.lerobot import hub_repo
+    from s2r.datasets.lerobot_hub import hub_repo
 
     for p in parts:
         if p.startswith("hf:"):
@@ -249,7 +249,7 @@ def storage_identity(spec: Spec) -> bytes:
         return digest("demo")
     paths = [parsed["path"]] if kind == "folder" else [parsed["sim"], parsed["real"]]
     if kind == "lerobot":  # a hub id: its cached snapshot (no download), else the id itself
-        from s2r.datasets.lerobot import local_root
+        from s2r.datasets.lerobot_hub import local_root
 
         paths = [p if not p.startswith("hf:") else _cached_or_id(local_root, p) for p in paths]
     return digest(kind, *(tree_identity(p) if Path(p).is_dir() else

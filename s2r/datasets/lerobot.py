@@ -33,8 +33,6 @@ from ``frame_index``. Frames are taken in storage order (data files in order, ro
 from __future__ import annotations
 
 import json
-import os
-import re
 from pathlib import Path
 from typing import Optional
 
@@ -44,6 +42,7 @@ from s2r.datasets._checks import (
     check_finite, check_nonempty, check_same_frame_size, existing_path, missing_key,
     steps_within_episodes,
 )
+from s2r.datasets.lerobot_hub import hub_repo, is_hub_id, local_root
 from s2r.datasets.lerobot_video import ParquetImages, VideoFrames, decode_png, \
     image_bytes_column, probe_video
 from s2r.errors import DataError
@@ -56,81 +55,9 @@ CAMERA_DTYPES = ("video", "image")
 VERSIONS = ("v2.0", "v2.1", "v3.0")
 
 
-HUB_PREFIX = "hf:"
-_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
 def is_lerobot(path) -> bool:
     """Whether ``path`` is a hub id ``hf:ORG/NAME`` or a folder holding ``meta/info.json``."""
     return is_hub_id(path) or (Path(path) / INFO).is_file()
-
-
-def is_hub_id(text) -> bool:
-    return isinstance(text, str) and text.startswith(HUB_PREFIX)
-
-
-def hub_repo(text: str) -> tuple[str, Optional[str]]:
-    """``"hf:ORG/NAME[@REVISION]"`` -> ``("ORG/NAME", REVISION or None)``; checks the form."""
-    repo, _, revision = text[len(HUB_PREFIX):].partition("@")
-    if not _HUB_ID.match(repo) or (_ and not revision):
-        raise DataError(f"{text!r}: a hub dataset is hf:ORG/NAME (optionally @REVISION), e.g. "
-                        "hf:lerobot/aloha_sim_insertion_human")
-    return repo, revision or None
-
-
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def hub_snapshot(text: str, *, image_key: Optional[str] = None, download: bool = True) -> Path:
-    """The local folder of hub dataset ``hf:ORG/NAME``: found in the hub cache
-    (``HF_HUB_CACHE``, default ``~/.cache/huggingface/hub``) offline, or downloaded into it
-    through ``huggingface_hub`` (``meta/`` first, then the data and only the chosen camera's
-    videos) when online and ``download`` is true and ``HF_HUB_OFFLINE`` is not set.
-
-    Raises
-    ------
-    DataError
-        A malformed id, or a dataset neither in the cache nor downloadable.
-    """
-    repo, revision = hub_repo(text)
-    try:
-        from huggingface_hub import snapshot_download
-    except ImportError:  # pragma: no cover - a dependency of s2r
-        raise DataError(f"{text}: hub datasets need the huggingface_hub package") from None
-    cache = os.environ.get("HF_HUB_CACHE") or None
-
-    def get(patterns, local_only):
-        return Path(snapshot_download(repo, repo_type="dataset", revision=revision,
-                                      cache_dir=cache, allow_patterns=patterns,
-                                      local_files_only=local_only))
-
-    where = cache or "the hub cache"
-    if download and not _offline():
-        try:
-            root = get(["meta/*"], False)
-            info = read_info(root)
-            cams = cameras(info)
-            camera = image_key or (cams[0] if cams else "")
-            return get(["meta/*", "data/*", f"videos/{camera}/*", f"videos/*/{camera}/*"], False)
-        except DataError:
-            raise
-        except Exception as exc:  # no network, unknown repo, ...: fall back on the cache
-            reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    else:
-        reason = "offline (HF_HUB_OFFLINE)" if _offline() else "download disabled"
-    try:
-        return get(None, True)
-    except Exception:
-        raise DataError(f"{text}: dataset {repo!r} is not in {where} and cannot be downloaded "
-                        f"({reason}); download it once online, or give its folder") from None
-
-
-def local_root(path, *, image_key: Optional[str] = None, download: bool = True) -> Path:
-    """The folder of a LeRobot dataset given as a folder or as ``hf:ORG/NAME``."""
-    if is_hub_id(str(path)):
-        return hub_snapshot(str(path), image_key=image_key, download=download)
-    return Path(path)
 
 
 def read_info(root: Path) -> dict:
@@ -294,7 +221,8 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
         no state when absent).
     """
     hub = str(path) if is_hub_id(str(path)) else None
-    root = local_root(path, image_key=image_key)
+    root = local_root(path, image_key=image_key,
+                      first_camera=lambda r: (cameras(read_info(r)) or [None])[0])
     root = existing_path(root, f"{domain} LeRobot dataset")
     info = read_info(root)
     info_path = str(root / INFO)
