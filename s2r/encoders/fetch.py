@@ -180,9 +180,12 @@ def verify_file(spec, path: Path, *, source: str) -> None:
     prepare = lambda raw, model, src: backend.adapt_state_dict(raw, model, spec, src)  # noqa: E731
     try:
         build_with_weights(lambda: backend.make(spec), prepare, path, f"the file from {source}")
-    except EncoderError as exc:
-        raise EncoderError(f"{spec.id}: refused the download: "
-                           f"{str(exc).replace(str(path), 'it')}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever the file does to the loader: refused
+        text = str(exc).replace(str(path), "it").splitlines()
+        what = text[0][:300] if text else type(exc).__name__
+        if not isinstance(exc, EncoderError):
+            what = f"{type(exc).__name__}: {what}"
+        raise EncoderError(f"{spec.id}: refused the download: {what}") from None
 
 
 def _download_first(spec, urls: list, part: Path, progress) -> str:
@@ -205,16 +208,16 @@ def _fetch_file(spec, dest: Path, progress, archives: Optional[list]) -> FetchRe
     used as it is; one downloaded here is kept under that name when ``archives`` is a list
     (appended to it; :func:`fetch_many` deletes them at the end), else deleted.
     """
-    created = not dest.parent.exists()
-    dest.parent.mkdir(parents=True, exist_ok=True)
     zip_name = ZIP_MEMBERS.get(spec.id, (None,))[0]
     archive = dest.with_name(zip_name) if zip_name else None
     downloaded = not (archive is not None and archive.is_file())
+    if downloaded and not mirror() and _s2r_offline():
+        raise EncoderError(f"{spec.id}: S2R_OFFLINE is set; {locate.how_to_get(spec)}")
+    created = not dest.parent.exists()
+    dest.parent.mkdir(parents=True, exist_ok=True)
     if not downloaded:
         part, url = archive, str(archive)
     else:
-        if not mirror() and _s2r_offline():
-            raise EncoderError(f"{spec.id}: S2R_OFFLINE is set; {locate.how_to_get(spec)}")
         part = dest.with_name((zip_name if zip_name and not mirror() else dest.name) + ".part")
         try:
             url = _download_first(spec, source_urls(spec), part, progress)

@@ -474,3 +474,4 @@ def test_the_s2r_offline_switch_blocks_release_downloads(monkeypatch):
     monkeypatch.setenv("S2R_OFFLINE", "1")
     with pytest.raises(EncoderError, match="S2R_OFFLINE is set.*vip_resnet50.pt"):
         fetch_mod.fetch("vip")
+    assert not Path(os.environ["S2R_WEIGHTS_DIR"]).exists()
