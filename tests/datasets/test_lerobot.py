@@ -415,3 +415,21 @@ def test_a_hub_id_not_in_the_cache_offline_is_one_clear_error(tmp_path, monkeypa
         parse_spec(["hf:no-slash", str(REAL)])
     with pytest.raises(DataError, match="one LeRobot dataset; give two"):
         parse_spec("hf:s2r-test/one_leg_sim")
+
+
+def test_reading_in_order_keeps_the_decoder_open_and_never_seeks_back(monkeypatch):
+    from s2r.datasets import lerobot_video
+
+    seeks, opened = [], []
+    seek, init = lerobot_video._Decoder._seek, lerobot_video._Decoder.__init__
+    monkeypatch.setattr(lerobot_video._Decoder, "_seek",
+                        lambda self, t: (seeks.append(t), seek(self, t))[1])
+    monkeypatch.setattr(lerobot_video._Decoder, "__init__",
+                        lambda self, *a: (opened.append(a[0]), init(self, *a))[1])
+    fs = load_dataset([str(SIM), str(REAL)])
+    sim = np.flatnonzero(fs.domain == "sim")
+    for start in range(0, sim.size, 7):  # batches that do not line up with episodes
+        fs.read_images(sim[start:start + 7])
+    assert len(opened) == 1 and seeks == [0.0]  # one open, one seek to the start
+    fs.read_images(sim[:3])  # a jump back seeks again, on the same open decoder
+    assert len(opened) == 1 and len(seeks) == 2
