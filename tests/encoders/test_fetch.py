@@ -44,6 +44,7 @@ class Site:
         self.cut_always: set = set()
         self.drive: set = set()     # paths answered with Drive's confirmation page
         self.pages: dict = {}       # "/name" -> an HTML page served instead of the file
+        self.no_range = False       # a server that ignores Range (always sends everything)
         self.log: list = []         # (path, Range header)
 
 
@@ -78,7 +79,7 @@ class Handler(BaseHTTPRequestHandler):
         data = site.files[path]
         start = 0
         ranged = self.headers.get("Range")
-        if ranged and ranged.startswith("bytes=") and ranged.endswith("-"):
+        if ranged and ranged.startswith("bytes=") and ranged.endswith("-") and not site.no_range:
             start = int(ranged[6:-1])
             if start >= len(data):
                 return self._send(416, b"", "text/plain")
@@ -244,6 +245,24 @@ def test_a_download_cut_every_time_keeps_its_part_and_the_next_run_continues(
     assert site.log == [("/r3m_resnet18.pt", f"bytes={have}-")]
     assert (weights / "r3m_resnet18.pt").read_bytes() == r3m_file
     assert not part.exists()
+
+
+def test_a_server_without_range_support_starts_over(site, r3m_file, weights):
+    site.files["/r3m_resnet18.pt"] = r3m_file
+    site.no_range = True
+    (weights).mkdir()
+    (weights / "r3m_resnet18.pt.part").write_bytes(r3m_file[:1000])
+    assert fetch_mod.fetch("r3m-resnet18").action == "fetched"
+    assert (weights / "r3m_resnet18.pt").read_bytes() == r3m_file
+
+
+def test_a_complete_part_is_not_downloaded_again(site, r3m_file, weights):
+    site.files["/r3m_resnet18.pt"] = r3m_file
+    weights.mkdir()
+    (weights / "r3m_resnet18.pt.part").write_bytes(r3m_file)
+    assert fetch_mod.fetch("r3m-resnet18").action == "fetched"  # the server answers 416
+    assert site.log == [("/r3m_resnet18.pt", f"bytes={len(r3m_file)}-")]
+    assert (weights / "r3m_resnet18.pt").read_bytes() == r3m_file
 
 
 def test_google_drive_confirmation_page_is_followed(site, r3m_file, weights):
