@@ -99,7 +99,8 @@ class _Decoder:
     def _seek(self, t: float) -> None:
         tb = self.stream.time_base
         target = max(0.0, t - self.tol)
-        offset = int(Fraction(target).limit_denominator(10**6) / tb) + (self.stream.start_time or 0)
+        # times are pts * time_base (as LeRobot's decoders compare them), so no start offset
+        offset = int(Fraction(target).limit_denominator(10**6) / tb)
         self.container.seek(offset, stream=self.stream, backward=True, any_frame=False)
         self.frames = self.container.decode(self.stream)
         self.last_time, self.last_image = None, None

@@ -374,6 +374,21 @@ def case_lerobot_lengths_disagree(root):
                       "says length 21", "mismatched lengths"]
 
 
+def case_lerobot_garbage_image_bytes(root):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spec = _lerobot_pair(root)
+    path = Path(spec[1]) / "data/chunk-000/file-000.parquet"
+    table = pq.read_table(path)
+    k = table.column_names.index("observation.images.cam")
+    rows = table.column(k).to_pylist()
+    rows[5] = {"bytes": b"garbage, not a PNG", "path": rows[5]["path"]}
+    pq.write_table(table.set_column(k, "observation.images.cam",
+                                    pa.array(rows, table.schema.field(k).type)), path)
+    return spec, {}, ["real/data/chunk-000/file-000.parquet[observation.images.cam] row 5",
+                      "unreadable or truncated image bytes"], [65]
+
 def case_lerobot_with_a_plain_folder(root):
     spec = _lerobot_pair(root)
     (root / "plain").mkdir()
