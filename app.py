@@ -82,13 +82,14 @@ else:
         state[S.HOME_SIM_PATH] = paths[0] if paths else ""
         state[S.HOME_REAL_PATH] = paths[1] if len(paths) > 1 else ""
     c1, c2 = st.columns(2)
-    sim_path = c1.text_input("Sim file (.zarr or .hdf5), or a folder in the s2r layout",
+    sim_path = c1.text_input("Sim: .zarr, .hdf5, a LeRobot folder, or a folder in the s2r layout",
                              key=S.HOME_SIM_PATH, placeholder="/data/one_leg_sim.zarr")
-    real_path = c2.text_input("Real file (.zarr or .hdf5); empty for a folder",
+    real_path = c2.text_input("Real: the same kind; empty for an s2r-layout folder",
                               key=S.HOME_REAL_PATH, placeholder="/data/one_leg_real.zarr")
-    key_fields = (("image_key", "Image key / camera", "color_image2 or agentview"),
-                  ("action_key", "Action key", "action/pos or actions"),
-                  ("state_key", "State key (pairing)", "robot_state"))
+    key_fields = (("image_key", "Image key / camera",
+                   "color_image2, agentview or observation.images.top"),
+                  ("action_key", "Action key", "action/pos, actions or action"),
+                  ("state_key", "State key (pairing)", "robot_state or observation.state"))
     with st.expander("Keys inside the files (optional)"):
         keys = {}
         for col, (name, label, hint) in zip(st.columns(3), key_fields):
@@ -96,8 +97,9 @@ else:
             state.setdefault(widget, state[S.DATASET_KEYS].get(name) or "")
             keys[name] = col.text_input(label, key=widget, placeholder=hint) or None
     if not sim_path.strip():
-        st.info("Enter the path of a FurnitureBench zarr store or robomimic HDF5 file for each "
-                "domain, or of a folder with `sim/` and `real/` frames (see the README).")
+        st.info("Enter the path of a FurnitureBench zarr store, a robomimic HDF5 file or a "
+                "LeRobot dataset folder (or `hf:ORG/NAME`) for each domain, or of one folder "
+                "with `sim/` and `real/` frames (see the README).")
         st.stop()
     spec = [sim_path.strip(), real_path.strip()] if real_path.strip() else sim_path.strip()
 
@@ -164,7 +166,7 @@ def _option_label(eid: str) -> str:
 
 selected = st.multiselect(
     "Encoders to score", all_ids, key=S.HOME_ENCODERS, format_func=_option_label,
-    help="The paper's Table I encoders, the offline ones (pixels, EfficientNet-Lite0), an "
+    help="The paper's Table I encoders, the offline ones (pixels, EfficientNet-Lite0/1/2), an "
          "ID@random control of each architecture and, for datasets with robot state, the "
          "state itself as a reference (the ceiling of the action scores). Encoders whose "
          "weights are missing say how to get them below.")
@@ -190,6 +192,16 @@ if missing:
                         + (f" ([download]({table[e]['url']}))" if table[e]["url"] else ""))
         st.caption(f"Or pick `{missing[0]}@random` (same architecture, random weights) as a "
                    "control that runs offline.")
+        if loaders.downloads_possible():
+            if st.button(f"Download the weights of {len(missing)} encoder(s)",
+                         key=S.HOME_DOWNLOAD, icon=":material/download:",
+                         help="Same as `python -m s2r weights fetch ID`: streamed, resumable, "
+                              "checked loadable before it is put in the weights folder."):
+                home.download(missing)
+                st.rerun()
+        else:
+            st.caption("Offline: `python -m s2r weights fetch ID` downloads them on a machine "
+                       "with network (or set `S2R_WEIGHTS_MIRROR`).")
 
 # ----------------------------------------------------------------------------- 3. compute
 st.header("3. Compute")

@@ -114,3 +114,26 @@ def cache_rows(entries, fingerprint: str) -> list[dict]:
                      "MB": e.size_bytes / 2**20,
                      "created": pd.Timestamp(e.created, unit="s").strftime("%Y-%m-%d %H:%M")})
     return rows
+
+
+def download(encoder_ids: Sequence[str]) -> None:
+    """Fetch the weights of ``encoder_ids`` (:func:`s2r.encoders.fetch.fetch_many`) with a
+    progress bar; each failure is shown, the others go on."""
+    from s2r.encoders.fetch import fetch_many
+
+    with st.status(f"Downloading the weights of {len(encoder_ids)} encoder(s)",
+                   expanded=True) as box:
+        bar = box.progress(0.0, text="starting")
+
+        def progress(done: int, total: int, message: str = "") -> None:
+            frac = min(done / total, 1.0) if total else 0.0
+            bar.progress(frac, text=f"{message}: {done / 2**20:.1f} MB"
+                                    + (f" of {total / 2**20:.1f} MB" if total else ""))
+
+        try:
+            fetch_many(encoder_ids, progress=progress, report=box.write)
+        except S2RError as exc:
+            box.update(state="error")
+            box.error(str(exc))
+            return
+        box.update(label="Weights downloaded", state="complete")

@@ -136,6 +136,21 @@ def embedder(encoder_id: str):
     return get_encoder(encoder_id) if get_spec(encoder_id).has_image_model else encoder_id
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def _hub_reachable() -> bool:
+    from s2r.encoders.locate import hub_reachable
+
+    return hub_reachable(timeout=2.0)
+
+
+def downloads_possible() -> bool:
+    """Whether weights can be downloaded from here: a mirror is set
+    (``$S2R_WEIGHTS_MIRROR``) or the model hub answers (checked at most once a minute)."""
+    from s2r.encoders.fetch import mirror
+
+    return bool(mirror()) or _hub_reachable()
+
+
 def encoder_table(ids: Sequence[str]) -> list[dict]:
     """Registry metadata and weight status of each encoder id, one dict per id."""
     from s2r.encoders import get_spec, status

@@ -532,3 +532,48 @@ def test_damaged_zarr_chunk_is_a_clear_error_not_a_traceback(tmp_path, monkeypat
                in m for m in messages), messages
     assert any("sim store sim.zarr[color_image2]: cannot decode frames 12..15" in m
                and not m.startswith("sim frames") for m in messages), messages
+
+
+def test_download_button_fetches_missing_weights_from_the_mirror(tmp_path, monkeypatch):
+    """An encoder whose weights are missing, a weights mirror set: the home page offers a
+    download, and pressing it makes the encoder ready (the file checked loadable first)."""
+    import os
+
+    from s2r.encoders import status
+    from tests.helpers.release_site import Handler, Site, serving, vip_checkpoint
+
+    Handler.site = Site()
+    Handler.site.files["/vip_resnet50.pt"] = vip_checkpoint()
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "vip")
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    with serving() as url:
+        monkeypatch.setenv("S2R_WEIGHTS_MIRROR", url)
+        at = _app()
+        at.run()
+        _no_exception(at)
+        assert status("vip").state == "weights-missing"
+        (button,) = [b for b in at.button if b.key == S.HOME_DOWNLOAD]
+        button.click().run()
+        _no_exception(at)
+    assert status("vip").state == "ready"
+    weights = os.environ["S2R_WEIGHTS_DIR"]
+    assert sorted(os.listdir(weights)) == ["manifest.json", "vip_resnet50.pt"]
+    assert not [b for b in at.button if b.key == S.HOME_DOWNLOAD]  # nothing missing any more
+
+
+def test_offline_without_a_mirror_says_how_to_download(tmp_path, monkeypatch):
+    from ui import loaders
+
+    monkeypatch.setattr("s2r.encoders.locate.hub_reachable", lambda **_: False)
+    loaders._hub_reachable.clear()
+    _env(monkeypatch, tmp_path / "cache")
+    monkeypatch.delenv("S2R_WEIGHTS_MIRROR", raising=False)
+    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "vip")
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = _app()
+    at.run()
+    _no_exception(at)
+    assert not [b for b in at.button if b.key == S.HOME_DOWNLOAD]
+    assert any("python -m s2r weights fetch ID" in c.value for c in at.caption)
+    loaders._hub_reachable.clear()  # later tests probe again
