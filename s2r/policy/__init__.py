@@ -1,0 +1,1 @@
+"""Policies fitted on embeddings: behaviour cloning (:mod:`.bc`)."""
