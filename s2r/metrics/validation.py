@@ -94,22 +94,7 @@ def check_embeddings(Z, domain=None, actions=None, episode=None, *,
                         f"domains are needed (got {n} frames, all "
                         f"{'real' if name == 'sim' else 'sim'})")
 
-    act = None
-    if actions is not None:
-        act = np.asarray(actions)
-        if act.dtype.kind not in "fiub":
-            raise MetricError(f"actions must be numeric, got dtype {act.dtype}")
-        if act.ndim == 1:
-            act = act[:, None]
-        if act.ndim != 2 or act.shape[0] != n:
-            raise MetricError(f"actions must have shape ({n}, A) to match the embeddings, "
-                              f"got {act.shape}")
-        if act.shape[1] < 1:
-            raise MetricError("actions have 0 dimensions (shape (N, 0))")
-        act = act.astype(np.float64)
-        if not np.isfinite(act).all():
-            rows = np.flatnonzero(~np.isfinite(act).all(axis=1))
-            raise MetricError(f"actions contain NaN or inf (first bad frame {rows[0]})")
+    act = None if actions is None else check_frame_matrix("actions", actions, n, "A")
 
     ep = None
     if episode is not None:
@@ -128,6 +113,46 @@ def check_embeddings(Z, domain=None, actions=None, episode=None, *,
                     f"both sim and real frames (e.g. {int(shared[0])}); number real episodes "
                     "after sim ones")
     return Checked(Z, dom, act, ep)
+
+
+def check_frame_matrix(name: str, values, n: int, columns: str = "K", *,
+                       min_columns: int = 1) -> np.ndarray:
+    """A finite float64 ``(n, K)`` array of per-frame values (a 1-D array is one column).
+
+    Parameters
+    ----------
+    name : str
+        What the values are (``"actions"``, ``"proprio"``), for the messages.
+    n : int
+        Frames (rows of the embeddings).
+    columns : str
+        The letter the shape message uses for the column count.
+    min_columns : int
+        Fewest columns accepted.
+
+    Raises
+    ------
+    MetricError
+        Not an array of numbers, wrong number of rows or too few columns, NaN or inf.
+    """
+    try:
+        arr = np.asarray(values)
+    except Exception as exc:  # ragged lists etc.
+        raise MetricError(f"{name} could not be read as an array: {exc}") from None
+    if arr.dtype.kind not in "fiub":
+        raise MetricError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise MetricError(f"{name} must have shape ({n}, {columns}) to match the embeddings, "
+                          f"got {arr.shape}")
+    if arr.shape[1] < min_columns:
+        raise MetricError(f"{name} have 0 dimensions (shape (N, 0))")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        rows = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+        raise MetricError(f"{name} contain NaN or inf (first bad frame {rows[0]})")
+    return arr
 
 
 def check_features(Z, n_features: int) -> np.ndarray:

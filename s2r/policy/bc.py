@@ -31,7 +31,8 @@ import numpy as np
 
 from s2r.errors import MetricError
 from s2r.metrics.action_probe import DEFAULT_PROBE_ALPHA, ActionProbe
-from s2r.metrics.validation import check_choice, check_embeddings, check_number
+from s2r.metrics.validation import (check_choice, check_embeddings, check_frame_matrix,
+                                    check_number)
 
 #: The demo's proprioception: its state columns 0..9 (the robot, not the parts).
 DEMO_PROPRIO_NAMES = (("ee_x", "ee_y", "ee_z") + tuple(f"ee_rot6d_{k}" for k in range(6))
@@ -44,22 +45,7 @@ def _check_proprio(proprio, n: int) -> np.ndarray:
     """``proprio`` as a finite float64 ``(n, P)`` array (``P = 0`` for ``None``)."""
     if proprio is None:
         return np.zeros((n, 0))
-    try:
-        P = np.asarray(proprio)
-    except Exception as exc:  # ragged lists etc.
-        raise MetricError(f"proprio could not be read as an array: {exc}") from None
-    if P.dtype.kind not in "biuf":
-        raise MetricError(f"proprio must be numeric, got dtype {P.dtype}")
-    if P.ndim == 1:
-        P = P[:, None]
-    if P.ndim != 2 or P.shape[0] != n:
-        raise MetricError(f"proprio must have shape ({n}, P) to match the embeddings, "
-                          f"got {P.shape}")
-    P = P.astype(np.float64)
-    if not np.isfinite(P).all():
-        rows = np.flatnonzero(~np.isfinite(P).all(axis=1))
-        raise MetricError(f"proprio contains NaN or inf (first bad frame {rows[0]})")
-    return P
+    return check_frame_matrix("proprio", proprio, n, "P", min_columns=0)
 
 
 def split_episodes(episode, *, val_fraction: float = 0.2, seed: int = 0):

@@ -301,7 +301,7 @@ def test_a_changed_file_or_release_is_reported_against_the_pinned_sha256(
     assert "r3m_resnet18.pt: changed since pinned" in capsys.readouterr().out
     # the release itself changed: the new download is refused, the folder keeps no file
     path.unlink()
-    changed = torch.load(io.BytesIO(r3m_file))
+    changed = torch.load(io.BytesIO(r3m_file), weights_only=True)
     changed["r3m"]["module.convnet.conv1.weight"] += 1
     site.files["/r3m_resnet18.pt"] = saved(changed)
     assert main(["weights", "fetch", "r3m-resnet18", "--quiet"]) == 2

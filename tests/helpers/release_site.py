@@ -15,6 +15,7 @@ from typing import Iterator
 import torch
 
 from s2r.encoders.backends.checkpoint import build_architecture
+from tests.helpers.state_dicts import synthetic as random_state_dict
 
 
 class Site:
@@ -105,18 +106,7 @@ def serving() -> Iterator[str]:
 
 def synthetic(arch: str, seed: int) -> dict:
     """Random values with ``build_architecture(arch)``'s exact keys and shapes."""
-    with torch.device("meta"):
-        model = build_architecture(arch)
-    base = torch.randn(1 << 20, generator=torch.Generator().manual_seed(seed)) * 0.05
-    out = {}
-    for i, (key, value) in enumerate(model.state_dict().items()):
-        if value.dtype.is_floating_point:
-            n = value.numel()
-            flat = base[:n] if n <= base.numel() else base.repeat(-(-n // base.numel()))[:n]
-            out[key] = (flat + (i + 1) * 1e-3).reshape(value.shape).abs() + 0.1
-        else:
-            out[key] = torch.zeros(value.shape, dtype=value.dtype)
-    return out
+    return random_state_dict(lambda: build_architecture(arch), seed)
 
 
 def saved(obj) -> bytes:
