@@ -7,7 +7,8 @@ spec                                   dataset
 ``"demo:gap=0.5,episodes=8,seed=0"``   the demo with options (episodes, steps, gap, seed,
                                        paired, height, width)
 ``"path/to/folder"``                   a folder in the s2r layout (:mod:`.folder`)
-``["sim.zarr", "real.zarr"]``          FurnitureBench zarr stores, sim then real
+``["sim.zarr", "real.zarr"]``          FurnitureBench zarr stores, sim then real (a
+                                       ``.zarr`` folder or a zipped ``.zarr.zip`` each)
 ``["sim.hdf5", "real.hdf5"]``          robomimic HDF5 files (``.h5`` too), sim then real
 ``["sim_dir", "real_dir"]``            LeRobot dataset folders (each holds
                                        ``meta/info.json``; :mod:`.lerobot`), sim then real
@@ -22,11 +23,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
-from s2r.datasets._checks import existing_path
+from s2r.datasets._checks import DataWarning, existing_path
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
 
-__all__ = ["DEMO_DEFAULTS", "load_dataset", "parse_spec", "storage_identity"]
+__all__ = ["DEMO_DEFAULTS", "DataWarning", "load_dataset", "parse_spec", "storage_identity"]
 
 Spec = Union[str, Path, Sequence[Union[str, Path]]]
 
@@ -87,7 +88,11 @@ def _parse_demo(spec: str) -> dict:
 
 
 def _file_kind(path: str) -> Optional[str]:
-    return _FILE_KINDS.get(Path(path.rstrip("/\\")).suffix.lower())
+    """The kind a file path names, by extension (``.zarr.zip``: a zipped zarr store)."""
+    name = Path(path.rstrip("/\\")).name.lower()
+    if name.endswith(".zarr.zip"):
+        return "furniturebench"
+    return _FILE_KINDS.get(Path(name).suffix)
 
 
 def _is_lerobot(path: str) -> bool:
@@ -152,8 +157,9 @@ def parse_spec(spec: Spec) -> dict:
         if None in kinds:
             bad = parts[kinds.index(None)]
             existing_path(bad, "sim dataset" if bad == parts[0] else "real dataset")
-            raise DataError(f"{bad!r}: two paths must be SIM REAL files of one kind, .zarr "
-                            "(FurnitureBench) or .hdf5/.h5 (robomimic), decided by extension, "
+            raise DataError(f"{bad!r}: two paths must be SIM REAL files of one kind, .zarr or "
+                            ".zarr.zip (FurnitureBench) or .hdf5/.h5 (robomimic), decided by "
+                            "extension, "
                             "or two LeRobot dataset folders (holding meta/info.json)")
         if kinds[0] != kinds[1]:
             raise DataError(f"sim {parts[0]!r} is {kinds[0]} but real {parts[1]!r} is {kinds[1]}; "
@@ -168,8 +174,9 @@ def parse_spec(spec: Spec) -> dict:
         return _parse_demo(text)
     kind = _file_kind(text)
     if kind is not None:
+        suffix = ".zarr.zip" if text.lower().endswith(".zarr.zip") else Path(text).suffix
         raise DataError(f"{text!r} is one {kind} file; give two, SIM REAL (e.g. "
-                        f"sim{Path(text).suffix} real{Path(text).suffix}), one per domain")
+                        f"sim{suffix} real{suffix}), one per domain")
     if not text.startswith("hf:"):
         existing_path(text, "dataset folder")
     if _is_lerobot(text):
@@ -235,7 +242,8 @@ def load_dataset(spec: Spec, *, image_key: Optional[str] = None, action_key: Opt
 
 def storage_identity(spec: Spec) -> bytes:
     """A cheap digest of the files a spec names (sizes and times of every file below a folder
-    or zarr store, of an HDF5 file; see :mod:`s2r.identity`); constant for the demo.
+    or zarr store, of an HDF5 file or a ``.zarr.zip``; see :mod:`s2r.identity`); constant for
+    the demo.
 
     It changes whenever a frame, a label file or a store changes, without loading anything:
     a long-running process (the app) compares it to decide whether a dataset it holds is

@@ -8,6 +8,7 @@ loader can check an array in one line and the user reads one clear sentence.
 from __future__ import annotations
 
 import difflib
+import warnings
 from pathlib import Path
 from typing import Iterable, Mapping, Optional
 
@@ -16,6 +17,18 @@ import numpy as np
 from s2r.errors import DataError
 
 _MAX_LISTED = 12
+
+
+class DataWarning(UserWarning):
+    """A dataset loads but something in it looks wrong (e.g. an action key that holds
+    rewards); the CLI prints each as one ``warning: ...`` line."""
+
+
+def place(domain: str, path, inner: str = "") -> str:
+    """How messages name a domain's file (and a key inside it): ``"real (data/real/success.zarr)"``,
+    ``"sim (sim.zarr[action/pos])"``. Upstream datasets often give every domain's file the same
+    name (``success.zarr``), so the domain always comes first and the path is the one given."""
+    return f"{domain} ({path}{inner})"
 
 
 def existing_path(path, what: str = "dataset path") -> Path:
@@ -184,3 +197,63 @@ def check_same_frame_size(shapes: Mapping[str, tuple], what: str = "frames") -> 
         desc = ", ".join(f"{k}: {tuple(s)}" for k, s in shapes.items())
         raise DataError(f"{what} differ in size between domains ({desc}); every domain must use "
                         "the same (H, W, 3)")
+
+
+def signal_like(values: np.ndarray, episode: Optional[np.ndarray] = None) -> Optional[str]:
+    """Why a 1-D label column looks like a reward, done or time signal rather than actions.
+
+    Parameters
+    ----------
+    values : ndarray of shape (N, A)
+    episode : ndarray of shape (N,), optional
+        Episode per row: monotone is judged within each episode.
+
+    Returns
+    -------
+    str or None
+        ``"only 0 and 1"`` (binary), ``"never decreasing"`` / ``"never increasing"``
+        (monotone within every episode, not constant), or None (looks like actions, or more
+        than one column).
+    """
+    values = np.asarray(values)
+    if values.ndim != 2 or values.shape[1] != 1 or values.shape[0] < 2:
+        return None
+    v = values[:, 0].astype(np.float64)
+    if np.isin(v, (0.0, 1.0)).all():
+        return "only 0 and 1"
+    if np.ptp(v) == 0:
+        return None
+    d = np.diff(v)
+    if episode is not None:
+        d = d[np.asarray(episode)[1:] == np.asarray(episode)[:-1]]
+    if d.size and (d >= 0).all():
+        return "never decreasing"
+    if d.size and (d <= 0).all():
+        return "never increasing"
+    return None
+
+
+def warn_if_signal_like(action_key: str, domains: Mapping[str, tuple]) -> Optional[str]:
+    """Warn (:class:`DataWarning`, once for all domains) when the action key holds a 1-D
+    signal that looks like a reward or done flag: ``--action-key rewards`` loads, but scores
+    against rewards say nothing about how well an encoder predicts actions.
+
+    Parameters
+    ----------
+    action_key : str
+    domains : mapping of str to (ndarray (N, A), ndarray (N,) or None)
+        For each domain's file (:func:`place`), its actions and episode ids.
+
+    Returns
+    -------
+    str or None
+        The warning's text, when one was issued.
+    """
+    reasons = {where: signal_like(values, episode) for where, (values, episode) in domains.items()}
+    if not reasons or not all(reasons.values()):
+        return None
+    desc = "; ".join(f"{where}: {why}" for where, why in reasons.items())
+    message = (f"action key {action_key!r} is 1-D and looks like a reward or done signal, not "
+               f"robot actions ({desc}); pick the actions with --action-key")
+    warnings.warn(message, DataWarning, stacklevel=3)
+    return message

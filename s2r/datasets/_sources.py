@@ -3,81 +3,165 @@
 Both keep the FrameSet picklable (Streamlit caches, worker processes) and read pixels only
 when asked:
 
-- :class:`ChunkedImages` reads a zarr array chunk by chunk and keeps a few recently decoded
-  chunks (a small LRU bounded in bytes), so walking a dataset in batches that do not line up
-  with the chunks decodes every chunk once instead of once per batch that touches it.
+- :class:`ChunkedImages` reads a chunked array (zarr, or an HDF5 dataset through
+  :class:`H5Array`) whole chunks at a time and keeps recently decoded chunks in a
+  :class:`ChunkCache`: reading in storage order (``FrameSet.iter_batches``) decodes every chunk
+  once per pass whatever the chunk size, and memory holds at most the cache's byte budget or
+  one chunk, whichever is larger, plus the chunk being decoded.
 - :class:`H5File` / :class:`H5Array` are lazily opened, picklable handles on an HDF5 file and
   one of its datasets.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
+from s2r.datasets._lfs import check_not_lfs_pointer
+from s2r.datasets._zarr import array_identity, check_chunk_not_lfs_pointer
 from s2r.errors import DataError
-from s2r.identity import digest, files_identity, pixels_identity, tree_identity
+from s2r.identity import digest, files_identity, pixels_identity
 from s2r.images import as_indices
 
 DEFAULT_CACHE_BYTES = 64 * 2**20
+ZARR_DAMAGE_HINT = "a chunk file of the store is damaged: copy or write the store again"
+_TOKENS = itertools.count()
+
+
+class ChunkCache:
+    """Decoded chunks, least recently used first, bounded in bytes but never below one chunk.
+
+    Parameters
+    ----------
+    max_bytes : int
+        Most bytes kept. The newest chunk is always kept, even when it alone is larger (a
+        FurnitureBench image chunk of 1,000 frames at 240x320 is 230 MB): the next batch,
+        read in storage order, mostly needs the same chunk again.
+
+    Notes
+    -----
+    Thread-safe. Several image sources may share one cache (the demos of a robomimic file),
+    so their total stays within the budget. Pickles empty (pickle keeps the sharing: the
+    sources of one pickled FrameSet share one new cache).
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES):
+        self.max_bytes = int(max_bytes)
+        self._init()
+
+    def _init(self) -> None:
+        self._blocks: OrderedDict = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __getstate__(self):
+        return {"max_bytes": self.max_bytes}
+
+    def __setstate__(self, state):
+        self.max_bytes = state["max_bytes"]
+        self._init()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the chunks held now."""
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._blocks)
+
+    def get(self, key):
+        """The block stored under ``key`` (now the most recently used), or None."""
+        with self._lock:
+            block = self._blocks.get(key)
+            if block is not None:
+                self._blocks.move_to_end(key)
+            return block
+
+    def put(self, key, block: np.ndarray) -> None:
+        """Store ``block`` as the most recently used; drop the oldest while over budget."""
+        with self._lock:
+            old = self._blocks.pop(key, None)
+            self._bytes += block.nbytes - (0 if old is None else old.nbytes)
+            self._blocks[key] = block
+            while self._bytes > self.max_bytes and len(self._blocks) > 1:
+                _, dropped = self._blocks.popitem(last=False)
+                self._bytes -= dropped.nbytes
+
+    def make_room(self, nbytes: int) -> None:
+        """Drop the oldest chunks until ``nbytes`` more fit the budget (all of them if need
+        be), before a decode: the chunk being decoded and the cache never both hold more."""
+        with self._lock:
+            while self._blocks and self._bytes + nbytes > self.max_bytes:
+                _, dropped = self._blocks.popitem(last=False)
+                self._bytes -= dropped.nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._blocks.clear()
+            self._bytes = 0
 
 
 class ChunkedImages:
-    """Frames of a chunked array (e.g. zarr), read whole chunks at a time through a byte-bounded LRU.
+    """Frames of a chunked array (zarr, HDF5), read whole chunks at a time through a cache.
 
     Parameters
     ----------
     array : array-like of shape (N, ...)
-        Anything with ``shape``, ``dtype``, ``chunks`` (or none: one frame per chunk) and
-        slicing along the first axis (zarr, h5py, ndarray). Only slices are used: zarr decodes
-        a chunk once per slice read, while its fancy indexing is many times slower.
+        Anything with ``shape``, ``dtype``, ``chunks`` (or None: one frame per chunk, for a
+        contiguous HDF5 dataset) and slicing along the first axis (zarr, :class:`H5Array`,
+        ndarray). Only slices are used: zarr and HDF5 decode a chunk once per slice read,
+        while their fancy indexing is many times slower.
+    cache : ChunkCache, optional
+        Where decoded chunks are kept (shared between sources, or a new one of
+        ``cache_bytes``).
     cache_bytes : int
-        Most bytes of decoded chunks kept between reads. When a request needs more new chunks
-        than fit, they are read one at a time and not cached, so memory stays bounded by
-        ``cache_bytes`` plus one chunk whatever the chunk size.
+        Budget of a new cache (see :class:`ChunkCache`).
     name : str
-        How errors name the array (``"sim store one_leg.zarr[color_image2]"``).
+        How errors name the array (``"sim (data/sim/success.zarr[color_image2])"``).
+    damage_hint : str
+        What a decoding failure means and how to fix it, for the message.
 
     Notes
     -----
-    Thread-safe (the LRU is guarded by a lock); pickles without its cache. A chunk that
-    cannot be decoded raises :class:`DataError` naming the array and its frames.
+    A read decodes the chunks it needs that are not cached, a run of neighbouring chunks per
+    slice read as long as the run fits the budget (else one chunk at a time), and caches
+    them; before decoding, older chunks are dropped to make room. Memory stays within the
+    budget or one chunk, whichever is larger (plus what the decoder holds while it runs): with
+    1,000-frame chunks one decoded chunk is held between reads. Frames read in
+    storage order decode each chunk once. A chunk that cannot be decoded raises
+    :class:`DataError` naming the array and its frames (and a Git LFS pointer as such).
     """
 
-    def __init__(self, array, *, cache_bytes: int = DEFAULT_CACHE_BYTES, name: str = "array"):
+    def __init__(self, array, *, cache: "ChunkCache | None" = None,
+                 cache_bytes: int = DEFAULT_CACHE_BYTES, name: str = "array",
+                 damage_hint: str = ZARR_DAMAGE_HINT):
         self.array = array
         self.name = name
+        self.damage_hint = damage_hint
         self.shape = tuple(int(s) for s in array.shape)
         chunks = getattr(array, "chunks", None)
         self.chunk_len = max(1, int(chunks[0])) if chunks else 1
         frame_bytes = int(np.prod(self.shape[1:], dtype=np.int64)) * np.dtype(array.dtype).itemsize
-        self.cache_bytes = int(cache_bytes)
-        self.max_chunks = self.cache_bytes // max(1, frame_bytes * self.chunk_len)
-        self._init_cache()
-
-    def _init_cache(self) -> None:
-        self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        del state["_cache"], state["_lock"]
-        return state
+        self.chunk_bytes = max(1, frame_bytes * self.chunk_len)
+        self.cache = cache if cache is not None else ChunkCache(cache_bytes)
+        self._token = next(_TOKENS)
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._init_cache()
+        self._token = next(_TOKENS)  # a copy is its own source in any cache it shares
 
     def identity(self) -> bytes:
-        """The array's files on disk (metadata and every chunk: names, sizes, times) for a
-        zarr array in a local folder; a hash of all pixels otherwise."""
-        folder = zarr_array_folder(self.array)
-        if folder is None:
-            return pixels_identity(self)
-        return digest("zarr", repr(self.shape), tree_identity(folder))
+        """The array's own ``identity()`` (HDF5), else its files on disk (zarr folder: metadata
+        and every chunk; zip store: the zip file), else a hash of all pixels."""
+        own = getattr(self.array, "identity", None)
+        if callable(own):
+            return own()
+        stored = array_identity(self.array)
+        return stored if stored is not None else pixels_identity(self)
 
     def _slice(self, lo: int, hi: int) -> np.ndarray:
         """Frames ``lo .. hi-1`` as an ndarray; a decoding failure names the damaged chunk."""
@@ -90,65 +174,58 @@ class ChunkedImages:
         """The error for a failed read of ``lo .. hi-1``, narrowed to its first bad chunk."""
         step = self.chunk_len
         for start in range((lo // step) * step, hi, step):
-            a, b = max(start, lo), min(start + step, hi)
             try:
-                self.array[a:b]
+                self.array[start:min(start + step, self.shape[0])]
             except Exception as chunk_exc:
                 lo, hi, exc = start, min(start + step, self.shape[0]), chunk_exc
                 break
+        check_chunk_not_lfs_pointer(self.array, lo // step, self.name)
+        h5 = getattr(self.array, "file", None)
+        if isinstance(h5, H5File):
+            check_not_lfs_pointer(h5.path, self.name)
         first = str(exc).splitlines()[0] if str(exc) else "no message"
         return DataError(
             f"{self.name}: cannot decode frames {lo}..{hi - 1} ({type(exc).__name__}: "
-            f"{first}); a chunk file of the store is damaged: copy or write the store again")
+            f"{first}); {self.damage_hint}")
 
-    def _read_chunks(self, chunk_ids: np.ndarray) -> dict:
-        """Decode whole chunks ``chunk_ids`` (sorted), one slice read per run of neighbours."""
-        n, length = self.shape[0], self.chunk_len
-        out = {}
-        breaks = np.flatnonzero(np.diff(chunk_ids) != 1) + 1
-        for run in np.split(chunk_ids, breaks):
-            start = int(run[0]) * length
-            block = self._slice(start, min((int(run[-1]) + 1) * length, n))
-            for c in run:
-                a = int(c) * length - start
-                out[int(c)] = block[a:a + length]
-        return out
-
-    def _read_rows(self, idx: np.ndarray, chunk_of: np.ndarray, chunk_ids: np.ndarray,
-                   out: np.ndarray) -> None:
-        """Fill ``out`` at the frames of ``chunk_ids`` without caching: per chunk, one slice
-        from the first to the last requested frame (slices are much cheaper than fancy
-        indexing in zarr, and memory stays within one chunk)."""
-        for c in chunk_ids:
-            sel = np.flatnonzero(chunk_of == c)
-            lo, hi = int(idx[sel].min()), int(idx[sel].max())
-            out[sel] = self._slice(lo, hi + 1)[idx[sel] - lo]
+    def _runs(self, chunk_ids: np.ndarray) -> list:
+        """``chunk_ids`` (sorted) cut into runs of neighbours, each within the cache budget."""
+        longest = max(1, self.cache.max_bytes // self.chunk_bytes)
+        runs = []
+        for run in np.split(chunk_ids, np.flatnonzero(np.diff(chunk_ids) != 1) + 1):
+            runs += [run[k:k + longest] for k in range(0, run.size, longest)]
+        return runs
 
     def read(self, indices) -> np.ndarray:
         idx = as_indices(indices, self.shape[0])
         out = np.empty((idx.size,) + self.shape[1:], dtype=np.uint8)
         if idx.size == 0:
             return out
-        chunk_of = idx // self.chunk_len
-        needed = np.unique(chunk_of)
-        with self._lock:
-            have = {int(c): self._cache[int(c)] for c in needed if int(c) in self._cache}
-            for c in have:
-                self._cache.move_to_end(c)
-        missing = np.array([c for c in needed if int(c) not in have], dtype=np.int64)
-        if missing.size and missing.size <= self.max_chunks:
-            fresh = self._read_chunks(missing)
-            have.update(fresh)
-            with self._lock:
-                self._cache.update(fresh)
-                while len(self._cache) > self.max_chunks:
-                    self._cache.popitem(last=False)
-        elif missing.size:
-            self._read_rows(idx, chunk_of, missing, out)
-        for c, block in have.items():
-            sel = np.flatnonzero(chunk_of == c)
-            out[sel] = block[idx[sel] - c * self.chunk_len]
+        length, n = self.chunk_len, self.shape[0]
+        chunk_of = idx // length
+        missing = []
+        for c in np.unique(chunk_of):
+            block = self.cache.get((self._token, int(c)))
+            if block is None:
+                missing.append(int(c))
+            else:
+                sel = np.flatnonzero(chunk_of == c)
+                out[sel] = block[idx[sel] - c * length]
+        for run in self._runs(np.asarray(missing, dtype=np.int64)) if missing else ():
+            start = int(run[0]) * length
+            self.cache.make_room(run.size * self.chunk_bytes)
+            block = self._slice(start, min((int(run[-1]) + 1) * length, n))
+            for c in run:
+                a = int(c) * length - start
+                chunk = block[a:a + length]
+                sel = np.flatnonzero(chunk_of == c)
+                out[sel] = chunk[idx[sel] - c * length]
+                self.cache.put((self._token, int(c)), chunk)
+            del block
         return out
+
+
+H5_DAMAGE_HINT = "the HDF5 file is damaged: copy or write it again"
 
 
 class H5File:
@@ -179,7 +256,11 @@ class H5File:
             if self._file is None:
                 import h5py
 
-                self._file = h5py.File(self.path, "r")
+                try:
+                    self._file = h5py.File(self.path, "r")
+                except OSError as exc:
+                    check_not_lfs_pointer(self.path)
+                    raise DataError(f"{self.path}: not a readable HDF5 file ({exc})") from None
         return self._file[name]
 
     def close(self) -> None:
@@ -200,72 +281,20 @@ class H5Array:
     shape, dtype
         The dataset's metadata (read once by the loader, so a handle never opens the file just
         to answer ``shape``).
+    chunks : tuple or None
+        The dataset's chunk shape (None: contiguous), so that :class:`ChunkedImages` reads
+        whole chunks.
     """
 
-    def __init__(self, file: H5File, name: str, shape: tuple, dtype):
+    def __init__(self, file: H5File, name: str, shape: tuple, dtype, chunks=None):
         self.file = file
         self.name = name
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
+        self.chunks = None if chunks is None else tuple(int(c) for c in chunks)
 
     def identity(self) -> bytes:
         return digest("hdf5", self.file.identity(), self.name, repr(self.shape))
 
     def __getitem__(self, sel):
         return self.file.dataset(self.name)[sel]
-
-
-# ----------------------------------------------------------------------------- zarr files
-_ZARR_METADATA = (".zarray", ".zattrs", ".zgroup", ".zmetadata", "zarr.json")
-
-
-def zarr_array_folder(array):
-    """The folder holding a zarr array's files when it lives in a local folder store, else None."""
-    store = getattr(array, "store", None)
-    root = getattr(store, "root", None)
-    if root is None or not isinstance(getattr(array, "path", None), str):
-        return None
-    folder = Path(root) / array.path
-    return folder if folder.is_dir() else None
-
-
-def _chunk_coords(rel: str) -> tuple:
-    """Grid coordinates of a chunk file name (v2 ``1.0.0.0`` or ``1/0/0/0``; v3 ``c/1/0/0/0``)."""
-    parts = rel.replace("\\", "/").split("/")
-    if parts and parts[0] == "c":
-        parts = parts[1:]
-    if len(parts) == 1:
-        parts = parts[0].split(".")
-    return tuple(int(p) for p in parts)
-
-
-def missing_chunks(array) -> tuple[int, int, "int | None"]:
-    """``(missing, expected, first frame of the first missing chunk)`` of a zarr array.
-
-    zarr reads a chunk whose file is missing as the array's fill value (black frames for
-    images), so a store with a lost chunk file would be read without a word. Only arrays in
-    local folder stores, without sharding, are checked; others report ``(0, expected, None)``.
-    """
-    import math
-    import os
-
-    chunks = tuple(int(c) for c in array.chunks)
-    grid = tuple(math.ceil(s / c) for s, c in zip(array.shape, chunks))
-    expected = math.prod(grid)
-    folder = zarr_array_folder(array)
-    if folder is None or getattr(array, "shards", None) is not None or expected == 0:
-        return 0, expected, None
-    present = set()
-    for dirpath, _, filenames in os.walk(folder):
-        rel = os.path.relpath(dirpath, folder)
-        for name in filenames:
-            if name in _ZARR_METADATA:
-                continue
-            try:
-                present.add(_chunk_coords(name if rel == "." else f"{rel}/{name}"))
-            except ValueError:
-                continue
-    if len(present) >= expected:
-        return 0, expected, None
-    first = next(c for c in np.ndindex(*grid) if c not in present)
-    return expected - len(present), expected, int(first[0]) * chunks[0]

@@ -14,9 +14,12 @@ Expected layout of each store (``N`` frames, ``E`` episodes)::
       .zattrs          task, domain, rotation_mode                       [optional]
 
 Only the image key, the action key and ``episode_ends`` are required; any array can serve as
-image or action key (``image_key="color_image1"``, ``action_key="action/delta"``). Images are
-read lazily through :class:`s2r.datasets._sources.ChunkedImages`: loading reads actions, state
-and episode ends only, never pixels.
+image or action key (``image_key="color_image1"``, ``action_key="action/delta"``). A store is
+a ``.zarr`` folder or a zipped ``.zarr.zip`` (zarr's ``ZipStore``). Images are read lazily
+through :class:`s2r.datasets._sources.ChunkedImages` (whole chunks, each decoded once when
+frames are read in order): loading reads actions, state and episode ends only, never pixels.
+Every message names the domain and the path (``real (data/real/success.zarr[action/pos])``):
+upstream stores are all called ``success.zarr``.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ import numpy as np
 
 from s2r.datasets._checks import (
     as_2d_float, check_finite, check_frames_array, check_lengths, check_nonempty,
-    check_same_frame_size, episodes_from_ends, existing_path, missing_key,
+    check_same_frame_size, episodes_from_ends, missing_key, place, warn_if_signal_like,
 )
-from s2r.datasets._sources import ChunkedImages, missing_chunks
+from s2r.datasets._sources import ChunkedImages
+from s2r.datasets._zarr import array_keys, missing_chunks, open_store
 from s2r.errors import DataError
 from s2r.frameset import FrameSet, concat_domains
 
@@ -41,28 +45,6 @@ EPISODE_ENDS_KEY = "episode_ends"
 
 #: Names of the 10 dimensions of ``action/pos`` and ``action/delta``.
 ACTION_NAMES_10 = ["x", "y", "z", "r1", "r2", "r3", "r4", "r5", "r6", "gripper"]
-
-
-def open_store(path) -> "object":
-    """Open a zarr (v2 or v3) group read-only, with errors that name the path."""
-    import zarr
-
-    p = existing_path(path, "zarr store")
-    try:
-        return zarr.open_group(str(p), mode="r")
-    except Exception as exc:  # zarr raises several unrelated types for "not a group"
-        raise DataError(
-            f"{p}: not a readable zarr group ({type(exc).__name__}: {exc}); expected a "
-            "FurnitureBench .zarr folder with color_image2, action/pos and episode_ends") from None
-
-
-def array_keys(group) -> list[str]:
-    """Paths of every array in ``group``, nested ones as ``"action/pos"``."""
-    if hasattr(group, "members"):  # zarr 3
-        return sorted(k for k, v in group.members(max_depth=None) if hasattr(v, "shape"))
-    keys: list[str] = []  # zarr 2
-    group.visititems(lambda k, v: keys.append(k) if hasattr(v, "shape") else None)
-    return sorted(keys)
 
 
 def _get_array(group, key: str, where: str, keys: list[str], what: str):
@@ -89,7 +71,7 @@ def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
     Parameters
     ----------
     path : str or Path
-        The ``.zarr`` folder.
+        The ``.zarr`` folder or ``.zarr.zip`` file.
     domain : {"sim", "real"}
     image_key, action_key : str
         Arrays of shape ``(N, H, W, 3)`` uint8 and ``(N, A)`` (or ``(N,)``).
@@ -103,33 +85,43 @@ def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
     FrameSet
         With episode ids ``0 .. E-1`` and steps from ``episode_ends``.
     """
-    group = open_store(path)
-    name = Path(path).name
+    label = place(domain, path)
+    group = open_store(path, label)
     keys = array_keys(group)
-    images = _get_array(group, image_key, name, keys, "image key")
-    check_frames_array(images.shape, images.dtype, f"{name}[{image_key}]")
-    actions = as_2d_float(_read_whole(_get_array(group, action_key, name, keys, "action key"),
-                                      f"{domain} store {name}[{action_key}]"),
-                          f"{name}[{action_key}]")
-    ends = _get_array(group, EPISODE_ENDS_KEY, name, keys, "key")[...]
-    n = check_lengths({image_key: images.shape[0], action_key: len(actions)}, name)
-    check_nonempty(n, domain, name)
-    episode, step = episodes_from_ends(ends, n, f"{name}[{EPISODE_ENDS_KEY}]")
-    check_finite(actions, f"{name}[{action_key}]", "actions", episode)
+
+    def where(key: str) -> str:
+        return place(domain, path, f"[{key}]")
+
+    images = _get_array(group, image_key, label, keys, "image key")
+    check_frames_array(images.shape, images.dtype, where(image_key))
+    actions = as_2d_float(_read_whole(_get_array(group, action_key, label, keys, "action key"),
+                                      where(action_key)), where(action_key))
+    ends = _get_array(group, EPISODE_ENDS_KEY, label, keys, "key")[...]
+    n = check_lengths({image_key: images.shape[0], action_key: len(actions)}, label)
+    check_nonempty(n, domain, label)
+    episode, step = episodes_from_ends(ends, n, where(EPISODE_ENDS_KEY))
+    check_finite(actions, where(action_key), "actions", episode)
     state = None
     if state_key is not None and (state_required or state_key in keys):
-        state = as_2d_float(_read_whole(_get_array(group, state_key, name, keys, "state key"),
-                                        f"{domain} store {name}[{state_key}]"),
-                            f"{name}[{state_key}]", "state")
-        check_lengths({image_key: n, state_key: len(state)}, name)
-        check_finite(state, f"{name}[{state_key}]", "state", episode)
-    where = f"{domain} store {name}[{image_key}]"
-    check_chunks_present(images, where)
+        state = as_2d_float(_read_whole(_get_array(group, state_key, label, keys, "state key"),
+                                        where(state_key)), where(state_key), "state")
+        check_lengths({image_key: n, state_key: len(state)}, label)
+        check_finite(state, where(state_key), "state", episode)
+    check_chunks_present(images, where(image_key))
     return FrameSet(
-        images=ChunkedImages(images, name=where), actions=actions, domain=np.full(n, domain),
-        episode=episode, step=step, state=state,
+        images=ChunkedImages(images, name=where(image_key)), actions=actions,
+        domain=np.full(n, domain), episode=episode, step=step, state=state,
         action_names=ACTION_NAMES_10 if actions.shape[1] == 10 else None,
-        name=str(group.attrs.get("task", Path(path).stem)))
+        name=str(group.attrs.get("task", _stem(path))))
+
+
+def _stem(path) -> str:
+    """The store's name without ``.zarr`` or ``.zarr.zip``."""
+    name = Path(str(path).rstrip("/\\")).name
+    for suffix in (".zarr.zip", ".zarr"):
+        if name.lower().endswith(suffix):
+            return name[:-len(suffix)]
+    return name
 
 
 def check_chunks_present(array, where: str) -> None:
@@ -153,7 +145,7 @@ def load_furniturebench(sim_path, real_path, *, image_key: Optional[str] = None,
     Parameters
     ----------
     sim_path, real_path : str or Path
-        The two ``.zarr`` folders (see the module docstring for their layout).
+        The two ``.zarr`` folders or ``.zarr.zip`` files (see the module docstring).
     image_key : str, default ``"color_image2"``
         Image array, ``(N, H, W, 3)`` uint8; same frame size in both stores.
     action_key : str, default ``"action/pos"``
@@ -179,16 +171,19 @@ def load_furniturebench(sim_path, real_path, *, image_key: Optional[str] = None,
                 state_key=state_key or DEFAULT_STATE_KEY, state_required=state_key is not None)
     sim = load_domain(sim_path, "sim", **opts)
     real = load_domain(real_path, "real", **opts)
-    check_same_frame_size({Path(sim_path).name: sim.image_shape,
-                           Path(real_path).name: real.image_shape}, f"images {opts['image_key']!r}")
+    sim_label, real_label = place("sim", sim_path), place("real", real_path)
+    check_same_frame_size({sim_label: sim.image_shape, real_label: real.image_shape},
+                          f"images {opts['image_key']!r}")
     if sim.action_dim != real.action_dim:
         raise DataError(
-            f"{opts['action_key']!r} is {sim.action_dim}-D in {Path(sim_path).name} but "
-            f"{real.action_dim}-D in {Path(real_path).name}; both stores need the same action layout")
+            f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_label} but "
+            f"{real.action_dim}-D in {real_label}; both stores need the same action layout")
     if sim.state is not None and real.state is not None and sim.state.shape[1] != real.state.shape[1]:
         raise DataError(
-            f"{opts['state_key']!r} is {sim.state.shape[1]}-D in {Path(sim_path).name} but "
-            f"{real.state.shape[1]}-D in {Path(real_path).name}")
+            f"{opts['state_key']!r} is {sim.state.shape[1]}-D in {sim_label} but "
+            f"{real.state.shape[1]}-D in {real_label}")
+    warn_if_signal_like(opts["action_key"], {sim_label: (sim.actions, sim.episode),
+                                             real_label: (real.actions, real.episode)})
     source = {"kind": "furniturebench", "sim": str(Path(sim_path).resolve()),
               "real": str(Path(real_path).resolve()), "image_key": opts["image_key"],
               "action_key": opts["action_key"],

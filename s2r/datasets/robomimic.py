@@ -16,8 +16,11 @@ Expected layout of each file (robomimic's post-processed image datasets)::
       mask/                         [optional] filter keys: arrays of demo names
 
 Demos are taken in numeric order (``demo_2`` before ``demo_10``); each demo is one episode.
-Images are read lazily through h5py (the file stays open read-only; the FrameSet pickles and
-reopens the file in the copy).
+Images are read lazily through h5py, whole HDF5 chunks at a time with one decoded-chunk budget
+per file (:class:`s2r.datasets._sources.ChunkedImages`; the file stays open read-only; the
+FrameSet pickles and reopens the file in the copy). A raw robosuite ``demo.hdf5`` (only
+``states`` and ``actions`` per demo) has no frames yet: the error says how to render them.
+Every message names the domain and the file (``sim (lift/image.hdf5[data/demo_3]/actions)``).
 """
 
 from __future__ import annotations
@@ -31,12 +34,13 @@ import numpy as np
 
 from s2r.datasets._checks import (
     as_2d_float, check_finite, check_frames_array, check_lengths, check_nonempty,
-    check_same_frame_size, existing_path, missing_key,
+    check_same_frame_size, existing_path, missing_key, place, warn_if_signal_like,
 )
-from s2r.datasets._sources import H5Array, H5File
+from s2r.datasets._lfs import check_not_lfs_pointer
+from s2r.datasets._sources import H5_DAMAGE_HINT, ChunkCache, ChunkedImages, H5Array, H5File
 from s2r.errors import DataError
 from s2r.frameset import FrameSet, concat_domains
-from s2r.images import ArrayImages, ConcatImages
+from s2r.images import ConcatImages
 
 DEFAULT_CAMERA = "agentview"
 DEFAULT_ACTION_KEY = "actions"
@@ -46,14 +50,15 @@ OSC_POSE_NAMES = ["dx", "dy", "dz", "drx", "dry", "drz", "gripper"]
 _DEMO = re.compile(r"^demo_(\d+)$")
 
 
-def _open(path):
+def _open(path, label: str):
     import h5py
 
     p = existing_path(path, "HDF5 file")
     try:
         return h5py.File(p, "r")
     except OSError as exc:
-        raise DataError(f"{p}: not a readable HDF5 file ({exc})") from None
+        check_not_lfs_pointer(p, label)
+        raise DataError(f"{label}: not a readable HDF5 file ({exc})") from None
 
 
 def _demo_names(f, where: str, filter_key: Optional[str]) -> list[str]:
@@ -61,21 +66,46 @@ def _demo_names(f, where: str, filter_key: Optional[str]) -> list[str]:
         raise missing_key("data", list(f.keys()), where, "group")
     names = sorted((k for k in f["data"].keys() if _DEMO.match(k)),
                    key=lambda k: int(_DEMO.match(k).group(1)))
-    if filter_key is not None:
-        masks = f["mask"] if "mask" in f else {}
-        if filter_key not in masks:
-            raise missing_key(filter_key, list(masks.keys()), where, "filter key (mask/...)")
-        keep = {x.decode() if isinstance(x, bytes) else str(x) for x in masks[filter_key][()]}
-        names = [n for n in names if n in keep]
-    return names
+    if filter_key is None:
+        return names
+    masks = f["mask"] if "mask" in f else {}
+    if filter_key not in masks:
+        raise missing_key(filter_key, list(masks.keys()), where, "filter key (mask/...)")
+    keep = {x.decode() if isinstance(x, bytes) else str(x) for x in masks[filter_key][()]}
+    if not keep:
+        others = [k for k in masks.keys() if k != filter_key and len(masks[k])]
+        raise DataError(f"{where}: the filter mask mask/{filter_key} is empty (it lists no "
+                        f"demos); choose another filter key ({', '.join(others) or 'none'} "
+                        "list demos) or none to use every demo")
+    kept = [n for n in names if n in keep]
+    if not kept:
+        raise DataError(f"{where}: the filter mask mask/{filter_key} lists {len(keep)} demos "
+                        f"({', '.join(sorted(keep)[:3])}...) but none of them is in data/")
+    return kept
 
 
-def _camera_key(obs, camera: str, where: str) -> str:
+def _no_images_error(group, where: str) -> DataError:
+    """The error for a demo without camera frames (raw robosuite or low-dim robomimic)."""
+    held = ", ".join(sorted(group.keys())) or "nothing"
+    return DataError(
+        f"{where}: no image observations (the demo holds {held}): render them with robomimic's "
+        "dataset_states_to_obs.py --dataset FILE --output_name image.hdf5 --camera_names "
+        "agentview robot0_eye_in_hand --camera_height 84 --camera_width 84 (a raw robosuite "
+        "demo.hdf5 first goes through robomimic's convert_robosuite.py)")
+
+
+def _camera_key(group, camera: str, at) -> str:
+    """The obs key of ``camera`` in a demo group; ``at(inner)`` names a place in the demo."""
+    obs = group["obs"] if "obs" in group else None
+    images = [] if obs is None else [k for k in obs.keys() if k.endswith("_image")]
+    if obs is None:
+        raise _no_images_error(group, at(""))
     for key in (camera, f"{camera}_image"):
         if key in obs:
             return key
-    raise missing_key(camera, [k for k in obs.keys() if k.endswith("_image")] or list(obs.keys()),
-                      where, "camera")
+    if not images:
+        raise _no_images_error(obs, at("/obs"))
+    raise missing_key(camera, images, at("/obs"), "camera")
 
 
 def _action_names(f, action_dim: int) -> Optional[list]:
@@ -121,70 +151,86 @@ def load_domain(path, domain: str, *, camera: str = DEFAULT_CAMERA,
         One episode per demo, ids ``0 .. E-1`` in demo-number order.
     """
     path = Path(path)
-    f = _open(path)
-    handle = H5File(path)
-    where_file = path.name
+    label = place(domain, path)
+    f = _open(path, label)
+    handle, parts = H5File(path), []
+    cache = ChunkCache()  # one budget for all demos of the file
     try:
-        demos = _demo_names(f, where_file, filter_key)
-        check_nonempty(len(demos), domain, f"{where_file}[data]")
-        parts, actions, states, lengths = [], [], [], []
-        use_state = bool(state_keys)
-        frame_shape = None
+        demos = _demo_names(f, label, filter_key)
+        check_nonempty(len(demos), domain, place(domain, path, "[data]"))
+        reader = _DemoReader(domain, path, camera, action_key, state_keys, state_required)
         for demo in demos:
-            where = f"{where_file}[data/{demo}]"
-            group = f["data"][demo]
-            obs = group["obs"] if "obs" in group else None
-            if obs is None:
-                raise missing_key("obs", list(group.keys()), where, "group")
-            cam = _camera_key(obs, camera, f"{where}/obs")
-            ds = obs[cam]
-            check_frames_array(ds.shape, ds.dtype, f"{where}/obs/{cam}")
-            if frame_shape is not None and tuple(ds.shape[1:]) != frame_shape:
-                raise DataError(f"{where}/obs/{cam}: frames are {tuple(ds.shape[1:])}, but earlier "
-                                f"demos have {frame_shape}; every demo needs the same frame size")
-            frame_shape = tuple(ds.shape[1:])
-            if action_key not in group:
-                raise missing_key(action_key, [k for k in group.keys() if k != "obs"], where,
-                                  "action key")
-            act = as_2d_float(group[action_key][()], f"{where}/{action_key}")
-            check_lengths({f"obs/{cam}": ds.shape[0], action_key: len(act)}, where)
-            if actions and act.shape[1] != actions[0].shape[1]:
-                raise DataError(f"{where}/{action_key}: {act.shape[1]}-D actions, but earlier demos "
-                                f"have {actions[0].shape[1]}-D")
-            check_finite(act, f"{where}/{action_key}", "actions",
-                         episode=np.full(len(act), len(lengths)))
-            if use_state:
-                missing = [k for k in state_keys if k not in obs]
-                if missing and state_required:
-                    raise missing_key(missing[0], list(obs.keys()), f"{where}/obs", "state key")
-                if missing:
-                    use_state = False
-                else:
-                    st = np.concatenate([as_2d_float(obs[k][()], f"{where}/obs/{k}", "state")
-                                         for k in state_keys], axis=1)
-                    check_lengths({f"obs/{cam}": ds.shape[0], "state": len(st)}, where)
-                    check_finite(st, f"{where}/obs", "state",
-                                 episode=np.full(len(st), len(lengths)))
-                    states.append(st)
-            parts.append(ArrayImages(H5Array(handle, ds.name, ds.shape, ds.dtype), sorted_reads=True))
-            actions.append(act)
-            lengths.append(len(act))
-        n = int(np.sum(lengths))
-        check_nonempty(n, domain, f"{where_file}[data]")
-        lengths = np.asarray(lengths)
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        all_actions = np.concatenate(actions)
-        names = _action_names(f, all_actions.shape[1])
+            ds = reader.add(f["data"][demo], demo)
+            parts.append(ChunkedImages(H5Array(handle, ds.name, ds.shape, ds.dtype, ds.chunks),
+                                       cache=cache, name=place(domain, path, ds.name),
+                                       damage_hint=H5_DAMAGE_HINT))
+        names = _action_names(f, reader.actions[0].shape[1])
     finally:
         f.close()
+    lengths = np.asarray(reader.lengths)
+    n = int(lengths.sum())
+    check_nonempty(n, domain, place(domain, path, "[data]"))
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    use_state = reader.use_state and bool(state_keys)
     return FrameSet(
-        images=ConcatImages(parts) if len(parts) > 1 else parts[0], actions=all_actions,
-        domain=np.full(n, domain),
+        images=ConcatImages(parts) if len(parts) > 1 else parts[0],
+        actions=np.concatenate(reader.actions), domain=np.full(n, domain),
         episode=np.repeat(np.arange(lengths.size, dtype=np.int64), lengths),
         step=np.arange(n, dtype=np.int64) - np.repeat(starts, lengths),
-        state=np.concatenate(states) if use_state else None,
-        action_names=names, name=path.stem,
-        source={"demos": list(demos)})
+        state=np.concatenate(reader.states) if use_state else None,
+        action_names=names, name=path.stem, source={"demos": list(demos)})
+
+
+class _DemoReader:
+    """Checks the demos of one file one by one and collects their labels."""
+
+    def __init__(self, domain, path, camera, action_key, state_keys, state_required):
+        self.domain, self.path, self.camera = domain, path, camera
+        self.action_key, self.state_keys, self.state_required = action_key, state_keys, state_required
+        self.actions, self.states, self.lengths = [], [], []
+        self.use_state = bool(state_keys)
+        self.frame_shape = None
+
+    def add(self, group, demo: str):
+        """Check one demo group, keep its actions (and state); return its image dataset."""
+        def at(inner: str) -> str:
+            return place(self.domain, self.path, f"[data/{demo}]{inner}")
+
+        cam = _camera_key(group, self.camera, at)
+        ds = group["obs"][cam]
+        check_frames_array(ds.shape, ds.dtype, at(f"/obs/{cam}"))
+        if self.frame_shape is not None and tuple(ds.shape[1:]) != self.frame_shape:
+            raise DataError(f"{at(f'/obs/{cam}')}: frames are {tuple(ds.shape[1:])}, but earlier "
+                            f"demos have {self.frame_shape}; every demo needs the same frame size")
+        self.frame_shape = tuple(ds.shape[1:])
+        key = self.action_key
+        if key not in group:
+            raise missing_key(key, [k for k in group.keys() if k != "obs"], at(""), "action key")
+        act = as_2d_float(group[key][()], at(f"/{key}"))
+        check_lengths({f"obs/{cam}": ds.shape[0], key: len(act)}, at(""))
+        if self.actions and act.shape[1] != self.actions[0].shape[1]:
+            raise DataError(f"{at(f'/{key}')}: {act.shape[1]}-D actions, but earlier demos "
+                            f"have {self.actions[0].shape[1]}-D")
+        episode = np.full(len(act), len(self.lengths))
+        check_finite(act, at(f"/{key}"), "actions", episode=episode)
+        if self.use_state:
+            self._add_state(group["obs"], ds.shape[0], episode, at)
+        self.actions.append(act)
+        self.lengths.append(len(act))
+        return ds
+
+    def _add_state(self, obs, n: int, episode, at) -> None:
+        missing = [k for k in self.state_keys if k not in obs]
+        if missing and self.state_required:
+            raise missing_key(missing[0], list(obs.keys()), at("/obs"), "state key")
+        if missing:
+            self.use_state = False
+            return
+        st = np.concatenate([as_2d_float(obs[k][()], at(f"/obs/{k}"), "state")
+                             for k in self.state_keys], axis=1)
+        check_lengths({"frames": n, "state": len(st)}, at(""))
+        check_finite(st, at("/obs"), "state", episode=episode[:len(st)])
+        self.states.append(st)
 
 
 def load_robomimic(sim_path, real_path, *, camera: Optional[str] = None,
@@ -217,12 +263,15 @@ def load_robomimic(sim_path, real_path, *, camera: Optional[str] = None,
                 state_keys=keys, state_required=required, filter_key=filter_key)
     sim = load_domain(sim_path, "sim", **opts)
     real = load_domain(real_path, "real", **opts)
-    sim_name, real_name = Path(sim_path).name, Path(real_path).name
-    check_same_frame_size({sim_name: sim.image_shape, real_name: real.image_shape},
+    sim_label, real_label = place("sim", sim_path), place("real", real_path)
+    check_same_frame_size({sim_label: sim.image_shape, real_label: real.image_shape},
                           f"camera {opts['camera']!r} images")
     if sim.action_dim != real.action_dim:
-        raise DataError(f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_name} but "
-                        f"{real.action_dim}-D in {real_name}; both files need the same action layout")
+        raise DataError(f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_label} but "
+                        f"{real.action_dim}-D in {real_label}; both files need the same action "
+                        "layout")
+    warn_if_signal_like(opts["action_key"], {sim_label: (sim.actions, sim.episode),
+                                             real_label: (real.actions, real.episode)})
     has_state = sim.state is not None and real.state is not None
     source = {"kind": "robomimic", "sim": str(Path(sim_path).resolve()),
               "real": str(Path(real_path).resolve()), "camera": opts["camera"],

@@ -46,7 +46,7 @@ def test_parse_spec_paths(tmp_path, zarr_pair):
         parse_spec(str(sim_path))
     with pytest.raises(DataError, match="3 paths"):
         parse_spec(["a", "b", "c"])
-    with pytest.raises(DataError, match=r"\.zarr \(FurnitureBench\) or \.hdf5"):
+    with pytest.raises(DataError, match=r"\.zarr or \.zarr\.zip \(FurnitureBench\) or \.hdf5"):
         parse_spec([str(tmp_path), str(tmp_path)])
     with pytest.raises(DataError, match="image-key applies to zarr and HDF5"):
         load_dataset(str(tmp_path), image_key="color_image1")

@@ -1,0 +1,175 @@
+"""zarr stores on disk: a ``.zarr`` folder or a ``.zarr.zip`` file (zarr's ``ZipStore``).
+
+FurnitureBench's processing writes one folder per store and may combine them into zipped
+stores; both open the same way here (:func:`open_store`), and the helpers below (the files of
+an array, a chunk's file, missing chunks, the array's identity) work on either.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from s2r.datasets._checks import existing_path
+from s2r.datasets._lfs import LFS_FIRST_LINE, check_not_lfs_pointer, lfs_pointer_error
+from s2r.errors import DataError
+from s2r.identity import digest, files_identity, tree_identity
+
+ZIP_SUFFIX = ".zarr.zip"
+_METADATA = (".zarray", ".zattrs", ".zgroup", ".zmetadata", "zarr.json")
+_LAYOUT = "expected a FurnitureBench .zarr folder (or .zarr.zip) with color_image2, action/pos " \
+          "and episode_ends"
+
+
+def is_zip_store(path) -> bool:
+    """True when ``path`` names a zipped zarr store (``*.zarr.zip``)."""
+    return str(path).rstrip("/\\").lower().endswith(ZIP_SUFFIX)
+
+
+def open_store(path, where: str):
+    """Open a zarr group (v2 or v3; a folder or a ``.zarr.zip``) read-only.
+
+    Parameters
+    ----------
+    path : str or Path
+    where : str
+        Domain and file for messages (``"real (data/real/success.zarr)"``).
+
+    Raises
+    ------
+    DataError
+        Nothing there, a Git LFS pointer instead of the store, or not a zarr group.
+    """
+    import zarr
+
+    p = existing_path(path, "zarr store")
+    try:
+        if is_zip_store(p):
+            return zarr.open_group(store=zarr.storage.ZipStore(p, mode="r"), mode="r")
+        return zarr.open_group(str(p), mode="r")
+    except Exception as exc:  # zarr raises several unrelated types for "not a group"
+        for candidate in [p] if p.is_file() else [p / m for m in _METADATA]:
+            check_not_lfs_pointer(candidate, where)
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise DataError(f"{where}: not a readable zarr group ({type(exc).__name__}: {first}); "
+                        f"{_LAYOUT}") from None
+
+
+def array_keys(group) -> list[str]:
+    """Paths of every array in ``group``, nested ones as ``"action/pos"``."""
+    return sorted(k for k, v in group.members(max_depth=None) if hasattr(v, "shape"))
+
+
+def _zip_path(array) -> Optional[Path]:
+    store = getattr(array, "store", None)
+    path = getattr(store, "path", None)
+    return Path(path) if type(store).__name__ == "ZipStore" and path is not None else None
+
+
+def array_folder(array) -> Optional[Path]:
+    """The folder holding a zarr array's files when it lives in a local folder store, else None."""
+    root = getattr(getattr(array, "store", None), "root", None)
+    if root is None or not isinstance(getattr(array, "path", None), str):
+        return None
+    folder = Path(root) / array.path
+    return folder if folder.is_dir() else None
+
+
+def array_identity(array) -> Optional[bytes]:
+    """Names, sizes and times of an array's files (folder store: metadata and every chunk;
+    zip store: the zip file), or None when the array is not stored in either."""
+    folder = array_folder(array)
+    if folder is not None:
+        return digest("zarr", repr(tuple(array.shape)), tree_identity(folder))
+    zipped = _zip_path(array)
+    if zipped is not None:
+        return digest("zarr.zip", repr(tuple(array.shape)), array.path, files_identity([zipped]))
+    return None
+
+
+def _chunk_key(array, chunk_index: int) -> str:
+    coords = (int(chunk_index),) + (0,) * (len(array.shape) - 1)
+    return f"{array.path}/{array.metadata.encode_chunk_key(coords)}".lstrip("/")
+
+
+def check_chunk_not_lfs_pointer(array, chunk_index: int, where: str) -> None:
+    """Raise the Git LFS error when the file of chunk ``chunk_index`` (along the first axis) of
+    a zarr array is an LFS pointer; do nothing for other stores or other contents."""
+    try:
+        key = _chunk_key(array, chunk_index)
+    except (AttributeError, TypeError, ValueError):
+        return
+    folder = getattr(getattr(array, "store", None), "root", None)
+    if folder is not None:
+        check_not_lfs_pointer(Path(folder) / key, where)
+        return
+    zipped = _zip_path(array)
+    if zipped is None:
+        return
+    try:
+        with zipfile.ZipFile(zipped) as zf, zf.open(key) as f:
+            first = f.readline().rstrip(b"\r\n")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return
+    if first == LFS_FIRST_LINE:
+        raise lfs_pointer_error(f"{zipped}:{key}", where)
+
+
+def _chunk_coords(rel: str) -> tuple:
+    """Grid coordinates of a chunk file name (v2 ``1.0.0.0`` or ``1/0/0/0``; v3 ``c/1/0/0/0``)."""
+    parts = rel.replace("\\", "/").split("/")
+    if parts and parts[0] == "c":
+        parts = parts[1:]
+    if len(parts) == 1:
+        parts = parts[0].split(".")
+    return tuple(int(p) for p in parts)
+
+
+def _stored_names(array) -> Optional[list]:
+    """Names of the files of ``array`` relative to its folder (folder or zip store), or None."""
+    folder = array_folder(array)
+    if folder is not None:
+        names = []
+        for dirpath, _, filenames in os.walk(folder):
+            rel = os.path.relpath(dirpath, folder)
+            names += [name if rel == "." else f"{rel}/{name}" for name in filenames]
+        return names
+    zipped = _zip_path(array)
+    if zipped is None:
+        return None
+    prefix = f"{array.path}/".lstrip("/")
+    with zipfile.ZipFile(zipped) as zf:
+        return [n[len(prefix):] for n in zf.namelist() if n.startswith(prefix)]
+
+
+def missing_chunks(array) -> tuple[int, int, "int | None"]:
+    """``(missing, expected, first frame of the first missing chunk)`` of a zarr array.
+
+    zarr reads a chunk whose file is missing as the array's fill value (black frames for
+    images), so a store with a lost chunk file would be read without a word. Arrays in local
+    folder and zip stores, without sharding, are checked; others report ``(0, expected, None)``.
+    """
+    chunks = tuple(int(c) for c in array.chunks)
+    grid = tuple(math.ceil(s / c) for s, c in zip(array.shape, chunks))
+    expected = math.prod(grid)
+    names = None if getattr(array, "shards", None) is not None or expected == 0 \
+        else _stored_names(array)
+    if names is None:
+        return 0, expected, None
+    present = set()
+    for name in names:
+        if name.rsplit("/", 1)[-1] in _METADATA:
+            continue
+        try:
+            present.add(_chunk_coords(name))
+        except ValueError:
+            continue
+    if len(present) >= expected:
+        return 0, expected, None
+    first = next(c for c in np.ndindex(*grid) if c not in present)
+    return expected - len(present), expected, int(first[0]) * chunks[0]
