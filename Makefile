@@ -8,10 +8,10 @@ PORT   ?= 8501
 
 .PHONY: setup browser-deps run test test-fast bench clean-cache
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-ray.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install -r requirements.txt -r requirements-dev.txt
+	$(BIN)/python -m pip install -r requirements.txt -r requirements-dev.txt -r requirements-ray.txt
 	@touch $@
 
 setup: $(STAMP)

@@ -18,6 +18,12 @@ fingerprint and parameters, the file given last wins)::
 
 Embeddings and scores are cached (``python -m s2r cache``): re-running with the same dataset,
 encoder and parameters reads the record back.
+
+On a Ray cluster, every encoder embedded at once and the metrics fitted here as each one
+completes (:func:`s2r.embed.ray_grid.score_encoders_ray`), into the same cache::
+
+    python -m s2r score sim.zarr real.zarr --encoders 'r3m-*,mcr' --out fb.json \
+        --backend ray --address 10.0.0.1:6379
 """
 
 from __future__ import annotations
@@ -26,8 +32,8 @@ import argparse
 import fnmatch
 from pathlib import Path
 
-from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, output_file)
+from s2r.cli import add_command, add_runtime_args, atomic_output, dataset_from_args, output_file
+from s2r.commands.embed import add_backend_args, backend_from_args, runtime_cache
 from s2r.errors import S2RError
 
 # Columns of the summary table printed after scoring.
@@ -91,6 +97,7 @@ def register(subparsers) -> None:
                         f"(default {DEFAULT_DOMAIN_C})")
     r = p.add_argument_group("running")
     add_runtime_args(r, precision=True)
+    add_backend_args(r)
     p.set_defaults(func=run)
 
 
@@ -214,11 +221,19 @@ def run(args: argparse.Namespace) -> int:
 
     params = params_from_args(args)
     ids = expand_encoder_ids(args.encoders)
-    cache = cache_from_args(args)
+    ray_options = backend_from_args(args)
+    cache = runtime_cache(args)
     frameset = dataset_from_args(args)
     with tqdm_progress("scoring encoders") as progress:
-        records = score_encoders(frameset, ids, params=params, cache=cache, device=args.device,
-                                 precision=args.precision, progress=progress)
+        if ray_options:
+            from s2r.embed.ray_grid import score_encoders_ray
+
+            records = score_encoders_ray(frameset, ids, params=params, cache=cache,
+                                         device=args.device, progress=progress, **ray_options)
+        else:
+            records = score_encoders(frameset, ids, params=params, cache=cache,
+                                     device=args.device, precision=args.precision,
+                                     progress=progress)
     with atomic_output(out) as tmp:
         write_records(records, tmp)
     print(_summary_table(records))
