@@ -52,13 +52,29 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
 
 
 def dataset_from_args(args: argparse.Namespace):
-    """Load the FrameSet named by the shared dataset arguments."""
-    from s2r.datasets import load_dataset
+    """Load the FrameSet named by the shared dataset arguments; each dataset warning
+    (:class:`s2r.datasets.DataWarning`, e.g. an action key that holds rewards) is printed once
+    as a ``warning: ...`` line on stderr."""
+    import warnings
+
+    from s2r.datasets import DataWarning, load_dataset
     from s2r.progress import tqdm_progress
 
-    with tqdm_progress("loading dataset") as progress:
-        return load_dataset(args.dataset, image_key=args.image_key, action_key=args.action_key,
-                            state_key=args.state_key, progress=progress)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataWarning)
+        try:
+            with tqdm_progress("loading dataset") as progress:
+                return load_dataset(args.dataset, image_key=args.image_key,
+                                    action_key=args.action_key, state_key=args.state_key,
+                                    progress=progress)
+        finally:
+            shown = set()
+            for w in caught:
+                if not issubclass(w.category, DataWarning):
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+                elif str(w.message) not in shown:
+                    shown.add(str(w.message))
+                    print(f"warning: {w.message}", file=sys.stderr)
 
 
 #: Help of every command's ``--encoder``.

@@ -175,6 +175,9 @@ def decode_image_file(path: Path, *, expected_hw: tuple | None = None) -> np.nda
     except FileNotFoundError:
         raise DataError(f"{path}: image file does not exist") from None
     except (UnidentifiedImageError, OSError, SyntaxError) as exc:
+        from s2r.datasets._lfs import check_not_lfs_pointer
+
+        check_not_lfs_pointer(path)
         raise DataError(f"{path}: unreadable or truncated image file ({exc})") from None
     if expected_hw is not None and arr.shape[:2] != tuple(expected_hw):
         raise DataError(

@@ -35,8 +35,9 @@ def is_lfs_pointer(path) -> bool:
 
 def lfs_pointer_error(path, where: str = "") -> DataError:
     """The error for a Git LFS pointer at ``path`` (``where``: domain and file, when known)."""
+    what = "the file" if where and str(path) in where else str(path)
     prefix = f"{where}: " if where else ""
-    return DataError(f"{prefix}{path} is a Git LFS pointer, not the data: run `git lfs pull` in "
+    return DataError(f"{prefix}{what} is a Git LFS pointer, not the data: run `git lfs pull` in "
                      "the repository it was cloned from (or download the file itself)")
 
 

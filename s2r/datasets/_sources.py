@@ -37,8 +37,8 @@ class ChunkCache:
 
     Parameters
     ----------
-    max_bytes : int
-        Most bytes kept. The newest chunk is always kept, even when it alone is larger (a
+    max_bytes : int, optional
+        Most bytes kept (default :data:`DEFAULT_CACHE_BYTES`, 64 MiB). The newest chunk is always kept, even when it alone is larger (a
         FurnitureBench image chunk of 1,000 frames at 240x320 is 230 MB): the next batch,
         read in storage order, mostly needs the same chunk again.
 
@@ -49,8 +49,8 @@ class ChunkCache:
     sources of one pickled FrameSet share one new cache).
     """
 
-    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES):
-        self.max_bytes = int(max_bytes)
+    def __init__(self, max_bytes: int | None = None):
+        self.max_bytes = int(DEFAULT_CACHE_BYTES if max_bytes is None else max_bytes)
         self._init()
 
     def _init(self) -> None:
@@ -118,7 +118,7 @@ class ChunkedImages:
     cache : ChunkCache, optional
         Where decoded chunks are kept (shared between sources, or a new one of
         ``cache_bytes``).
-    cache_bytes : int
+    cache_bytes : int, optional
         Budget of a new cache (see :class:`ChunkCache`).
     name : str
         How errors name the array (``"sim (data/sim/success.zarr[color_image2])"``).
@@ -136,8 +136,8 @@ class ChunkedImages:
     :class:`DataError` naming the array and its frames (and a Git LFS pointer as such).
     """
 
-    def __init__(self, array, *, cache: "ChunkCache | None" = None,
-                 cache_bytes: int = DEFAULT_CACHE_BYTES, name: str = "array",
+    def __init__(self, array, *, cache: ChunkCache | None = None,
+                 cache_bytes: int | None = None, name: str = "array",
                  damage_hint: str = ZARR_DAMAGE_HINT):
         self.array = array
         self.name = name

@@ -49,6 +49,7 @@ from s2r.datasets._checks import (
     check_finite, check_nonempty, check_same_frame_size, existing_path, missing_key,
     steps_within_episodes,
 )
+from s2r.datasets._lfs import check_not_lfs_pointer
 from s2r.errors import DataError
 from s2r.frameset import DOMAINS, FrameSet
 from s2r.identity import files_identity
@@ -76,6 +77,7 @@ def decode_mask_file(path: Path, *, expected_hw: tuple) -> np.ndarray:
     except FileNotFoundError:
         raise DataError(f"{path}: mask file does not exist") from None
     except (UnidentifiedImageError, OSError, SyntaxError) as exc:
+        check_not_lfs_pointer(path)
         raise DataError(f"{path}: unreadable or truncated mask file ({exc})") from None
     if arr.shape != tuple(expected_hw):
         raise DataError(f"{path}: mask is {arr.shape[0]}x{arr.shape[1]}, expected "
@@ -121,6 +123,7 @@ def _find_table(root: Path) -> Path:
 def _read_table(path: Path):
     import pandas as pd
 
+    check_not_lfs_pointer(path)  # a pointer would read as a one-column CSV
     try:
         if path.suffix == ".csv":
             return pd.read_csv(path, dtype={"domain": str, "file": str})

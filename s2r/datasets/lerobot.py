@@ -45,6 +45,7 @@ from s2r.datasets._checks import (
 from s2r.datasets.lerobot_hub import hub_repo, is_hub_id, local_root
 from s2r.datasets.lerobot_video import ParquetImages, VideoFrames, decode_png, \
     image_bytes_column, probe_video
+from s2r.datasets._lfs import check_not_lfs_pointer
 from s2r.errors import DataError
 from s2r.frameset import FrameSet, concat_domains
 
@@ -103,6 +104,7 @@ def _read_parquet(path: Path, columns: list, what: str, require: tuple = ()):
     try:
         schema = pq.read_schema(path)
     except Exception as exc:
+        check_not_lfs_pointer(path)
         raise DataError(f"{path}: not a readable parquet file ({type(exc).__name__}: "
                         f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
     for col in (*columns, *require):

@@ -24,6 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
+from s2r.datasets._lfs import check_not_lfs_pointer
 from s2r.errors import DataError
 from s2r.identity import digest, files_identity
 from s2r.images import as_indices
@@ -66,6 +67,7 @@ def probe_video(path: str) -> dict:
     except DataError:
         raise
     except Exception as exc:  # av.error.* (InvalidDataError for a truncated MP4), OSError
+        check_not_lfs_pointer(path)
         raise DataError(f"{path}: not a readable video ({_first_line(exc)}); the file is "
                         "corrupt or truncated: download or copy it again") from None
 
@@ -81,6 +83,7 @@ class _Decoder:
             self.container = av.open(path)
             self.stream = self.container.streams.video[0]
         except Exception as exc:
+            check_not_lfs_pointer(path)
             raise DataError(f"{path}: not a readable video ({_first_line(exc)}); the file is "
                             "corrupt or truncated: download or copy it again") from None
         self.stream.thread_type = "AUTO"
@@ -320,6 +323,7 @@ class ParquetImages:
         except FileNotFoundError:
             raise DataError(f"{path}: parquet file does not exist") from None
         except Exception as exc:
+            check_not_lfs_pointer(path)
             raise DataError(f"{path}: not a readable parquet file ({_first_line(exc)})") from None
 
     def _starts(self, k: int) -> np.ndarray:

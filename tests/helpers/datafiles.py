@@ -89,6 +89,36 @@ def write_hdf5(path, demos, *, camera="agentview_image", env_args=None, masks=No
             f.create_dataset(f"mask/{key}", data=np.array(names, dtype="S"))
 
 
+def zip_zarr_store(folder) -> Path:
+    """``folder`` (a zarr store) zipped next to it as ``<folder>.zip``, entries named as zarr's
+    ``ZipStore`` names them (``.zgroup``, ``color_image2/0.0.0.0``, ...)."""
+    import shutil
+
+    return Path(shutil.make_archive(str(folder), "zip", root_dir=folder))
+
+
+#: What a clone without ``git lfs pull`` leaves in place of a data file.
+LFS_POINTER = (b"version https://git-lfs.github.com/spec/v1\noid sha256:"
+               b"4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 8404224\n")
+
+
+def write_robosuite_demo(path, lengths, *, seed=0) -> None:
+    """A raw robosuite ``demo.hdf5`` (as robosuite's demonstration collection writes it):
+    per demo only ``states`` and ``actions``, no ``obs`` group, demos numbered from 1."""
+    import h5py
+
+    rng = np.random.default_rng(seed)
+    with h5py.File(path, "w") as f:
+        data = f.create_group("data")
+        data.attrs.update({"date": "12-01-2026", "time": "10:00:00", "repository_version": "1.4.1",
+                           "env": "Lift"})
+        for k, t in enumerate(lengths, start=1):
+            ep = data.create_group(f"demo_{k}")
+            ep.attrs["model_file"] = "<mujoco model='base'></mujoco>"
+            ep.create_dataset("states", data=rng.normal(size=(t, 32)))
+            ep.create_dataset("actions", data=rng.uniform(-1, 1, (t, 7)))
+
+
 def robomimic_demos(lengths, *, h=10, w=10, action_dim=7, seed=0, state=True) -> dict:
     """Random demos of the given lengths for :func:`write_hdf5`."""
     rng = np.random.default_rng(seed)
