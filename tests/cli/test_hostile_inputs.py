@@ -532,6 +532,14 @@ def cli_case_cache_ls_on_a_file(root):
                 ["plain.txt", "must name a folder"])
 
 
+def cli_case_embed_ray_cluster_unreachable(root):
+    out = root / "e.npz"
+    return Case(["embed", TINY_DEMO, "--encoder", "pixels", "--no-cache", "--out", str(out),
+                 "--backend", "ray", "--address", "127.0.0.1:1"],
+                ["--backend ray: no Ray cluster answers at 127.0.0.1:1", "ray start --head"],
+                outputs=[out])
+
+
 # Command-line faults that were already caught: name -> (argv after the command's DATASET
 # and --out, words). "{root}" is the case's folder.
 _PLAIN = {
