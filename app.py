@@ -33,15 +33,22 @@ DEMO, FILES = "Built-in demo", "Files on disk"
 SIZES = {"96x128 (tiny)": (96, 128), "128x160 (fast)": (128, 160),
          "240x320 (FurnitureBench size)": (240, 320)}
 
+def _size_label(size: tuple[int, int]) -> str:
+    return next((k for k, v in SIZES.items() if v == size), f"{size[0]}x{size[1]}")
+
+
+def _size_of(label: str) -> tuple[int, int]:
+    return SIZES.get(label) or tuple(int(v) for v in label.split("x"))
+
+
+# Every input keeps its value while it is not drawn (the other source, another page, a run
+# stopped before it): ui.widgets.kept. They open on the spec in effect.
 current = state[S.DATASET_SPEC]
 demo_opts = S.parse_demo_spec(current)
-if S.HOME_SOURCE not in state:
-    # The demo whenever the spec names it (a valid or an invalid demo spec); a path
-    # (S2R_DEMO_SPEC may name one) opens "Files on disk" with it filled in.
-    state[S.HOME_SOURCE] = DEMO if S.names_demo(current) else FILES
-source = st.radio("Source", [DEMO, FILES], key=S.HOME_SOURCE, horizontal=True,
+source = st.radio("Source", [DEMO, FILES], horizontal=True,
                   help="The demo is a procedural sim/real robot assembly scene (FurnitureBench's "
-                       "one_leg task) with a tunable sim-to-real gap; no download needed.")
+                       "one_leg task) with a tunable sim-to-real gap; no download needed.",
+                  **widgets.kept(S.HOME_SOURCE, DEMO if S.names_demo(current) else FILES))
 
 if source == DEMO:
     if demo_opts is None and S.names_demo(current):
@@ -52,40 +59,34 @@ if source == DEMO:
         except S2RError as exc:
             st.warning(f"{exc}. Showing the default demo instead.")
     opts = demo_opts or S.parse_demo_spec(S.demo_spec())
-    size_names = {v: k for k, v in SIZES.items()}
-    size_now = (int(opts["height"]), int(opts["width"]))
-    if size_now not in size_names:
-        size_names[size_now] = f"{size_now[0]}x{size_now[1]}"
-    # Widgets open on the spec in effect (their keys are dropped when another page runs).
-    for key, value in ((S.HOME_GAP, float(opts["gap"])),
-                       (S.HOME_EPISODES, max(2, int(opts["episodes"]))),
-                       (S.HOME_STEPS, max(4, int(opts["steps"]))),
-                       (S.HOME_SEED, int(opts["seed"])), (S.HOME_SIZE, size_names[size_now])):
-        state.setdefault(key, value)
+    inputs = {key: widgets.kept(key, value) for key, value in (
+        (S.HOME_GAP, float(opts["gap"])), (S.HOME_EPISODES, max(2, int(opts["episodes"]))),
+        (S.HOME_STEPS, max(4, int(opts["steps"]))), (S.HOME_SEED, int(opts["seed"])),
+        (S.HOME_SIZE, _size_label((int(opts["height"]), int(opts["width"])))))}
     c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 3])
-    gap = c1.slider("Sim-to-real gap", 0.0, 1.0, step=0.05, key=S.HOME_GAP,
+    gap = c1.slider("Sim-to-real gap", 0.0, 1.0, step=0.05, **inputs[S.HOME_GAP],
                     help="0: real frames render exactly like sim frames; 1: every real-camera "
                          "effect (lighting, texture, noise, blur, colour) at full strength.")
-    episodes = c2.number_input("Episodes per domain", 2, 200, key=S.HOME_EPISODES)
-    steps = c3.number_input("Steps per episode", 4, 400, key=S.HOME_STEPS)
-    seed = c4.number_input("Seed", 0, 2**31 - 1, key=S.HOME_SEED)
-    size = c5.selectbox("Frame size", list(dict.fromkeys([*SIZES, *size_names.values()])),
-                        key=S.HOME_SIZE)
-    height, width = SIZES.get(size, size_now)
+    episodes = c2.number_input("Episodes per domain", 2, 200, **inputs[S.HOME_EPISODES])
+    steps = c3.number_input("Steps per episode", 4, 400, **inputs[S.HOME_STEPS])
+    seed = c4.number_input("Seed", 0, 2**31 - 1, **inputs[S.HOME_SEED])
+    size = c5.selectbox("Frame size", list(dict.fromkeys([*SIZES, state[S.HOME_SIZE]])),
+                        **inputs[S.HOME_SIZE])
+    height, width = _size_of(size)
     spec = S.demo_spec(**{**opts, "gap": round(float(gap), 3), "episodes": int(episodes),
                           "steps": int(steps), "seed": int(seed), "height": height,
                           "width": width})
     keys = {"image_key": None, "action_key": None, "state_key": None}
 else:
-    if S.HOME_SIM_PATH not in state and demo_opts is None:
-        paths = [current] if isinstance(current, str) else list(current)
-        state[S.HOME_SIM_PATH] = paths[0] if paths else ""
-        state[S.HOME_REAL_PATH] = paths[1] if len(paths) > 1 else ""
+    paths = [] if S.names_demo(current) else [current] if isinstance(current, str) else list(current)
+    paths += ["", ""]
     c1, c2 = st.columns(2)
     sim_path = c1.text_input("Sim: .zarr, .hdf5, a LeRobot folder, or a folder in the s2r layout",
-                             key=S.HOME_SIM_PATH, placeholder="/data/one_leg_sim.zarr")
+                             placeholder="/data/one_leg_sim.zarr",
+                             **widgets.kept(S.HOME_SIM_PATH, paths[0]))
     real_path = c2.text_input("Real: the same kind; empty for an s2r-layout folder",
-                              key=S.HOME_REAL_PATH, placeholder="/data/one_leg_real.zarr")
+                              placeholder="/data/one_leg_real.zarr",
+                              **widgets.kept(S.HOME_REAL_PATH, paths[1]))
     key_fields = (("image_key", "Image key / camera",
                    "color_image2, agentview or observation.images.top"),
                   ("action_key", "Action key", "action/pos, actions or action"),
@@ -93,9 +94,8 @@ else:
     with st.expander("Keys inside the files (optional)"):
         keys = {}
         for col, (name, label, hint) in zip(st.columns(3), key_fields):
-            widget = S.HOME_KEY_INPUTS[name]
-            state.setdefault(widget, state[S.DATASET_KEYS].get(name) or "")
-            keys[name] = col.text_input(label, key=widget, placeholder=hint) or None
+            kept = widgets.kept(S.HOME_KEY_INPUTS[name], state[S.DATASET_KEYS].get(name) or "")
+            keys[name] = col.text_input(label, placeholder=hint, **kept) or None
     if not sim_path.strip():
         st.info("Enter the path of a FurnitureBench zarr store, a robomimic HDF5 file or a "
                 "LeRobot dataset folder (or `hf:ORG/NAME`) for each domain, or of one folder "
@@ -106,6 +106,7 @@ else:
 if S.spec_key(spec) != S.spec_key(state[S.DATASET_SPEC]) or keys != state[S.DATASET_KEYS]:
     state[S.DATASET_SPEC], state[S.DATASET_KEYS] = spec, keys
     state[S.SELECTION_PAIR] = None  # frame indices of another dataset mean nothing here
+widgets.publish_url()
 
 try:
     with st.spinner("Loading the dataset (the demo renders its frames once)..."):
@@ -154,9 +155,6 @@ if stateless:
             ".zarr/.hdf5 files).")
 if unknown:
     st.warning(f"Unknown encoder ids left out: {', '.join(unknown)}")
-state.setdefault(S.HOME_ENCODERS, selected_now)
-if not set(state[S.HOME_ENCODERS]) <= set(all_ids):  # "state" kept from a dataset with state
-    state[S.HOME_ENCODERS] = [e for e in state[S.HOME_ENCODERS] if e in all_ids]
 table = {row["encoder"]: row for row in loaders.encoder_table(all_ids)}
 
 
@@ -165,12 +163,14 @@ def _option_label(eid: str) -> str:
 
 
 selected = st.multiselect(
-    "Encoders to score", all_ids, key=S.HOME_ENCODERS, format_func=_option_label,
+    "Encoders to score", all_ids, format_func=_option_label,
     help="The paper's Table I encoders, the offline ones (pixels, EfficientNet-Lite0/1/2), an "
          "ID@random control of each architecture and, for datasets with robot state, the "
          "state itself as a reference (the ceiling of the action scores). Encoders whose "
-         "weights are missing say how to get them below.")
+         "weights are missing say how to get them below.",
+    **widgets.mirrored(S.HOME_ENCODERS, S.ENCODERS_SELECTED, selected_now))
 state[S.ENCODERS_SELECTED] = list(selected)
+widgets.publish_url()
 if selected:
     rows = pd.DataFrame([table[e] for e in selected])
     rows["status"] = rows["status"].map(widgets.STATUS_BADGE)
@@ -210,14 +210,14 @@ PRECISIONS = {"auto": "Exact (fp32 on CPU, fp16 on CUDA)",
 on_cpu = loaders.device() == "cpu"
 if not on_cpu:
     state[S.PRECISION] = "auto"
-state.setdefault(S.HOME_PRECISION, state[S.PRECISION])  # the widget key is dropped on other pages
-st.radio("Embedding precision", list(PRECISIONS), key=S.HOME_PRECISION,
-         format_func=PRECISIONS.get, horizontal=True, disabled=not on_cpu,
+st.radio("Embedding precision", list(PRECISIONS), format_func=PRECISIONS.get, horizontal=True,
+         disabled=not on_cpu, **widgets.mirrored(S.HOME_PRECISION, S.PRECISION),
          help="int8 quantizes ResNet/VGG-type encoders (ResNets, R3M, VIP, MCR, HRP, VGG) after "
               "calibrating on 64 frames of this dataset: embeddings stay at cosine ~0.9997 to "
               "fp32. Other encoders, and every encoder on CUDA, run exact. Results are cached "
               "per precision; saliency always uses the exact model.")
 state[S.PRECISION] = state[S.HOME_PRECISION]
+widgets.publish_url()
 st.sidebar.markdown("**Precision:** " + ("int8 (ResNet/VGG)" if state[S.PRECISION] == "int8"
                                           else "exact"))
 cache = loaders.get_cache()

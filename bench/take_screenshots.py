@@ -19,24 +19,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.helpers.browser import browser_page, find_chart_point, running_app  # noqa: E402
+from tests.helpers.browser import browser_page, find_chart_point, running_app, wait_idle  # noqa: E402
 
 OUT = REPO / "docs" / "screenshots"
 WIDTH = 1400
-
-
-def wait_idle(page, timeout_ms: int = 300_000) -> None:
-    """Wait until Streamlit has finished the script run (no 'running' indicator)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:  # a run starts a moment after a click: let its indicator appear first
-        page.wait_for_selector('[data-testid="stStatusWidget"]', timeout=3_000)
-    except PlaywrightTimeout:
-        pass
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-        timeout=timeout_ms)
-    time.sleep(1.5)  # images and Vega finish drawing after the last delta
 
 
 def shoot(page, name: str, out: Path) -> Path:

@@ -37,6 +37,7 @@ if not chosen:
     st.stop()
 if len(chosen) == 1 and chosen[0] in ids:
     state[S.SELECTION_ENCODER] = chosen[0]
+    widgets.publish_url()
 
 
 cols = st.columns(len(chosen))

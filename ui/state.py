@@ -3,8 +3,14 @@
 Shared keys carry a selection from one page to the others (a click on the Scores chart sets
 :data:`SELECTION_ENCODER`, which the Saliency and Compare pages open with). They are plain
 session-state entries, never widget keys: Streamlit deletes a widget's key when a page that
-does not draw the widget runs, so each page keeps its own widget key (prefixed by the page)
-and copies the value into the shared key (see :func:`ui.widgets.synced_selectbox`).
+does not draw the widget runs, and a widget that a run stopped before (``st.stop``) comes
+back empty in the browser, so each widget key (prefixed by the page) is filled from a plain
+key before it is drawn and copies its changes back (:func:`ui.widgets.mirrored`,
+:func:`ui.widgets.kept`, :func:`ui.widgets.synced_selectbox`).
+
+The dataset, the selected encoders, the inspected encoder and the precision are also written
+to the page URL (:func:`url_params`) and read back when a session starts (:func:`read_url`),
+so a reload, a bookmark or a copied link opens the same view.
 
 Environment overrides (for tests, benches and demos):
 
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -31,6 +38,8 @@ ENCODERS_SELECTED = "encoders.selected"  # list of encoder ids to compute/show
 SELECTION_ENCODER = "selection.encoder"  # encoder id picked on any page (Scores click, ...)
 SELECTION_PAIR = "selection.pair"        # [sim_index, real_index] frame indices (FrameSet)
 PRECISION = "settings.precision"         # embedding precision of scores/projections: auto|int8
+URL_READ = "url.read"                    # True once the session has read the page URL
+KEPT = "kept"                            # prefix: "kept.<widget key>" (ui.widgets.kept)
 
 # ----------------------------------------------------------------------------- page keys
 HOME_AUTOCOMPUTED = "home.autocomputed"  # "done" once the first-visit computation finished
@@ -177,3 +186,96 @@ def init_state(state) -> None:
     state.setdefault(SELECTION_ENCODER, None)
     state.setdefault(SELECTION_PAIR, None)
     state.setdefault(PRECISION, "auto")
+
+
+# ----------------------------------------------------------------------------- page URL
+#: Query parameters of the page URL: ``?dataset=SPEC`` (twice for SIM REAL files),
+#: ``encoders=ID,ID``, ``inspect=ID``, ``precision=int8`` and the optional keys inside the
+#: files (``image_key=``, ``action_key=``, ``state_key=``).
+Q_DATASET, Q_ENCODERS, Q_INSPECT, Q_PRECISION = "dataset", "encoders", "inspect", "precision"
+Q_KEYS = ("image_key", "action_key", "state_key")
+PRECISIONS = ("auto", "int8")
+
+
+def url_params(state) -> dict:
+    """The query parameters of the view in ``state`` (one string, or a list for repeats)."""
+    spec = state[DATASET_SPEC]
+    params: dict = {Q_DATASET: spec if isinstance(spec, str) else list(spec)}
+    params.update({k: v for k, v in state[DATASET_KEYS].items() if v and k in Q_KEYS})
+    params[Q_ENCODERS] = ",".join(state[ENCODERS_SELECTED])
+    if state.get(SELECTION_ENCODER):
+        params[Q_INSPECT] = state[SELECTION_ENCODER]
+    if state.get(PRECISION, "auto") != "auto":
+        params[Q_PRECISION] = state[PRECISION]
+    return params
+
+
+def read_url(params: Mapping[str, Sequence[str]]) -> tuple[dict, list[str]]:
+    """The shared-state values a page URL names, and one warning per value left out.
+
+    ``params`` maps each query parameter to all its values (``st.query_params.get_all``).
+    Returns ``({shared key: value}, [warning, ...])``: only usable values are returned, so
+    the session keeps its defaults for the others.
+    """
+    values: dict = {}
+    warnings: list[str] = []
+    if params.get(Q_DATASET):
+        spec = _dataset_from_url(list(params[Q_DATASET]), warnings)
+        if spec is not None:
+            values[DATASET_SPEC] = spec
+            values[DATASET_KEYS] = {k: (params.get(k) or [None])[-1] or None for k in Q_KEYS}
+    if params.get(Q_ENCODERS):
+        ids = [e.strip() for v in params[Q_ENCODERS] for e in v.split(",") if e.strip()]
+        known = _known_encoders(ids, "encoders", warnings)
+        if known:
+            values[ENCODERS_SELECTED] = known
+    if params.get(Q_INSPECT):
+        inspect = _known_encoders(list(params[Q_INSPECT])[-1:], "inspect", warnings)
+        if inspect:
+            values[SELECTION_ENCODER] = inspect[0]
+    if params.get(Q_PRECISION):
+        precision = list(params[Q_PRECISION])[-1]
+        if precision in PRECISIONS:
+            values[PRECISION] = precision
+        else:
+            warnings.append(f"The link's precision={precision!r} is not one of "
+                            f"{', '.join(PRECISIONS)}: using the exact embeddings.")
+    return values, warnings
+
+
+def _dataset_from_url(parts: list[str], warnings: list[str]) -> Spec | None:
+    """The dataset spec of ``?dataset=`` values, or None (and a warning) when the library
+    cannot use it."""
+    from s2r.datasets import parse_spec
+    from s2r.errors import S2RError
+
+    spec: Spec = parts[0] if len(parts) == 1 else parts
+    try:
+        parse_spec(spec)
+    except S2RError as exc:
+        warnings.append(f"The link's dataset cannot be opened here: {exc}. Showing the "
+                        "default dataset instead.")
+        return None
+    return spec
+
+
+def _known_encoders(ids: Sequence[str], param: str, warnings: list[str]) -> list[str]:
+    """The ids of ``ids`` the encoder registry knows, in order; a warning names the others
+    (with the registry's close matches)."""
+    from s2r.encoders import get_spec
+    from s2r.errors import S2RError
+
+    known, problems = [], []
+    for eid in dict.fromkeys(ids):
+        try:
+            get_spec(eid)
+        except S2RError as exc:
+            problems.append(str(exc).split(" Known ids:")[0])
+        else:
+            known.append(eid)
+    if problems:
+        fallback = " Using the default encoders instead." if param == "encoders" and not known \
+            else ""
+        warnings.append(f"The link's {param}= names what this app does not know, left out: "
+                        f"{' '.join(problems)}{fallback}")
+    return known

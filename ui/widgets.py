@@ -7,7 +7,7 @@ only lay it out.
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import streamlit as st
@@ -77,6 +77,33 @@ def page_header(title: str, caption: str) -> None:
     st.title(title)
     st.caption(caption)
     encoder_config_or_stop()
+    restore_from_url()
+    publish_url()
+
+
+# ----------------------------------------------------------------------------- page URL
+def restore_from_url() -> None:
+    """On a session's first run, take the dataset, encoders, inspected encoder and
+    precision from the page URL (:func:`ui.state.read_url`); each value that cannot be used
+    is named in an ``st.warning`` and the session keeps its default for it."""
+    state = st.session_state
+    if state.get(S.URL_READ):
+        return
+    state[S.URL_READ] = True
+    values, warnings = S.read_url({k: st.query_params.get_all(k) for k in st.query_params})
+    state.update(values)
+    for message in warnings:
+        st.warning(message, icon=":material/link_off:")
+
+
+def publish_url() -> None:
+    """Write the session's view to the page URL (:func:`ui.state.url_params`), so a reload
+    or a copied link opens it again. Called where the view changes; a no-op when the URL
+    already says it (opening another page clears the URL, so every page calls it)."""
+    params = S.url_params(st.session_state)
+    wanted = {k: v if isinstance(v, list) else [v] for k, v in params.items()}
+    if {k: st.query_params.get_all(k) for k in st.query_params} != wanted:
+        st.query_params.from_dict(params)
 
 
 def encoder_config_or_stop() -> None:
@@ -146,6 +173,27 @@ def _copy_key(src: str, dst: str) -> None:
     st.session_state[dst] = st.session_state[src]
 
 
+def mirrored(key: str, truth_key: str, value: Any = None) -> dict:
+    """Keyword arguments of a widget whose value lives in the plain key ``truth_key``.
+
+    The widget key is filled from ``truth_key`` (or ``value``, when given: the truth
+    adjusted to this run's options) before the widget is drawn, and a change of the widget
+    is copied back by its ``on_change``. Streamlit forgets a widget that a run did not draw
+    (another page, a run stopped before it), and one drawn again on a value it kept comes
+    back empty in the browser; filled every run, the widget always shows the truth.
+    """
+    st.session_state[key] = st.session_state[truth_key] if value is None else value
+    return {"key": key, "on_change": _copy_key, "args": (key, truth_key)}
+
+
+def kept(key: str, default: Any) -> dict:
+    """:func:`mirrored` on a truth of the widget's own (``default`` until first changed),
+    for a widget that no other page reads (the home page's dataset inputs)."""
+    truth = f"{S.KEPT}.{key}"
+    st.session_state.setdefault(truth, default)
+    return mirrored(key, truth)
+
+
 def synced_selectbox(label: str, options: Sequence, *, key: str, shared_key: str,
                      format_func: Callable = str, help: Optional[str] = None):
     """A selectbox whose value is also the shared selection ``shared_key``.
@@ -163,6 +211,7 @@ def synced_selectbox(label: str, options: Sequence, *, key: str, shared_key: str
     value = st.selectbox(label, options, key=key, format_func=format_func, help=help,
                          on_change=_copy_key, args=(key, shared_key))
     state[shared_key] = value
+    publish_url()
     return value
 
 

@@ -117,6 +117,20 @@ def browser_page(*, width: int = 1400, height: int = 1000) -> Iterator["object"]
             browser.close()
 
 
+def wait_idle(page, timeout_ms: int = 300_000) -> None:
+    """Wait until Streamlit has finished the script run (no 'running' indicator)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:  # a run starts a moment after a click: let its indicator appear first
+        page.wait_for_selector('[data-testid="stStatusWidget"]', timeout=3_000)
+    except PlaywrightTimeout:
+        pass
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+        timeout=timeout_ms)
+    time.sleep(1.5)  # images and Vega finish drawing after the last delta
+
+
 def _grid(box: dict, step: int) -> list[tuple[float, float]]:
     """Positions on a grid over the central part of a bounding box (where the data sit)."""
     xs = range(int(box["width"] * 0.05), int(box["width"] * 0.85), step)

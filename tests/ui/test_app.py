@@ -1,9 +1,8 @@
 """The dashboard under Streamlit's AppTest: every page, before and after computing.
 
-A tiny demo (4 + 4 episodes of 8 frames, 96 x 128: the fewest episodes the held-out and
-transfer scores accept) and two offline encoders keep the file
-short: the home page computes them once (module fixture, its own cache folder) and the other
-tests read that cache, as a user's later session would.
+A tiny demo and two offline encoders (:mod:`tests.ui.apptest`) keep the file short: the home
+page computes them once (the session fixture ``computed`` of ``conftest.py``, its own cache
+folder) and the other tests read that cache, as a user's later session would.
 """
 
 from __future__ import annotations
@@ -13,31 +12,8 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers import APP
+from tests.ui.apptest import ENCODERS, PAGES, TINY, no_exception, open_app, use_env
 from ui import state as S
-
-PAGES = ("pages/1_Scores.py", "pages/2_Projection.py", "pages/3_Saliency.py",
-         "pages/4_Compare.py")
-TINY = "demo:episodes=4,steps=8,height=96,width=128"
-ENCODERS = ("resnet18@random", "pixels")
-TIMEOUT = 300
-
-
-def _env(monkeypatch, cache_dir) -> None:
-    monkeypatch.setenv("S2R_CACHE_DIR", str(cache_dir))
-    monkeypatch.setenv("S2R_DEMO_SPEC", TINY)
-    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", ",".join(ENCODERS))
-
-
-def _app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    if page is not None:
-        at.switch_page(page)
-    return at
-
-
-def _no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.message for e in at.exception]
 
 
 def _captions(at: AppTest) -> list[str]:
@@ -53,25 +29,13 @@ def _chart_data(chart, name: str):
     return convert_arrow_bytes_to_pandas_df(dataset.data.data)
 
 
-@pytest.fixture(scope="module")
-def computed(tmp_path_factory):
-    """A cache folder where the home page has scored ENCODERS on TINY (first visit)."""
-    cache_dir = tmp_path_factory.mktemp("app-cache")
-    with pytest.MonkeyPatch.context() as mp:
-        _env(mp, cache_dir)
-        at = _app()
-        at.run()
-        _no_exception(at)
-        return cache_dir, at
-
-
 # ----------------------------------------------------------------------------- before
 @pytest.mark.parametrize("page", PAGES)
 def test_page_opened_before_anything_was_computed_says_what_to_do(page, tmp_path, monkeypatch):
-    _env(monkeypatch, tmp_path / "empty-cache")
-    at = _app(page)
+    use_env(monkeypatch, tmp_path / "empty-cache")
+    at = open_app(page)
     at.run()
-    _no_exception(at)
+    no_exception(at)
     assert any("Nothing computed yet" in i.value for i in at.info)
     assert [link.value for link in at.page_link] == ["Go to the home page"]
     assert not at.image  # nothing drawn from results that do not exist
@@ -98,11 +62,11 @@ def test_reload_reads_the_cache_instead_of_recomputing(computed, monkeypatch):
     from s2r.cache import Cache
 
     cache_dir, _ = computed
-    _env(monkeypatch, cache_dir)
+    use_env(monkeypatch, cache_dir)
     before = sorted(e.hash for e in Cache(cache_dir).ls())
-    at = _app()
+    at = open_app()
     at.run()
-    _no_exception(at)
+    no_exception(at)
     # a new session: every encoder is found on disk, none is computed again
     assert sorted(e.hash for e in Cache(cache_dir).ls()) == before
     assert len(at.status) == len(ENCODERS)
@@ -112,17 +76,17 @@ def test_reload_reads_the_cache_instead_of_recomputing(computed, monkeypatch):
 
 def test_an_interrupted_run_resumes_when_the_user_comes_back(computed, monkeypatch):
     cache_dir, _ = computed
-    _env(monkeypatch, cache_dir)
+    use_env(monkeypatch, cache_dir)
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = _app()
+    at = open_app()
     at.run()
-    _no_exception(at)
+    no_exception(at)
     assert not at.status  # nothing computed without a reason
     assert any("Press **Compute scores**" in i.value for i in at.info)
     # a run left half-way (the user opened another page) is pending: coming back resumes it
     at.session_state[S.HOME_PENDING] = True
     at.run()
-    _no_exception(at)
+    no_exception(at)
     assert len(at.status) == len(ENCODERS) and all(b.state == "complete" for b in at.status)
     assert at.session_state[S.HOME_PENDING] is False
 
@@ -131,19 +95,19 @@ def test_int8_precision_is_a_separate_result_set_labelled_on_every_page(computed
     import s2r.encoders.quantize as quantize_mod
 
     cache_dir, _ = computed
-    _env(monkeypatch, cache_dir)
+    use_env(monkeypatch, cache_dir)
     monkeypatch.setattr(quantize_mod, "MAX_INT8_ERROR", 10.0)  # accept int8 for resnet18@random
-    at = _app()
+    at = open_app()
     at.run()
     fingerprint = next(iter(at.session_state["results.records"]))
     exact = dict(at.session_state["results.records"][fingerprint])
     assert at.session_state[S.PRECISION] == "auto"
     at.radio(key=S.HOME_PRECISION).set_value("int8").run()
-    _no_exception(at)
+    no_exception(at)
     assert at.session_state[S.PRECISION] == "int8"
     assert any("**Precision:** int8" in m.value for m in at.sidebar.markdown)
     at.button[0].click().run()  # Compute scores at int8
-    _no_exception(at)
+    no_exception(at)
     held = at.session_state["results.records"][f"{fingerprint}+int8"]
     assert held["resnet18@random"]["precision"] == "int8"
     assert held["pixels"]["precision"] == "auto"  # no int8 for pixels: the exact record
@@ -153,24 +117,24 @@ def test_int8_precision_is_a_separate_result_set_labelled_on_every_page(computed
     assert "ResNet18 (random init) · int8" in table["Encoder"].tolist()
     # the Scores page shows the int8 set; back to exact shows the exact set again
     at.switch_page("pages/1_Scores.py").run()
-    _no_exception(at)
+    no_exception(at)
     assert any("· int8" in str(v) for d in at.dataframe for v in d.value.iloc[:, 0].tolist())
     at.switch_page("app.py").run()
     at.radio(key=S.HOME_PRECISION).set_value("auto").run()
-    _no_exception(at)
+    no_exception(at)
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     assert not any("int8" in label for label in table["Encoder"])
 
 
 def test_int8_refused_by_the_fidelity_guard_says_why(tmp_path, monkeypatch):
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "resnet18@random")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = _app()
+    at = open_app()
     at.run()
     at.radio(key=S.HOME_PRECISION).set_value("int8").run()
     at.button[0].click().run()
-    _no_exception(at)
+    no_exception(at)
     (held,) = [v for k, v in at.session_state["results.records"].items() if k.endswith("+int8")]
     record = held["resnet18@random"]
     assert record["precision"] == "auto"  # random init: int8 error far above the limit
@@ -179,15 +143,15 @@ def test_int8_refused_by_the_fidelity_guard_says_why(tmp_path, monkeypatch):
 
 
 def test_library_errors_are_shown_with_st_error(tmp_path, monkeypatch):
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = _app()
+    at = open_app()
     at.run()
-    _no_exception(at)
+    no_exception(at)
     at.radio(key=S.HOME_SOURCE).set_value("Files on disk").run()
     at.text_input(key=S.HOME_SIM_PATH).input(str(tmp_path / "missing_sim.zarr"))
     at.text_input(key=S.HOME_REAL_PATH).input(str(tmp_path / "missing_real.zarr")).run()
-    _no_exception(at)
+    no_exception(at)
     assert at.error and "missing_sim.zarr" in at.error[0].value
 
 
@@ -196,44 +160,44 @@ def test_a_dataset_folder_on_disk_is_loaded_and_scored(tmp_path, monkeypatch):
     from s2r.datasets.folder import write_folder
 
     folder = write_folder(load_dataset(TINY), tmp_path / "my_robot")
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "resnet18@random")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = _app()
+    at = open_app()
     at.run()
     at.radio(key=S.HOME_SOURCE).set_value("Files on disk").run()
     at.text_input(key=S.HOME_SIM_PATH).input(str(folder)).run()
-    _no_exception(at)
+    no_exception(at)
     assert at.session_state[S.DATASET_SPEC] == str(folder)
     assert [m.value for m in at.metric][:2] == ["32", "32"]  # sim and real frames
     at.button[0].click().run()  # Compute scores
-    _no_exception(at)
+    no_exception(at)
     assert [b.state for b in at.status] == ["complete"]
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     assert len(table) == 1
 
 
 def test_scores_that_cannot_be_estimated_say_why(tmp_path, monkeypatch):
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_DEMO_SPEC", "demo:episodes=3,steps=8,height=64,width=80")
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "pixels")
-    at = _app()
+    at = open_app()
     at.run()
-    _no_exception(at)
+    no_exception(at)
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     assert table["Transfer skill"].tolist() == ["n/a"] and table["DIS"].str.contains(r"\[").all()
     at.switch_page("pages/1_Scores.py").run()
-    _no_exception(at)
+    no_exception(at)
     (warning,) = [w.value for w in at.warning if "Not estimable" in w.value]
     assert "pixels" in warning and "at least 4 per domain" in warning
 
 
 def test_encoder_without_weights_says_how_to_get_them(tmp_path, monkeypatch):
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "resnet18")
-    at = _app()
+    at = open_app()
     at.run()  # auto-compute tries it: the build fails with the library's message
-    _no_exception(at)
+    no_exception(at)
     text = " ".join(m.value for m in at.markdown) + " ".join(e.value for e in at.error)
     assert "weights" in text and "resnet18" in text
     assert any(e.value and "resnet18" in e.value for e in at.error)
@@ -243,14 +207,14 @@ def test_encoder_without_weights_says_how_to_get_them(tmp_path, monkeypatch):
 @pytest.fixture
 def app_after_compute(computed, monkeypatch):
     cache_dir, _ = computed
-    _env(monkeypatch, cache_dir)
-    return _app()
+    use_env(monkeypatch, cache_dir)
+    return open_app()
 
 
 def test_scores_click_selects_the_encoder_whose_saliency_is_shown(app_after_compute):
     at = app_after_compute
     at.switch_page("pages/1_Scores.py").run()
-    _no_exception(at)
+    no_exception(at)
     chart = at.get("vega_lite_chart")[0].proto
     spec = json.loads(chart.spec)
     assert "pick" in json.dumps(spec.get("params", [])) + json.dumps(spec.get("layer", []))
@@ -258,7 +222,7 @@ def test_scores_click_selects_the_encoder_whose_saliency_is_shown(app_after_comp
     for pick in ENCODERS:  # a click on each point in turn
         at.session_state["scores.chart"] = {"selection": {"pick": [{"encoder": pick}]}}
         at.run()
-        _no_exception(at)
+        no_exception(at)
         assert at.session_state[S.SELECTION_ENCODER] == pick
         heading = [h.value for h in at.subheader if h.value.startswith("Inside")]
         assert len(heading) == 1 and pick in heading[0], heading
@@ -267,17 +231,17 @@ def test_scores_click_selects_the_encoder_whose_saliency_is_shown(app_after_comp
         assert sum("real saliency" in c for c in captions) == 3
     # the selection carries to the Saliency and Compare pages
     at.switch_page("pages/3_Saliency.py").run()
-    _no_exception(at)
+    no_exception(at)
     assert at.selectbox(key=S.SALIENCY_ENCODER).value == ENCODERS[-1]
     at.switch_page("pages/4_Compare.py").run()
-    _no_exception(at)
+    no_exception(at)
     assert at.selectbox(key=S.COMPARE_ENCODER_A).value == ENCODERS[-1]
 
 
 def test_scores_table_has_every_metric_with_intervals_tiers_and_downloads(app_after_compute):
     at = app_after_compute
     at.switch_page("pages/1_Scores.py").run()
-    _no_exception(at)
+    no_exception(at)
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     for col in ("Sim2Real", "Transfer skill", "Held-out skill", "DIS", "Retrieval MRR",
                 "Sep. d'", "Domain probe", "Transfer AS", "Held-out AS", "Train AS",
@@ -292,7 +256,7 @@ def test_scores_table_has_every_metric_with_intervals_tiers_and_downloads(app_af
 def test_scores_page_shows_which_differences_are_resolved(app_after_compute):
     at = app_after_compute
     at.switch_page("pages/1_Scores.py").run()
-    _no_exception(at)
+    no_exception(at)
     assert any(h.value == "Which differences are resolved?" for h in at.subheader)
     chart = at.get("vega_lite_chart")[1]
     heatmap = json.loads(chart.proto.spec)
@@ -303,7 +267,7 @@ def test_scores_page_shows_which_differences_are_resolved(app_after_compute):
     assert cells["p"].between(0, 1).all() and cells["p"].sum() == pytest.approx(1.0)
     assert any("tier(s), best first" in m.value for m in at.markdown)
     at.selectbox(key=S.SCORES_RANK_METRIC).set_value("dis").run()
-    _no_exception(at)
+    no_exception(at)
     heatmap = json.loads(at.get("vega_lite_chart")[1].proto.spec)
     assert heatmap["title"]["text"] == "Ranking confidence: Domain invariance (DIS)"
 
@@ -327,11 +291,11 @@ def test_scores_chart_options_change_the_chart(app_after_compute):
     assert sorted(refs["value"]) == [0.0, 1.0]
     assert refs["label"].tolist()[1] == "1 = robot-state ceiling"
     at.checkbox(key=S.SCORES_ERRORBARS).uncheck().run()
-    _no_exception(at)
+    no_exception(at)
     assert marks(spec()) == ["rule", "text", "point", "text"]
     # A raw score: its floor and ceiling (the same for every encoder) as reference lines.
     at.radio(key=S.SCORES_Y).set_value("transfer_score").run()
-    _no_exception(at)
+    no_exception(at)
     point = spec()["layer"][2]["encoding"]
     assert point["y"]["field"] == "transfer_score"
     assert point["y"]["title"].startswith("Transfer score (raw")
@@ -342,7 +306,7 @@ def test_scores_chart_options_change_the_chart(app_after_compute):
     assert [lab.split()[0] for lab in refs["label"]] == ["floor", "ceiling"]
     # The paper's training AS: each encoder's shuffled-action null as a tick.
     at.radio(key=S.SCORES_Y).set_value("action_score_train").run()
-    _no_exception(at)
+    no_exception(at)
     assert marks(spec()) == ["tick", "point", "text"]
     assert spec()["layer"][0]["encoding"]["y"]["field"] == "action_score_train_null"
 
@@ -350,17 +314,17 @@ def test_scores_chart_options_change_the_chart(app_after_compute):
 def test_projection_click_shows_the_frame(app_after_compute):
     at = app_after_compute
     at.switch_page("pages/2_Projection.py").run()
-    _no_exception(at)
+    no_exception(at)
     eid = at.multiselect(key=S.PROJECTION_ENCODERS).value[0]
     at.session_state[f"projection.chart.{eid}"] = {"selection": {"frame": [{"index": 3}]}}
     at.run()
-    _no_exception(at)
+    no_exception(at)
     captions = _captions(at)
     assert any("sim · episode 0 · step 3" in c for c in captions), captions
     assert any(c.startswith("paired real frame") for c in captions)
     # the other mode is drawn too
     at.radio(key=S.PROJECTION_MODE).set_value("place-real").run()
-    _no_exception(at)
+    no_exception(at)
     assert at.metric and 0.0 <= float(at.metric[0].value) <= 1.5
 
 
@@ -371,7 +335,7 @@ def test_saliency_page_every_target(app_after_compute):
     seen = {}
     for target in ("embedding", "action", "domain", "pair"):
         at.selectbox(key=S.SALIENCY_TARGET).set_value(target).run()
-        _no_exception(at)
+        no_exception(at)
         captions = _captions(at)
         assert [c.split(" · ")[0] for c in captions] == [
             "sim", "sim saliency", "real", "real saliency"], captions
@@ -385,16 +349,16 @@ def test_saliency_random_sample_and_frame_pick(app_after_compute):
     at = app_after_compute
     at.switch_page("pages/3_Saliency.py").run()
     at.radio(key=S.SALIENCY_PICK_MODE).set_value("Random sample").run()
-    _no_exception(at)
+    no_exception(at)
     assert sum("sim saliency" in c for c in _captions(at)) == 3
     at.radio(key=S.SALIENCY_PICK_MODE).set_value("By episode and step").run()
     at.slider(key="saliency.step").set_value(5).run()
-    _no_exception(at)
+    no_exception(at)
     assert any("step 5" in c for c in _captions(at))
     # the picked pair is shared with the Compare page
     pair = at.session_state[S.SELECTION_PAIR]
     at.switch_page("pages/4_Compare.py").run()
-    _no_exception(at)
+    no_exception(at)
     assert at.session_state[S.SELECTION_PAIR] == pair
     assert at.slider(key="compare.step").value == 5
 
@@ -402,7 +366,7 @@ def test_saliency_random_sample_and_frame_pick(app_after_compute):
 def test_compare_two_encoders_on_one_pair(app_after_compute):
     at = app_after_compute
     at.switch_page("pages/4_Compare.py").run()
-    _no_exception(at)
+    no_exception(at)
     a = at.selectbox(key=S.COMPARE_ENCODER_A).value
     b = at.selectbox(key=S.COMPARE_ENCODER_B).value
     assert {a, b} == set(ENCODERS)
@@ -443,12 +407,12 @@ def _folder_app(tmp_path, monkeypatch):
 
     folder = write_folder(make_demo(episodes=2, steps=4, height=64, width=80, seed=3),
                           tmp_path / "mine")
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_DEMO_SPEC", str(folder))
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = _app()
+    at = open_app()
     at.run()
-    _no_exception(at)
+    no_exception(at)
     return folder, at
 
 
@@ -463,11 +427,11 @@ def test_demo_spec_naming_a_folder_opens_that_folder(tmp_path, monkeypatch):
 
 
 def test_demo_spec_naming_a_missing_path_says_so(tmp_path, monkeypatch):
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_DEMO_SPEC", str(tmp_path / "no-such-folder"))
-    at = _app()
+    at = open_app()
     at.run()
-    _no_exception(at)
+    no_exception(at)
     assert at.radio(key=S.HOME_SOURCE).value == "Files on disk"
     assert any("no-such-folder" in e.value and "does not exist" in e.value for e in at.error)
     assert not at.metric  # nothing shown of another dataset
@@ -490,7 +454,7 @@ def test_edited_frames_reload_the_dataset(tmp_path, monkeypatch):
     Image.fromarray(255 - np.asarray(Image.open(frame).convert("RGB"))).save(frame)
     time.sleep(2.1)  # the app looks at the files at most every 2 s
     at.run()
-    _no_exception(at)
+    no_exception(at)
     assert loaders.load_frameset(str(folder)).fingerprint != before
 
 
@@ -498,11 +462,11 @@ def test_edited_frames_reload_the_dataset(tmp_path, monkeypatch):
 def test_broken_encoder_config_is_one_clear_error_on_every_page(page, tmp_path, monkeypatch):
     config = tmp_path / "s2r_encoders.toml"
     config.write_text('[[encoders]]\nid = "a"\ntimm = "resnet18"\nmean = "red"\n')
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_ENCODERS", str(config))
-    at = _app(page)
+    at = open_app(page)
     at.run()
-    _no_exception(at)
+    no_exception(at)
     (error,) = at.error
     assert "encoder config cannot be used" in error.value and "field 'mean'" in error.value
     assert not at.metric and not at.image
@@ -521,12 +485,12 @@ def test_damaged_zarr_chunk_is_a_clear_error_not_a_traceback(tmp_path, monkeypat
     write_zarr(real, images=frames(40, 32, 32, seed=2),
                episode_ends=np.array([10, 20, 30, 40], np.uint32))
     (sim / "color_image2" / "3.0.0.0").write_bytes(b"overwritten by something else " * 3)
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_DEMO_SPEC", f"{sim}:{real}")
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "pixels")
-    at = _app()
+    at = open_app()
     at.run()
-    _no_exception(at)
+    no_exception(at)
     messages = [e.value for e in at.error]
     assert any(m.startswith("sim frames could not be read") and "cannot decode frames 12..15"
                in m for m in messages), messages
@@ -544,18 +508,18 @@ def test_download_button_fetches_missing_weights_from_the_mirror(tmp_path, monke
 
     Handler.site = Site()
     Handler.site.files["/vip_resnet50.pt"] = vip_checkpoint()
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "vip")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
     with serving() as url:
         monkeypatch.setenv("S2R_WEIGHTS_MIRROR", url)
-        at = _app()
+        at = open_app()
         at.run()
-        _no_exception(at)
+        no_exception(at)
         assert status("vip").state == "weights-missing"
         (button,) = [b for b in at.button if b.key == S.HOME_DOWNLOAD]
         button.click().run()
-        _no_exception(at)
+        no_exception(at)
     assert status("vip").state == "ready"
     weights = os.environ["S2R_WEIGHTS_DIR"]
     assert sorted(os.listdir(weights)) == ["manifest.json", "vip_resnet50.pt"]
@@ -567,13 +531,13 @@ def test_offline_without_a_mirror_says_how_to_download(tmp_path, monkeypatch):
 
     monkeypatch.setattr("s2r.encoders.locate.hub_reachable", lambda **_: False)
     loaders._hub_reachable.clear()
-    _env(monkeypatch, tmp_path / "cache")
+    use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.delenv("S2R_WEIGHTS_MIRROR", raising=False)
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "vip")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = _app()
+    at = open_app()
     at.run()
-    _no_exception(at)
+    no_exception(at)
     assert not [b for b in at.button if b.key == S.HOME_DOWNLOAD]
     assert any("python -m s2r weights fetch ID" in c.value for c in at.caption)
     loaders._hub_reachable.clear()  # later tests probe again

@@ -1,4 +1,5 @@
-"""The dashboard in a real browser: compute, click a point of the score scatter, see saliency.
+"""The dashboard in a real browser: compute, click a point of the score scatter, see saliency;
+open files on disk with the encoder selection kept, and reload the Scores page.
 
 Starts ``streamlit run app.py`` on a free port (tiny demo, two offline encoders, its own
 cache folder) and drives Debian's headless Chromium with Playwright. Needs ``chromium``
@@ -10,7 +11,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.browser import browser_page, find_chart_point, running_app
+from tests.helpers.browser import browser_page, find_chart_point, running_app, wait_idle
+from tests.ui.apptest import robomimic_pair
 
 pytestmark = pytest.mark.browser
 
@@ -58,3 +60,51 @@ def test_click_a_score_point_shows_its_sim_and_real_saliency(tmp_path):
         assert images.count() >= 12
         assert all(images.nth(i).evaluate("img => img.naturalWidth > 0")
                    for i in range(images.count()))
+
+
+def _chips(page) -> list[str]:
+    """The labels of the options selected in the "Encoders to score" box, as drawn."""
+    return page.locator('[data-testid="stMultiSelect"] [data-tag-index]').evaluate_all(
+        "tags => tags.map(t => t.getAttribute('aria-label'))")
+
+
+def _score_rows(page) -> list[str]:
+    """The rows of the Scores page's table (its accessible grid), as text."""
+    page.get_by_role("heading", name="Inside").wait_for(timeout=120_000)
+    wait_idle(page)
+    grid = page.locator('[data-testid="stDataFrame"] table').last
+    return grid.locator('tbody [role="row"]').all_inner_texts()
+
+
+def test_files_on_disk_keep_the_encoders_and_a_reload_keeps_the_scores(tmp_path):
+    """The issue's walk: home page, "Files on disk", sim path + Enter, real path + Enter:
+    the encoder box still holds the selection, Compute scores works, and the Scores page
+    shows them, also after a reload (the URL names the dataset and the encoders)."""
+    sim, real = robomimic_pair(tmp_path)
+    env = {"S2R_CACHE_DIR": str(tmp_path / "cache"), "S2R_DEMO_SPEC": TINY,
+           "S2R_DEFAULT_ENCODERS": ENCODERS[1], "S2R_AUTOCOMPUTE": "0"}
+    with running_app(env, log_path=tmp_path / "streamlit.log") as url, browser_page() as page:
+        page.goto(url)
+        page.get_by_text("Encoders to score").wait_for(timeout=120_000)
+        wait_idle(page)
+        before = _chips(page)
+        assert [f"({ENCODERS[1]})" in chip for chip in before] == [True], before
+        page.get_by_text("Files on disk").click()
+        wait_idle(page)
+        for label, path in (("Sim: ", sim), ("Real: ", real)):
+            box = page.get_by_label(label, exact=False)
+            box.fill(path)
+            box.press("Enter")
+            wait_idle(page)
+        page.get_by_text("Real frames", exact=True).wait_for(timeout=60_000)
+        assert _chips(page) == before
+        page.get_by_role("button", name="Compute scores").click()
+        page.get_by_text("Scores: DIS vs AS").wait_for(timeout=120_000)
+
+        page.get_by_text("Scores: DIS vs AS").click()
+        rows = _score_rows(page)
+        assert len(rows) == 1 and ENCODERS[1] in rows[0], rows
+        assert "dataset=" in page.url and f"encoders={ENCODERS[1]}" in page.url, page.url
+        page.reload()
+        assert _score_rows(page) == rows
+        assert not page.get_by_text("Nothing computed yet").count()

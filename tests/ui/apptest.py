@@ -1,0 +1,51 @@
+"""What the AppTest files share: the tiny demo and encoders they score, and how they open the
+dashboard (:func:`open_app`) with its environment (:func:`use_env`)."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from tests.helpers import APP
+
+PAGES = ("pages/1_Scores.py", "pages/2_Projection.py", "pages/3_Saliency.py",
+         "pages/4_Compare.py")
+#: 4 + 4 episodes of 8 frames, 96 x 128: the fewest episodes the held-out and transfer
+#: scores accept.
+TINY = "demo:episodes=4,steps=8,height=96,width=128"
+ENCODERS = ("resnet18@random", "pixels")
+TIMEOUT = 300
+
+
+def use_env(monkeypatch, cache_dir) -> None:
+    """The app's environment: its own cache folder, the tiny demo, :data:`ENCODERS`."""
+    monkeypatch.setenv("S2R_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("S2R_DEMO_SPEC", TINY)
+    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", ",".join(ENCODERS))
+
+
+def open_app(page: str | None = None, query: dict | None = None) -> AppTest:
+    """An AppTest of the dashboard on ``page`` (the home page by default) whose URL carries
+    ``query`` (a new session opened from a link or a reload)."""
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.query_params.update(query or {})
+    if page is not None:
+        at.switch_page(page)
+    return at
+
+
+def no_exception(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def robomimic_pair(folder) -> tuple[str, str]:
+    """Two robomimic-style HDF5 files (sim, real) in ``folder``: 4 episodes of 8 frames of
+    32 x 32 each, no robot state (the ``state`` reference is not offered for them).
+    Returns their paths."""
+    from tests.helpers.datafiles import robomimic_demos, write_hdf5
+
+    paths = []
+    for seed, domain in enumerate(("sim", "real")):
+        path = f"{folder}/{domain}.hdf5"
+        write_hdf5(path, robomimic_demos([8, 8, 8, 8], h=32, w=32, seed=seed, state=False))
+        paths.append(path)
+    return paths[0], paths[1]

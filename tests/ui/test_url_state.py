@@ -1,0 +1,167 @@
+"""The home page's choices survive what does not draw them, and the page URL holds the view.
+
+Streamlit forgets a widget a run does not draw (the other dataset source, another page, a run
+stopped before it); the home page keeps every choice anyway. The dataset, the selected
+encoders and the inspected encoder live in the URL (``st.query_params``): a new session opened
+with that URL (a reload, a bookmark, a link) shows the same view, and values it cannot use are
+named in a warning.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.ui.apptest import (
+    ENCODERS,
+    TINY,
+    no_exception,
+    open_app,
+    robomimic_pair,
+    use_env,
+)
+from ui import state as S
+
+FILES, DEMO = "Files on disk", "Built-in demo"
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """The home page on the tiny demo, nothing computed automatically: ``(AppTest, sim path,
+    real path)`` with two robomimic files written in ``tmp_path``."""
+    use_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = open_app()
+    at.run()
+    no_exception(at)
+    return (at, *robomimic_pair(tmp_path))
+
+
+def _open_files(at, sim: str, real: str) -> None:
+    """Choose "Files on disk", then type the sim path and the real path (Enter after each)."""
+    at.radio(key=S.HOME_SOURCE).set_value(FILES).run()
+    at.text_input(key=S.HOME_SIM_PATH).input(sim).run()
+    no_exception(at)
+    assert not at.multiselect  # one file alone is no dataset: the page stops before encoders
+    at.text_input(key=S.HOME_REAL_PATH).input(real).run()
+    no_exception(at)
+
+
+def _warnings(at) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+# ----------------------------------------------------------------------------- selection
+def test_the_encoder_selection_survives_opening_files_on_disk(home):
+    at, sim, real = home
+    at.multiselect(key=S.HOME_ENCODERS).set_value(["pixels"]).run()
+    _open_files(at, sim, real)
+    assert [m.value for m in at.metric][:2] == ["32", "32"]
+    assert at.multiselect(key=S.HOME_ENCODERS).value == ["pixels"]
+    assert any("0 of 1 selected encoders scored" in c.value for c in at.caption)
+    (compute,) = [b for b in at.button if b.label == "Compute scores"]
+    assert not compute.disabled
+
+
+def test_home_choices_survive_switching_source_and_pages(home):
+    at, sim, real = home
+    at.slider(key=S.HOME_GAP).set_value(0.25).run()
+    at.number_input(key=S.HOME_SEED).set_value(7).run()
+    _open_files(at, sim, real)
+    at.radio(key=S.HOME_SOURCE).set_value(DEMO).run()
+    no_exception(at)
+    assert at.slider(key=S.HOME_GAP).value == 0.25 and at.number_input(key=S.HOME_SEED).value == 7
+    assert S.parse_demo_spec(at.session_state[S.DATASET_SPEC])["gap"] == 0.25
+    at.radio(key=S.HOME_SOURCE).set_value(FILES).run()
+    assert at.text_input(key=S.HOME_SIM_PATH).value == sim
+    assert at.text_input(key=S.HOME_REAL_PATH).value == real
+    assert at.session_state[S.DATASET_SPEC] == [sim, real]
+    at.switch_page("pages/1_Scores.py").run()
+    at.switch_page("app.py").run()
+    no_exception(at)
+    assert at.radio(key=S.HOME_SOURCE).value == FILES
+    assert at.text_input(key=S.HOME_REAL_PATH).value == real
+    assert at.multiselect(key=S.HOME_ENCODERS).value == list(ENCODERS)
+
+
+# ----------------------------------------------------------------------------- URL
+def test_the_url_names_the_dataset_and_the_encoders(home):
+    at, sim, real = home
+    assert S.parse_demo_spec(at.query_params[S.Q_DATASET])["episodes"] == 4
+    assert at.query_params[S.Q_ENCODERS] == ",".join(ENCODERS)
+    at.multiselect(key=S.HOME_ENCODERS).set_value(["pixels"]).run()
+    _open_files(at, sim, real)
+    assert at.query_params[S.Q_DATASET] == [sim, real]
+    assert at.query_params[S.Q_ENCODERS] == "pixels"
+
+
+def test_a_reload_of_scores_after_computing_on_files_shows_the_scores(home):
+    at, sim, real = home
+    at.multiselect(key=S.HOME_ENCODERS).set_value(["pixels"]).run()
+    _open_files(at, sim, real)
+    at.button[0].click().run()  # Compute scores
+    no_exception(at)
+    reload = open_app("pages/1_Scores.py", query=at.query_params)  # a new session
+    reload.run()
+    no_exception(reload)
+    assert not [i for i in reload.info if "Nothing computed yet" in i.value]
+    table, = [d.value for d in reload.dataframe if "DIS" in d.value.columns]
+    assert table["id"].tolist() == ["pixels"]
+    assert reload.session_state[S.DATASET_SPEC] == [sim, real]
+    assert reload.query_params[S.Q_INSPECT] == "pixels"  # the inspector joins the URL
+
+
+def test_a_link_opens_saliency_and_compare_on_the_inspected_encoder(computed, monkeypatch):
+    cache_dir, _ = computed
+    use_env(monkeypatch, cache_dir)
+    link = {S.Q_DATASET: TINY, S.Q_ENCODERS: ",".join(ENCODERS), S.Q_INSPECT: ENCODERS[1]}
+    for page, key in (("pages/3_Saliency.py", S.SALIENCY_ENCODER),
+                      ("pages/4_Compare.py", S.COMPARE_ENCODER_A)):
+        at = open_app(page, query=link)
+        at.run()
+        no_exception(at)
+        assert at.selectbox(key=key).value == ENCODERS[1]  # not the first encoder
+        assert at.query_params == link
+
+
+@pytest.mark.parametrize("page", (None, "pages/1_Scores.py"))
+def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path, monkeypatch):
+    use_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = open_app(page, query={S.Q_DATASET: str(tmp_path / "no-such-folder"),
+                               S.Q_ENCODERS: "pixels,resnet19", S.Q_INSPECT: "nope",
+                               S.Q_PRECISION: "fp4"})
+    at.run()
+    no_exception(at)
+    text = _warnings(at)
+    assert "dataset cannot be opened here" in text and "no-such-folder" in text
+    assert "unknown encoder 'resnet19'. Did you mean: resnet18" in text
+    assert "unknown encoder 'nope'" in text and "precision='fp4'" in text
+    assert S.parse_demo_spec(at.session_state[S.DATASET_SPEC])["episodes"] == 4
+    assert at.session_state[S.ENCODERS_SELECTED] == ["pixels"]
+    assert at.session_state[S.PRECISION] == "auto"
+    assert at.query_params[S.Q_ENCODERS] == "pixels"  # the URL now says what is shown
+    at.run()
+    assert not at.warning  # said once, on the run that read the URL
+
+
+def test_a_url_of_unknown_encoders_only_selects_the_defaults(tmp_path, monkeypatch):
+    use_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = open_app(query={S.Q_ENCODERS: "foo,bar"})
+    at.run()
+    no_exception(at)
+    assert "Using the default encoders instead" in _warnings(at)
+    assert at.multiselect(key=S.HOME_ENCODERS).value == list(ENCODERS)
+
+
+def test_url_params_read_back_to_the_same_state(tmp_path):
+    sim, real = robomimic_pair(tmp_path)
+    state = {S.DATASET_SPEC: [sim, real], S.ENCODERS_SELECTED: ["pixels", "resnet18@random"],
+             S.DATASET_KEYS: {"image_key": "agentview_image", "action_key": None,
+                              "state_key": None},
+             S.SELECTION_ENCODER: "pixels", S.PRECISION: "int8"}
+    params = S.url_params(state)
+    assert params[S.Q_DATASET] == [sim, real] and "action_key" not in params
+    values, warnings = S.read_url({k: v if isinstance(v, list) else [v]
+                                   for k, v in params.items()})
+    assert warnings == [] and values == state
