@@ -220,6 +220,7 @@ state[S.PRECISION] = state[S.HOME_PRECISION]
 widgets.publish_url()
 st.sidebar.markdown("**Precision:** " + ("int8 (ResNet/VGG)" if state[S.PRECISION] == "int8"
                                           else "exact"))
+home.backend_choice(state)  # a Ray toggle, only when $S2R_RAY_ADDRESS is set
 cache = loaders.get_cache()
 held = compute.session_records(state, frameset.fingerprint)
 run_plan = home.plan(state, selected, held)

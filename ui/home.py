@@ -11,6 +11,7 @@ cache hands back every encoder already done.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import MutableMapping, Sequence
@@ -65,13 +66,61 @@ def _progress_box(label: str):
     return box, bar, progress
 
 
+#: Session key of the "compute on the Ray cluster" toggle (shown only when
+#: ``$S2R_RAY_ADDRESS`` names a cluster).
+HOME_RAY = "home.ray_backend"
+
+
+def ray_address():
+    """The cluster named by ``$S2R_RAY_ADDRESS``, or None (then the app computes locally)."""
+    return os.environ.get("S2R_RAY_ADDRESS", "").strip() or None
+
+
+def backend_choice(state: MutableMapping) -> None:
+    """The compute section's backend toggle, drawn only when a cluster address is set."""
+    address = ray_address()
+    if address is None:
+        state[HOME_RAY] = False
+        return
+    st.toggle(f"Compute on the Ray cluster at {address}", key=HOME_RAY,
+              help="Embeds every selected encoder at once on the cluster's workers (one "
+                   "actor per encoder); scores are fitted here as each one completes. Same "
+                   "cache as a local run. Exact precision only.")
+
+
+def _run_on_ray(state: MutableMapping, frameset, encoder_ids: Sequence[str], held: dict,
+                cache) -> None:
+    """Score ``encoder_ids`` with their embeddings computed on the Ray cluster, in one box."""
+    from s2r.embed.ray_grid import score_encoders_ray
+
+    box, bar, progress = _progress_box(f"{len(encoder_ids)} encoder(s) on Ray")
+    with box:
+        try:
+            records = score_encoders_ray(frameset, encoder_ids, cache=cache,
+                                         address=ray_address(), progress=progress,
+                                         precision=state[S.PRECISION])
+        except S2RError as exc:
+            box.update(label="Ray run: failed", state="error", expanded=True)
+            box.error(str(exc))
+            return
+    held.update({eid: rec for eid, rec in zip(encoder_ids, records, strict=True)})
+    bar.progress(1.0, text="done")
+    box.update(label=f"{len(encoder_ids)} encoder(s) on Ray: done", state="complete")
+
+
 def run(state: MutableMapping, frameset, encoder_ids: Sequence[str], held: dict, cache) -> None:
     """Score each encoder with a progress box; records go into ``held`` (the session's
     records of this dataset). S2R errors are shown in the encoder's box, never raised.
+    With the Ray toggle on (:func:`backend_choice`), all encoders run at once on the
+    cluster instead.
 
     :data:`ui.state.HOME_PENDING` is set while the run lasts, so leaving the page resumes it
     on return.
     """
+    if state.get(HOME_RAY) and ray_address():
+        state[S.HOME_PENDING] = True
+        _run_on_ray(state, frameset, encoder_ids, held, cache)
+        return
     state[S.HOME_PENDING] = True
     overall = st.progress(0.0, text=f"0 of {len(encoder_ids)} encoders")
     for n, eid in enumerate(encoder_ids):
