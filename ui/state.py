@@ -276,6 +276,5 @@ def _known_encoders(ids: Sequence[str], param: str, warnings: list[str]) -> list
     if problems:
         fallback = " Using the default encoders instead." if param == "encoders" and not known \
             else ""
-        warnings.append(f"The link's {param}= names what this app does not know, left out: "
-                        f"{' '.join(problems)}{fallback}")
+        warnings.append(f"Left out of the link's {param}=: {' '.join(problems)}{fallback}")
     return known

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.browser import browser_page, find_chart_point, running_app, wait_idle
+from tests.helpers.browser import browser_page, find_chart_point, running_app
 from tests.ui.apptest import robomimic_pair
 
 pytestmark = pytest.mark.browser
@@ -62,18 +62,21 @@ def test_click_a_score_point_shows_its_sim_and_real_saliency(tmp_path):
                    for i in range(images.count()))
 
 
-def _chips(page) -> list[str]:
-    """The labels of the options selected in the "Encoders to score" box, as drawn."""
-    return page.locator('[data-testid="stMultiSelect"] [data-tag-index]').evaluate_all(
-        "tags => tags.map(t => t.getAttribute('aria-label'))")
+def _chips(page, count: int) -> list[str]:
+    """The labels of the options selected in the "Encoders to score" box, as drawn, once
+    there are ``count`` of them."""
+    chips = page.locator('[data-testid="stMultiSelect"] [data-tag-index]')
+    expect(chips).to_have_count(count, timeout=60_000)
+    return [chip.get_attribute("aria-label") for chip in chips.all()]
 
 
-def _score_rows(page) -> list[str]:
-    """The rows of the Scores page's table (its accessible grid), as text."""
-    page.get_by_role("heading", name="Inside").wait_for(timeout=120_000)
-    wait_idle(page)
-    grid = page.locator('[data-testid="stDataFrame"] table').last
-    return grid.locator('tbody [role="row"]').all_inner_texts()
+def _score_rows(page, count: int) -> list[str]:
+    """The rows of the Scores page's table (its accessible grid), as text, once there are
+    ``count`` of them."""
+    page.get_by_role("heading", name="Every metric").wait_for(timeout=120_000)
+    rows = page.locator('[data-testid="stDataFrame"] table').last.locator('tbody [role="row"]')
+    expect(rows).to_have_count(count, timeout=60_000)
+    return rows.all_inner_texts()
 
 
 def test_files_on_disk_keep_the_encoders_and_a_reload_keeps_the_scores(tmp_path):
@@ -85,26 +88,25 @@ def test_files_on_disk_keep_the_encoders_and_a_reload_keeps_the_scores(tmp_path)
            "S2R_DEFAULT_ENCODERS": ENCODERS[1], "S2R_AUTOCOMPUTE": "0"}
     with running_app(env, log_path=tmp_path / "streamlit.log") as url, browser_page() as page:
         page.goto(url)
-        page.get_by_text("Encoders to score").wait_for(timeout=120_000)
-        wait_idle(page)
-        before = _chips(page)
-        assert [f"({ENCODERS[1]})" in chip for chip in before] == [True], before
+        before = _chips(page, 1)
+        assert f"({ENCODERS[1]})" in before[0], before
         page.get_by_text("Files on disk").click()
-        wait_idle(page)
-        for label, path in (("Sim: ", sim), ("Real: ", real)):
+        # One file alone is no dataset: the page stops before the encoders (the run that
+        # used to lose them), then both files load.
+        for label, path, shown in (
+                ("Sim: ", sim, page.get_by_text("The dataset could not be loaded")),
+                ("Real: ", real, page.get_by_text("Real frames", exact=True))):
             box = page.get_by_label(label, exact=False)
             box.fill(path)
             box.press("Enter")
-            wait_idle(page)
-        page.get_by_text("Real frames", exact=True).wait_for(timeout=60_000)
-        assert _chips(page) == before
+            shown.wait_for(timeout=60_000)
+        assert _chips(page, 1) == before
         page.get_by_role("button", name="Compute scores").click()
-        page.get_by_text("Scores: DIS vs AS").wait_for(timeout=120_000)
+        page.get_by_text("Scores: DIS vs AS").click(timeout=120_000)
 
-        page.get_by_text("Scores: DIS vs AS").click()
-        rows = _score_rows(page)
-        assert len(rows) == 1 and ENCODERS[1] in rows[0], rows
+        rows = _score_rows(page, 1)
+        assert ENCODERS[1] in rows[0], rows
         assert "dataset=" in page.url and f"encoders={ENCODERS[1]}" in page.url, page.url
         page.reload()
-        assert _score_rows(page) == rows
+        assert _score_rows(page, 1) == rows
         assert not page.get_by_text("Nothing computed yet").count()

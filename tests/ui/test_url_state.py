@@ -52,6 +52,8 @@ def _warnings(at) -> str:
 
 # ----------------------------------------------------------------------------- selection
 def test_the_encoder_selection_survives_opening_files_on_disk(home):
+    """The server side of issue 16 item 6. What the browser showed (an empty box while the
+    server still held the selection) only a browser sees: ``test_browser.py`` walks it."""
     at, sim, real = home
     at.multiselect(key=S.HOME_ENCODERS).set_value(["pixels"]).run()
     _open_files(at, sim, real)
