@@ -6,7 +6,7 @@ FurnitureBench's processing writes with zarr 2.16), sim and real, ``--frames`` f
 chunks, holding identical frames. Then, in a fresh process per run, embeds every frame with
 the ``pixels`` encoder and no cache (what ``python -m s2r embed SIM REAL --encoder pixels
 --no-cache`` does) and reports wall, user and system seconds and the peak resident memory
-(``ru_maxrss``) above what the process held before embedding. Prints the time ratio
+(``VmHWM``, reset just before) above what the process held before embedding. Prints the time ratio
 upstream / small chunks (goal <= 1.2x) and checks that both give identical embeddings.
 
     .venv/bin/python bench/bench_zarr_chunks.py              # 2,000 + 2,000 frames
@@ -67,6 +67,17 @@ def write_store(path: Path, n: int, chunk: int, seed: int) -> None:
     g.create_array("episode_ends", shape=ends.shape, dtype="uint32", chunks=ends.shape)[...] = ends
 
 
+def _peak_rss_mb() -> float:
+    """Peak resident memory of this process since the last :func:`_reset_peak` (Linux)."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
+
+
+def _reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as f:  # "5": reset the peak RSS (Linux >= 4.0)
+        f.write("5")
+
+
 def embed_once(sim: str, real: str) -> dict:
     """Embed every frame with ``pixels`` (no cache) in this process; times and memory."""
     import resource
@@ -78,14 +89,17 @@ def embed_once(sim: str, real: str) -> dict:
     fs = load_dataset([sim, real])
     encoder = build_encoder("pixels", device="cpu")
     encoder.embed(np.zeros((8, H, W, 3), np.uint8))  # warm up torch, not the chunk cache
+    _reset_peak()
+    base = _peak_rss_mb()
     before = resource.getrusage(resource.RUSAGE_SELF)
     t = time.perf_counter()
     z = compute_embeddings(fs, encoder)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_SELF)
+    peak = _peak_rss_mb()
     return {"wall": wall, "user": after.ru_utime - before.ru_utime,
-            "sys": after.ru_stime - before.ru_stime, "frames": len(fs),
-            "peak_mb": after.ru_maxrss / 1024, "extra_mb": (after.ru_maxrss - before.ru_maxrss) / 1024,
+            "sys": after.ru_stime - before.ru_stime, "frames": len(fs), "peak_mb": peak,
+            "extra_mb": peak - base,
             "digest": hashlib.blake2b(np.ascontiguousarray(z).tobytes(), digest_size=8).hexdigest()}
 
 
@@ -101,20 +115,24 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=2000, help="frames per domain")
     parser.add_argument("--repeat", type=int, default=2, help="runs per layout (best is kept)")
     parser.add_argument("--child", nargs=2, metavar=("SIM", "REAL"), help=argparse.SUPPRESS)
+    parser.add_argument("--keep", metavar="DIR", help="write the stores in DIR and keep them "
+                        "(reused by the next run with the same --frames)")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(embed_once(*args.child)))
         return
     n = 400 if args.quick else args.frames
     with tempfile.TemporaryDirectory(prefix="s2r-chunks-") as tmp:
+        root = Path(args.keep or tmp)
         layouts = {}
         t = time.perf_counter()
         for chunk in (1000, 32):
-            pair = [Path(tmp) / f"{d}_{chunk}" / "success.zarr" for d in ("sim", "real")]
+            pair = [root / f"{n}_{d}_{chunk}" / "success.zarr" for d in ("sim", "real")]
             for seed, path in enumerate(pair):
-                write_store(path, n, chunk, seed)
+                if not (path / "episode_ends").exists():
+                    write_store(path, n, chunk, seed)
             layouts[chunk] = pair
-        print(f"wrote 2 x 2 stores of {n} frames {H}x{W} in {time.perf_counter() - t:.0f} s")
+        print(f"2 x 2 stores of {n} frames {H}x{W} ready in {time.perf_counter() - t:.0f} s")
         best = {}
         for _ in range(args.repeat):  # alternate layouts so machine load hits both alike
             for chunk, pair in layouts.items():

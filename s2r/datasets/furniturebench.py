@@ -33,7 +33,7 @@ from s2r.datasets._checks import (
     as_2d_float, check_finite, check_frames_array, check_lengths, check_nonempty,
     check_same_frame_size, episodes_from_ends, missing_key, place, warn_if_signal_like,
 )
-from s2r.datasets._sources import ChunkedImages
+from s2r.datasets._sources import ChunkCache, ChunkedImages
 from s2r.datasets._zarr import array_keys, missing_chunks, open_store
 from s2r.errors import DataError
 from s2r.frameset import FrameSet, concat_domains
@@ -65,7 +65,7 @@ def _read_whole(array, where: str) -> np.ndarray:
 
 def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
                 action_key: str = DEFAULT_ACTION_KEY, state_key: Optional[str] = DEFAULT_STATE_KEY,
-                state_required: bool = False) -> FrameSet:
+                state_required: bool = False, cache: Optional[ChunkCache] = None) -> FrameSet:
     """Load one FurnitureBench store as a single-domain FrameSet (pixels stay on disk).
 
     Parameters
@@ -79,6 +79,9 @@ def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
         Array ``(N, S)`` used to pair frames; ``None`` to skip.
     state_required : bool
         If False a missing ``state_key`` gives ``state=None``; if True it is an error.
+    cache : ChunkCache, optional
+        Where decoded image chunks are kept (shared with the other domain's store, so that
+        both together hold one budget; default: the store's own).
 
     Returns
     -------
@@ -109,7 +112,7 @@ def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
         check_finite(state, where(state_key), "state", episode)
     check_chunks_present(images, where(image_key))
     return FrameSet(
-        images=ChunkedImages(images, name=where(image_key)), actions=actions,
+        images=ChunkedImages(images, cache=cache, name=where(image_key)), actions=actions,
         domain=np.full(n, domain), episode=episode, step=step, state=state,
         action_names=ACTION_NAMES_10 if actions.shape[1] == 10 else None,
         name=str(group.attrs.get("task", _stem(path))))
@@ -169,8 +172,9 @@ def load_furniturebench(sim_path, real_path, *, image_key: Optional[str] = None,
     opts = dict(image_key=image_key or DEFAULT_IMAGE_KEY,
                 action_key=action_key or DEFAULT_ACTION_KEY,
                 state_key=state_key or DEFAULT_STATE_KEY, state_required=state_key is not None)
-    sim = load_domain(sim_path, "sim", **opts)
-    real = load_domain(real_path, "real", **opts)
+    cache = ChunkCache()  # one decoded-chunk budget for both stores
+    sim = load_domain(sim_path, "sim", cache=cache, **opts)
+    real = load_domain(real_path, "real", cache=cache, **opts)
     sim_label, real_label = place("sim", sim_path), place("real", real_path)
     check_same_frame_size({sim_label: sim.image_shape, real_label: real.image_shape},
                           f"images {opts['image_key']!r}")

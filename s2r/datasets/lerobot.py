@@ -39,8 +39,8 @@ from typing import Optional
 import numpy as np
 
 from s2r.datasets._checks import (
-    check_finite, check_nonempty, check_same_frame_size, existing_path, missing_key,
-    steps_within_episodes,
+    check_finite, check_nonempty, check_same_frame_size, existing_path, missing_key, place,
+    steps_within_episodes, warn_if_signal_like,
 )
 from s2r.datasets.lerobot_hub import hub_repo, is_hub_id, local_root
 from s2r.datasets.lerobot_video import ParquetImages, VideoFrames, decode_png, \
@@ -394,13 +394,15 @@ def load_lerobot(sim_path, real_path, *, image_key: Optional[str] = None,
                 state_key=state_key)
     sim = load_lerobot_domain(sim_path, "sim", **opts)
     real = load_lerobot_domain(real_path, "real", **opts)
-    sim_name, real_name = str(sim_path), str(real_path)
+    sim_name, real_name = place("sim", sim_path), place("real", real_path)
     check_same_frame_size({sim_name: sim.image_shape, real_name: real.image_shape},
                           "camera images")
     if sim.action_dim != real.action_dim:
         raise DataError(f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_name} but "
                         f"{real.action_dim}-D in {real_name}; both datasets need the same "
                         "action layout")
+    warn_if_signal_like(opts["action_key"], {sim_name: (sim.actions, sim.episode),
+                                             real_name: (real.actions, real.episode)})
     source = {"kind": "lerobot", "sim": sim.source["hub"] or sim.source["path"],
               "real": real.source["hub"] or real.source["path"],
               "camera": {"sim": sim.source["camera"], "real": real.source["camera"]},

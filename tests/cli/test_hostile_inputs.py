@@ -27,8 +27,9 @@ from s2r.datasets import load_dataset
 from s2r.datasets.folder import write_folder
 from s2r.errors import S2RError
 from tests.helpers import REPO
-from tests.helpers.datafiles import (frames, robomimic_demos, synthetic_frameset, write_hdf5,
-                                     write_png, write_zarr)
+from tests.helpers.datafiles import (LFS_POINTER, frames, robomimic_demos, synthetic_frameset,
+                                     write_hdf5, write_png, write_robosuite_demo, write_zarr,
+                                     zip_zarr_store)
 
 TINY_DEMO = "demo:episodes=2,steps=4,height=64,width=80"
 
@@ -291,7 +292,7 @@ def _chunk_file(store: Path, key: str, first_frame: int, chunk: int = 4) -> Path
 def case_zarr_missing_chunk(root):
     spec = _zarr_pair(root)
     _chunk_file(Path(spec[0]), "color_image2", 4).unlink()
-    return spec, {}, ["sim store sim.zarr[color_image2]", "1 of its 3 chunk files are missing",
+    return spec, {}, ["sim (", "sim.zarr[color_image2])", "1 of its 3 chunk files are missing",
                       "frames 4..7", "black frames"]
 
 
@@ -299,7 +300,7 @@ def case_zarr_corrupt_chunk(root):
     spec = _zarr_pair(root)
     path = _chunk_file(Path(spec[0]), "color_image2", 4)
     path.write_bytes(b"overwritten by something else " * 3)  # not a blosc stream any more
-    return spec, {}, ["sim store sim.zarr[color_image2]", "cannot decode frames 4..7",
+    return spec, {}, ["sim (", "sim.zarr[color_image2])", "cannot decode frames 4..7",
                       "chunk file of the store is damaged"], [5]
 
 
@@ -394,6 +395,86 @@ def case_lerobot_with_a_plain_folder(root):
     (root / "plain").mkdir()
     return [spec[0], str(root / "plain")], {}, ["plain", "has no meta/info.json",
                                                 "give two LeRobot dataset folders"]
+
+# ----------------------------------------------------------------------------- issue 16
+def case_frame_size_differs_between_success_stores(root):
+    """Upstream names every store success.zarr: the message names the domains and both paths."""
+    sim, real = root / "sim" / "success.zarr", root / "real" / "success.zarr"
+    write_zarr(sim)
+    write_zarr(real, images=frames(6, 10, 10), episode_ends=np.array([6], np.uint32))
+    return [str(sim), str(real)], {}, [f"sim ({sim}): (12, 16, 3)", f"real ({real}): (10, 10, 3)",
+                                       "differ in size between domains"]
+
+
+def case_raw_robosuite_demo(root):
+    write_robosuite_demo(root / "demo.hdf5", [4, 3])
+    write_hdf5(root / "r.hdf5", robomimic_demos([3]))
+    return [str(root / "demo.hdf5"), str(root / "r.hdf5")], {}, [
+        "sim (", "demo.hdf5[data/demo_1])", "no image observations",
+        "dataset_states_to_obs.py --dataset FILE", "--camera_names"]
+
+
+def case_zarr_zip_missing_store(root):
+    spec = _zarr_pair(root)
+    return [spec[0], str(root / "gone.zarr.zip")], {}, ["gone.zarr.zip", "does not exist"]
+
+
+def case_zarr_zip_not_a_zip(root):
+    spec = _zarr_pair(root)
+    (root / "bad.zarr.zip").write_bytes(b"not a zip archive at all")
+    return [spec[0], str(root / "bad.zarr.zip")], {}, [
+        "real (", "bad.zarr.zip)", "not a readable zarr group"]
+
+
+def case_zarr_zip_corrupt_chunk(root):
+    import zipfile
+
+    spec = _zarr_pair(root)
+    _chunk_file(Path(spec[0]), "color_image2", 4).write_bytes(b"not a blosc stream " * 3)
+    zipped = zip_zarr_store(Path(spec[0]))
+    assert "color_image2/1.0.0.0" in zipfile.ZipFile(zipped).namelist()
+    return [str(zipped), spec[1]], {}, ["sim (", "sim.zarr.zip[color_image2])",
+                                        "cannot decode frames 4..7"], [5]
+
+
+def case_lfs_pointer_hdf5(root):
+    (root / "s.hdf5").write_bytes(LFS_POINTER)
+    write_hdf5(root / "r.hdf5", robomimic_demos([3]))
+    return [str(root / "s.hdf5"), str(root / "r.hdf5")], {}, [
+        "sim (", "s.hdf5)", "the file is a Git LFS pointer, not the data", "git lfs pull"]
+
+
+def case_lfs_pointer_zarr_zip(root):
+    spec = _zarr_pair(root)
+    (root / "real.zarr.zip").write_bytes(LFS_POINTER)
+    return [spec[0], str(root / "real.zarr.zip")], {}, [
+        "real (", "real.zarr.zip)", "Git LFS pointer", "git lfs pull"]
+
+
+def case_lfs_pointer_zarr_chunk(root):
+    spec = _zarr_pair(root)
+    _chunk_file(Path(spec[0]), "color_image2", 4).write_bytes(LFS_POINTER)
+    return spec, {}, ["sim (", "color_image2/1.0.0.0 is a Git LFS pointer", "git lfs pull"], [5]
+
+
+def case_lfs_pointer_frame_png(root):
+    folder = _folder(root)
+    (folder / "sim" / "000003.png").write_bytes(LFS_POINTER)
+    return [str(folder)], {}, ["sim/000003.png is a Git LFS pointer", "git lfs pull"], [3]
+
+
+def case_lfs_pointer_lerobot_parquet(root):
+    spec = _lerobot_pair(root)
+    (Path(spec[0]) / "data/chunk-000/file-000.parquet").write_bytes(LFS_POINTER)
+    return spec, {}, ["sim/data/chunk-000/file-000.parquet is a Git LFS pointer",
+                      "git lfs pull"]
+
+
+def case_lfs_pointer_lerobot_video(root):
+    spec = _lerobot_pair(root)
+    (Path(spec[0]) / LEROBOT_VIDEO).write_bytes(LFS_POINTER)
+    return spec, {}, ["file-000.mp4 is a Git LFS pointer", "git lfs pull"]
+
 
 def _plain_file(root: Path) -> Path:
     path = root / "plain.txt"

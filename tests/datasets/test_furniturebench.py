@@ -9,6 +9,7 @@ import numpy as np
 
 from s2r.datasets import load_dataset
 from s2r.datasets._sources import ChunkedImages
+from s2r.datasets._zarr import DirectChunks
 from s2r.datasets.furniturebench import ACTION_NAMES_10, load_furniturebench
 from tests.helpers.datafiles import all_pixels, frames, write_zarr
 
@@ -66,8 +67,15 @@ def test_furniturebench_reads_pixels_lazily(zarr_pair, monkeypatch):
     assert image_chunks == []
     assert "action/pos/0.0" in fetched  # labels are read eagerly
     fetched.clear()
+    decoded = []
+    original_read = DirectChunks.read
+
+    def spy_read(self, chunk_index, out, scratch=None):  # image chunks: decoded from files
+        decoded.append(chunk_index)
+        return original_read(self, chunk_index, out, scratch)
+
+    monkeypatch.setattr(DirectChunks, "read", spy_read)
     np.testing.assert_array_equal(fs.read_images([5]), sim["color_image2"][[5]])
-    assert fetched == ["color_image2/1.0.0.0"]  # chunks hold 4 frames: frame 5 is in chunk 1
-    fetched.clear()
+    assert decoded == [1] and fetched == []  # chunks hold 4 frames: frame 5 is in chunk 1
     fs.read_images([4, 6, 7])  # same chunk: served from the decoded-chunk cache
-    assert fetched == []
+    assert decoded == [1] and fetched == []

@@ -15,6 +15,7 @@ import pytest
 
 from s2r.datasets import DataWarning, load_dataset, parse_spec, storage_identity
 from s2r.datasets._lfs import is_lfs_pointer
+from s2r.datasets._zarr import DirectChunks
 from s2r.datasets.robomimic import load_robomimic
 from s2r.errors import DataError
 from tests.helpers.datafiles import (LFS_POINTER, frames, robomimic_demos, write_hdf5,
@@ -37,33 +38,48 @@ def _upstream_pair(root: Path, name: str = "success.zarr"):
     return sim, real, np.concatenate([sim_images, real_images])
 
 
-def _count_image_chunk_reads(monkeypatch) -> collections.Counter:
-    """Count every image chunk zarr fetches (and so decodes), by (store, chunk key)."""
+def _count_image_chunk_reads(monkeypatch, direct: bool) -> collections.Counter:
+    """Count every image chunk decoded, by (store, chunk key): the chunks
+    :class:`DirectChunks` decodes from their files (``direct``), else the ones zarr fetches
+    (and so decodes); the other path must not read any."""
     import zarr.storage
 
-    counts = collections.Counter()
-    original = zarr.storage.LocalStore.get
+    counts, other = collections.Counter(), collections.Counter()
+    original_get, original_read = zarr.storage.LocalStore.get, DirectChunks.read
 
-    async def spy(self, key, *args, **kwargs):
+    async def spy_get(self, key, *args, **kwargs):
         if key.startswith("color_image2/") and not key.rsplit("/", 1)[-1].startswith("."):
-            counts[(str(self.root), key)] += 1
-        return await original(self, key, *args, **kwargs)
+            (other if direct else counts)[(str(self.root), key)] += 1
+        return await original_get(self, key, *args, **kwargs)
 
-    monkeypatch.setattr(zarr.storage.LocalStore, "get", spy)
+    def spy_read(self, chunk_index, out, scratch=None):
+        (counts if direct else other)[(str(self.array.store.root),
+                                       f"color_image2/{chunk_index}.0.0.0")] += 1
+        return original_read(self, chunk_index, out, scratch)
+
+    monkeypatch.setattr(zarr.storage.LocalStore, "get", spy_get)
+    monkeypatch.setattr(DirectChunks, "read", spy_read)
+    counts.other = other
     return counts
 
 
 # ----------------------------------------------------------------------------- chunks
-def test_upstream_chunks_are_decoded_once_per_pass_holding_one_chunk(tmp_path, monkeypatch):
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "through-zarr"])
+def test_upstream_chunks_are_decoded_once_per_pass_holding_one_chunk(tmp_path, monkeypatch,
+                                                                     direct):
     """A chunk larger than the decoded-chunk budget (as 1,000 frames at 240x320 are: 230 MB) is
-    decoded once per pass in storage order, and only one chunk is held between batches."""
+    decoded once per pass in storage order, and only one chunk is held between batches; both
+    when the chunk files are decoded directly (plain v2 layout) and when zarr reads them."""
     import s2r.datasets._sources as sources
 
     sim, real, expected = _upstream_pair(tmp_path)
     chunk_bytes = UPSTREAM_CHUNK * 6 * 8 * 3
     monkeypatch.setattr(sources, "DEFAULT_CACHE_BYTES", chunk_bytes // 3)
+    if not direct:
+        monkeypatch.setattr(DirectChunks, "for_array", classmethod(lambda cls, array: None))
     fs = load_dataset([sim, real])
-    counts = _count_image_chunk_reads(monkeypatch)
+    assert all((part.direct is not None) == direct for part in fs.images.parts)
+    counts = _count_image_chunk_reads(monkeypatch, direct)
     for _ in range(2):
         counts.clear()
         got, held = [], []
@@ -73,12 +89,13 @@ def test_upstream_chunks_are_decoded_once_per_pass_holding_one_chunk(tmp_path, m
         np.testing.assert_array_equal(np.concatenate(got), expected)
         assert sorted(counts.values()) == [1] * 5  # sim: 3 chunks, real: 2, each decoded once
         assert max(held) <= chunk_bytes
-    idx = np.array([3599, 5, 2400, 7, 1000])  # random order: each chunk needed read once,
-    counts.clear()                            # the ones still held (sim 2, real 1) not at all
+    idx = np.array([3599, 5, 2400, 7, 1000])  # random order: each chunk needed read once
+    counts.clear()
     np.testing.assert_array_equal(fs.read_images(idx), expected[idx])
-    assert counts == {(str(sim), "color_image2/0.0.0.0"): 1, (str(sim), "color_image2/1.0.0.0"): 1}
-
-
+    assert counts == {(str(sim), "color_image2/0.0.0.0"): 1, (str(sim), "color_image2/1.0.0.0"): 1,
+                      (str(sim), "color_image2/2.0.0.0"): 1, (str(real), "color_image2/1.0.0.0"): 1}
+    assert len(fs.images.parts[0].cache) == 1  # both stores share one budget: one chunk held
+    assert not counts.other
 def test_chunked_hdf5_is_read_whole_chunks_once(tmp_path, monkeypatch):
     """robomimic files written with compression are chunked: each chunk is read once."""
     from s2r.datasets._sources import H5Array
