@@ -147,7 +147,7 @@ def _stored_names(array) -> Optional[list]:
         return [n[len(prefix):] for n in zf.namelist() if n.startswith(prefix)]
 
 
-def missing_chunks(array) -> tuple[int, int, "int | None"]:
+def missing_chunks(array) -> tuple[int, int, int | None]:
     """``(missing, expected, first frame of the first missing chunk)`` of a zarr array.
 
     zarr reads a chunk whose file is missing as the array's fill value (black frames for

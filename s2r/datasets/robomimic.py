@@ -162,7 +162,7 @@ def load_domain(path, domain: str, *, camera: str = DEFAULT_CAMERA,
         for demo in demos:
             ds = reader.add(f["data"][demo], demo)
             parts.append(ChunkedImages(H5Array(handle, ds.name, ds.shape, ds.dtype, ds.chunks),
-                                       cache=cache, name=place(domain, path, ds.name),
+                                       cache=cache, name=place(domain, path, f"[{ds.name[1:]}]"),
                                        damage_hint=H5_DAMAGE_HINT))
         names = _action_names(f, reader.actions[0].shape[1])
     finally:
