@@ -24,6 +24,10 @@ Modules, one job each:
 - :mod:`s2r.embed.keys`: the resize policy's version and the embeddings cache key;
 - :mod:`s2r.embed.int8`: the int8 fidelity check;
 - :mod:`s2r.embed.cached`: :func:`embed_frameset` with the cache, :func:`state_embeddings`.
+
+The Ray backend (``--backend ray``) lives in :mod:`s2r.embed.ray_run` (and ``ray_backend``,
+``ray_worker``, ``ray_shards``, ``ray_grid``); nothing here imports it, so the local path never
+imports Ray.
 """
 
 from __future__ import annotations
