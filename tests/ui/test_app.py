@@ -494,7 +494,7 @@ def test_damaged_zarr_chunk_is_a_clear_error_not_a_traceback(tmp_path, monkeypat
     messages = [e.value for e in at.error]
     assert any(m.startswith("sim frames could not be read") and "cannot decode frames 12..15"
                in m for m in messages), messages
-    assert any("sim store sim.zarr[color_image2]: cannot decode frames 12..15" in m
+    assert any(f"sim ({sim}[color_image2]): cannot decode frames 12..15" in m
                and not m.startswith("sim frames") for m in messages), messages
 
 
