@@ -96,6 +96,30 @@ def test_upstream_chunks_are_decoded_once_per_pass_holding_one_chunk(tmp_path, m
                       (str(sim), "color_image2/2.0.0.0"): 1, (str(real), "color_image2/1.0.0.0"): 1}
     assert len(fs.images.parts[0].cache) == 1  # both stores share one budget: one chunk held
     assert not counts.other
+@pytest.mark.parametrize("layout", ["blosc", "none", "zstd-slash", "v3"])
+def test_every_zarr_layout_reads_the_same_frames(tmp_path, layout):
+    """Plain v2 chunks are decoded from their files (no compressor, another codec, "/" chunk
+    keys too); anything else (zarr v3) goes through zarr: the same frames either way,
+    including the last, partial chunk."""
+    import numcodecs
+    import zarr
+
+    from s2r.datasets._sources import ChunkedImages
+
+    data = frames(23, 6, 8)
+    compressors = {"blosc": numcodecs.Blosc(cname="lz4"), "none": None,
+                   "zstd-slash": numcodecs.Zstd(), "v3": "auto"}[layout]
+    extra = {"chunk_key_encoding": {"name": "v2", "separator": "/"}} if layout == "zstd-slash" else {}
+    g = zarr.open_group(str(tmp_path / "s.zarr"), mode="w", zarr_format=3 if layout == "v3" else 2)
+    arr = g.create_array("img", shape=data.shape, dtype="uint8", chunks=(5, 6, 8, 3),
+                         compressors=compressors, **extra)
+    arr[...] = data
+    src = ChunkedImages(zarr.open_group(str(tmp_path / "s.zarr"), mode="r")["img"], cache_bytes=0)
+    assert (src.direct is None) == (layout == "v3")
+    np.testing.assert_array_equal(src.read(np.arange(23)), data)
+    np.testing.assert_array_equal(src.read([22, 0, 21, 7]), data[[22, 0, 21, 7]])
+
+
 def test_chunked_hdf5_is_read_whole_chunks_once(tmp_path, monkeypatch):
     """robomimic files written with compression are chunked: each chunk is read once."""
     from s2r.datasets._sources import H5Array
