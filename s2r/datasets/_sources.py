@@ -152,11 +152,13 @@ class ChunkedImages:
     -----
     A read decodes the chunks it needs that are not cached, a run of neighbouring chunks per
     slice read as long as the run fits the budget (else one chunk at a time), and caches
-    them; before decoding, older chunks are dropped to make room. Memory stays within the
-    budget or one chunk, whichever is larger (plus what the decoder holds while it runs): with
-    1,000-frame chunks one decoded chunk is held between reads. Frames read in
-    storage order decode each chunk once. A chunk that cannot be decoded raises
-    :class:`DataError` naming the array and its frames (and a Git LFS pointer as such).
+    them; before decoding, older chunks are dropped to make room and zarr chunks are decoded
+    into a dropped chunk's memory (plain v2 chunks straight from their files,
+    :class:`~s2r.datasets._zarr.DirectChunks`). Memory stays within the budget or one chunk,
+    whichever is larger, plus one chunk's compressed bytes while decoding: with 1,000-frame
+    chunks one decoded chunk is held between reads. Frames read in storage order decode each
+    chunk once. A chunk that cannot be decoded raises :class:`DataError` naming the array and
+    its frames (and a Git LFS pointer as such).
     """
 
     def __init__(self, array, *, cache: ChunkCache | None = None,
