@@ -22,13 +22,17 @@ from s2r.cli import main
 from s2r.datasets import load_dataset
 from s2r.datasets.demo import make_demo
 from s2r.embed import embed_frameset, embeddings_key, ray_run
-from s2r.embed.ray_backend import RAY_ADDRESS_ENV, check_address
+from s2r.embed.ray_backend import (MAX_RESTARTS, MAX_TASK_RETRIES, RAY_ADDRESS_ENV,
+                                   actor_options, check_address)
+from s2r.embed.ray_grid import score_encoders_ray
 from s2r.embed.ray_run import dataset_reference, embed_encoders_ray, embed_frameset_ray
 from s2r.embed.ray_shards import plan_shards, storage_edges
-from s2r.embed.ray_worker import KILL_MARKER_ENV, KILL_SHARD_ENV
+from s2r.embed.ray_worker import KILL_MARKER_ENV, KILL_SHARD_ENV, EncoderWorker
 from s2r.errors import DataError, S2RError
 from s2r.frameset import FrameSet
 from s2r.images import ConcatImages
+from s2r.metrics.params import ScoreParams
+from s2r.pipeline import score_encoders
 from tests.helpers import REPO
 from tests.helpers.datafiles import frames, write_zarr
 
@@ -226,3 +230,46 @@ def test_the_local_path_never_imports_ray():
                  if any(line.strip().startswith(("import ray", "from ray"))
                         for line in p.read_text().splitlines())]
     assert importers == ["s2r/embed/ray_backend.py"]
+
+
+class _FakeRay:
+    """What :func:`actor_options` reads of Ray: the cluster's resources."""
+
+    def __init__(self, gpus: float):
+        self.gpus = gpus
+
+    def cluster_resources(self) -> dict:
+        return {"CPU": 16.0, "GPU": self.gpus} if self.gpus else {"CPU": 16.0}
+
+
+def test_actor_resources_and_fault_tolerance_are_explicit():
+    options, device = actor_options(_FakeRay(2), None, num_gpus=0.5)
+    assert device == "cuda"
+    assert options == {"num_gpus": 0.5, "num_cpus": 1.0, "max_restarts": MAX_RESTARTS,
+                       "max_task_retries": MAX_TASK_RETRIES}
+    assert MAX_RESTARTS >= 1 and MAX_TASK_RETRIES >= 1
+    assert actor_options(_FakeRay(2), "cpu")[1] == "cpu"
+    options, device = actor_options(_FakeRay(0), None, num_cpus=2)
+    assert (device, options["num_gpus"], options["num_cpus"]) == ("cpu", 0, 2.0)
+    with pytest.raises(S2RError, match="--device cuda: the Ray cluster has no GPU"):
+        actor_options(_FakeRay(0), "cuda")
+    with pytest.raises(S2RError, match="GPUs per actor must be a fraction"):
+        actor_options(_FakeRay(2), None, num_gpus=1.5)
+
+
+def test_a_worker_with_other_weights_refuses_to_embed():
+    from s2r.encoders import get_spec
+
+    with pytest.raises(S2RError, match="has weights .* but the driver expects not-these"):
+        EncoderWorker(get_spec("pixels"), "not-these", "cpu")
+
+
+def test_score_without_cache_keeps_nothing(monkeypatch, tmp_path):
+    monkeypatch.setenv("S2R_CACHE_DIR", str(tmp_path / "default-cache"))
+    _no_ray(monkeypatch)  # 'state' has no image model: answered on the driver
+    fs = load_dataset(TINY_DEMO)
+    params = ScoreParams(n_boot=0, pca_dim=4)
+    (record,) = score_encoders_ray(fs, ["state"], params=params, cache=False)
+    (local,) = score_encoders(fs, ["state"], params=params, cache=False)
+    assert record == local
+    assert not (tmp_path / "default-cache").exists()
