@@ -169,7 +169,8 @@ selected = st.multiselect(
          "state itself as a reference (the ceiling of the action scores). Encoders whose "
          "weights are missing say how to get them below.",
     **widgets.mirrored(S.HOME_ENCODERS, S.ENCODERS_SELECTED, selected_now))
-state[S.ENCODERS_SELECTED] = list(selected)
+# The state reference stays chosen for the next dataset with state (the others skip it).
+state[S.ENCODERS_SELECTED] = list(selected) + stateless
 widgets.publish_url()
 if selected:
     rows = pd.DataFrame([table[e] for e in selected])

@@ -64,6 +64,17 @@ def test_the_encoder_selection_survives_opening_files_on_disk(home):
     assert not compute.disabled
 
 
+def test_the_state_reference_comes_back_with_a_dataset_that_has_state(home):
+    at, sim, real = home
+    at.multiselect(key=S.HOME_ENCODERS).set_value(["pixels", "state"]).run()
+    _open_files(at, sim, real)
+    assert at.multiselect(key=S.HOME_ENCODERS).value == ["pixels"]
+    assert any("Robot state (reference) (state) left out" in i.value for i in at.info)
+    at.radio(key=S.HOME_SOURCE).set_value(DEMO).run()
+    no_exception(at)
+    assert at.multiselect(key=S.HOME_ENCODERS).value == ["pixels", "state"]
+
+
 def test_home_choices_survive_switching_source_and_pages(home):
     at, sim, real = home
     at.slider(key=S.HOME_GAP).set_value(0.25).run()
@@ -98,7 +109,7 @@ def test_the_url_names_the_dataset_and_the_encoders(home):
 
 def test_a_reload_of_scores_after_computing_on_files_shows_the_scores(home):
     at, sim, real = home
-    at.multiselect(key=S.HOME_ENCODERS).set_value(["pixels"]).run()
+    at.multiselect(key=S.HOME_ENCODERS).set_value(["pixels", "state"]).run()
     _open_files(at, sim, real)
     at.button[0].click().run()  # Compute scores
     no_exception(at)
@@ -107,7 +118,7 @@ def test_a_reload_of_scores_after_computing_on_files_shows_the_scores(home):
     no_exception(reload)
     assert not [i for i in reload.info if "Nothing computed yet" in i.value]
     table, = [d.value for d in reload.dataframe if "DIS" in d.value.columns]
-    assert table["id"].tolist() == ["pixels"]
+    assert table["id"].tolist() == ["pixels"] and not reload.warning  # state: none here
     assert reload.session_state[S.DATASET_SPEC] == [sim, real]
     assert reload.query_params[S.Q_INSPECT] == "pixels"  # the inspector joins the URL
 
