@@ -33,6 +33,7 @@ DEMO, FILES = "Built-in demo", "Files on disk"
 SIZES = {"96x128 (tiny)": (96, 128), "128x160 (fast)": (128, 160),
          "240x320 (FurnitureBench size)": (240, 320)}
 
+
 def _size_label(size: tuple[int, int]) -> str:
     return next((k for k, v in SIZES.items() if v == size), f"{size[0]}x{size[1]}")
 
@@ -78,8 +79,8 @@ if source == DEMO:
                           "width": width})
     keys = {"image_key": None, "action_key": None, "state_key": None}
 else:
-    paths = [] if S.names_demo(current) else [current] if isinstance(current, str) else list(current)
-    paths += ["", ""]
+    paths = [current] if isinstance(current, str) else list(current)
+    paths = ([] if S.names_demo(current) else paths) + ["", ""]
     c1, c2 = st.columns(2)
     sim_path = c1.text_input("Sim: .zarr, .hdf5, a LeRobot folder, or a folder in the s2r layout",
                              placeholder="/data/one_leg_sim.zarr",
