@@ -274,19 +274,31 @@ class ChunkedImages:
             if block is None:
                 missing.append(int(c))
             else:
-                sel = np.flatnonzero(chunk_of == c)
-                out[sel] = block[idx[sel] - c * length]
+                _copy_rows(out, np.flatnonzero(chunk_of == c), block, c * length, idx)
         for run in self._runs(np.asarray(missing, dtype=np.int64)) if missing else ():
             start, stop = int(run[0]) * length, min((int(run[-1]) + 1) * length, n)
             block = self._slice(start, stop, self._buffer(start, stop))
             for c in run:
                 a = int(c) * length - start
                 chunk = block if run.size == 1 else block[a:a + length]
-                sel = np.flatnonzero(chunk_of == c)
-                out[sel] = chunk[idx[sel] - c * length]
+                _copy_rows(out, np.flatnonzero(chunk_of == c), chunk, int(c) * length, idx)
                 self.cache.put((self._token, int(c)), chunk)
             del block
         return out
+
+
+def _copy_rows(out: np.ndarray, sel: np.ndarray, block: np.ndarray, first: int,
+               idx: np.ndarray) -> None:
+    """``out[sel] = block[idx[sel] - first]``, as one slice copy when both are runs of
+    consecutive rows (reads in storage order): fancy indexing would first copy the rows into a
+    new array, whose fresh pages cost more than the copy when batches are tens of MB."""
+    rows = idx[sel] - first
+    n = sel.size
+    if n and sel[-1] - sel[0] == n - 1 and rows[-1] - rows[0] == n - 1 \
+            and (n < 3 or (np.all(np.diff(sel) == 1) and np.all(np.diff(rows) == 1))):
+        out[sel[0]:sel[0] + n] = block[rows[0]:rows[0] + n]
+    else:
+        out[sel] = block[rows]
 
 
 H5_DAMAGE_HINT = "the HDF5 file is damaged: copy or write it again"
