@@ -209,6 +209,9 @@ def _run(ray, jobs: list, frames, cache, *, device, batch_size, num_gpus, num_cp
                 if job.left == 0:
                     yield job.spec.id, _finish(ray, job, cache)
     finally:
+        for ref in pending:  # a failed or abandoned run: drop the queued shards first
+            with contextlib.suppress(Exception):
+                ray.cancel(ref)
         for job in jobs:
             if job.actor is not None:
                 ray.kill(job.actor)

@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from s2r.errors import DataError, EncoderError
+from s2r.errors import DataError, EncoderError, S2RError
 
 __all__ = ["EncoderWorker", "open_frames", "KILL_SHARD_ENV", "KILL_MARKER_ENV"]
 
@@ -129,21 +129,33 @@ class EncoderWorker:
 
     def __init__(self, spec, weights: str, device: str, batch_size: Optional[int] = None,
                  threads: Optional[int] = None, hooks: Optional[dict] = None):
-        from s2r.embed.resolve import build
-
         if threads:
             import torch
 
             torch.set_num_threads(int(threads))
-        self.encoder = build(spec, device)
-        built = str(self.encoder.weights_fingerprint)
+        self.batch_size = batch_size
+        self.hooks = dict(hooks or {})
+        # An s2r error (weights missing or different here) is kept and raised by each
+        # shard: a constructor that raises would make Ray restart the actor in vain.
+        self.error: Optional[Exception] = None
+        try:
+            self.encoder = self._build(spec, weights, device)
+        except S2RError as exc:
+            self.encoder, self.error = None, exc
+
+    @staticmethod
+    def _build(spec, weights: str, device: str):
+        """The encoder of ``spec``, checked against the driver's weights fingerprint."""
+        from s2r.embed.resolve import build
+
+        encoder = build(spec, device)
+        built = str(encoder.weights_fingerprint)
         if built != str(weights):
             raise EncoderError(
                 f"encoder {spec.id!r} on Ray worker {os.uname().nodename} has weights "
                 f"{built} but the driver expects {weights}: install the same weights on "
                 "every node (see 'python -m s2r weights')")
-        self.batch_size = batch_size
-        self.hooks = dict(hooks or {})
+        return encoder
 
     def embed_shard(self, frames, index: int, start: int, stop: int) -> np.ndarray:
         """Embeddings of frames ``start .. stop - 1``.
@@ -163,6 +175,8 @@ class EncoderWorker:
         """
         from s2r.embed.compute import compute_embeddings
 
+        if self.error is not None:
+            raise self.error
         fs = open_frames(frames)
         marker = _kill_marker(index, self.hooks)
 

@@ -257,11 +257,14 @@ def test_actor_resources_and_fault_tolerance_are_explicit():
         actor_options(_FakeRay(2), None, num_gpus=1.5)
 
 
-def test_a_worker_with_other_weights_refuses_to_embed():
+def test_a_worker_with_other_weights_refuses_to_embed(demo):
     from s2r.encoders import get_spec
 
+    # The constructor keeps the error (raising there would make Ray restart the actor in
+    # vain); every shard then raises it, and the driver passes it on as it is.
+    worker = EncoderWorker(get_spec("pixels"), "not-these", "cpu")
     with pytest.raises(S2RError, match="has weights .* but the driver expects not-these"):
-        EncoderWorker(get_spec("pixels"), "not-these", "cpu")
+        worker.embed_shard(demo, 0, 0, 4)
 
 
 def test_score_without_cache_keeps_nothing(monkeypatch, tmp_path):
