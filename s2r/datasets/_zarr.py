@@ -22,6 +22,11 @@ from s2r.errors import DataError
 from s2r.identity import digest, files_identity, tree_identity
 
 ZIP_SUFFIX = ".zarr.zip"
+#: Map chunk files read-only instead of reading them into a buffer (5x less system time on a
+#: 220 MB chunk). zarr (2 and 3) and rsync replace files (a new file renamed into place), which
+#: leaves a mapping intact; only cutting a chunk file short in place (``cp`` over it) while
+#: that very chunk is being decoded would hit the mapping. False: read into a buffer.
+MAP_FILES = True
 _METADATA = (".zarray", ".zattrs", ".zgroup", ".zmetadata", "zarr.json")
 _LAYOUT = "expected a FurnitureBench .zarr folder (or .zarr.zip) with color_image2, action/pos " \
           "and episode_ends"
@@ -215,9 +220,11 @@ class DirectChunks:
         try:
             if root is not None:
                 with open(Path(root) / key, "rb") as f:
-                    if os.fstat(f.fileno()).st_size == 0:
-                        return memoryview(b"")
-                    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                    if MAP_FILES:
+                        if os.fstat(f.fileno()).st_size == 0:
+                            return memoryview(b"")
+                        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                    return self._fill(f, scratch(os.fstat(f.fileno()).st_size))
             with zipfile.ZipFile(_zip_path(self.array)) as zf:
                 info = zf.getinfo(key)
                 with zf.open(info) as f:

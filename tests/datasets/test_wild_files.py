@@ -96,15 +96,19 @@ def test_upstream_chunks_are_decoded_once_per_pass_holding_one_chunk(tmp_path, m
                       (str(sim), "color_image2/2.0.0.0"): 1, (str(real), "color_image2/1.0.0.0"): 1}
     assert len(fs.images.parts[0].cache) == 1  # both stores share one budget: one chunk held
     assert not counts.other
+@pytest.mark.parametrize("mapped", [True, False], ids=["mapped", "read"])
 @pytest.mark.parametrize("layout", ["blosc", "none", "zstd-slash", "v3"])
-def test_every_zarr_layout_reads_the_same_frames(tmp_path, layout):
-    """Plain v2 chunks are decoded from their files (no compressor, another codec, "/" chunk
-    keys too); anything else (zarr v3) goes through zarr: the same frames either way,
-    including the last, partial chunk."""
+def test_every_zarr_layout_reads_the_same_frames(tmp_path, monkeypatch, layout, mapped):
+    """Plain v2 chunks are decoded from their files (mapped or read; no compressor, another
+    codec, "/" chunk keys too); anything else (zarr v3) goes through zarr: the same frames
+    either way, including the last, partial chunk."""
     import numcodecs
     import zarr
 
+    import s2r.datasets._zarr
     from s2r.datasets._sources import ChunkedImages
+
+    monkeypatch.setattr(s2r.datasets._zarr, "MAP_FILES", mapped)
 
     data = frames(23, 6, 8)
     compressors = {"blosc": numcodecs.Blosc(cname="lz4"), "none": None,
