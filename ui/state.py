@@ -253,10 +253,15 @@ def _dataset_from_url(parts: list[str], warnings: list[str]) -> Spec | None:
     try:
         parse_spec(spec)
     except S2RError as exc:
-        warnings.append(f"The link's dataset cannot be opened here: {exc}. Showing the "
-                        "default dataset instead.")
+        warnings.append(dataset_link_warning(exc))
         return None
     return spec
+
+
+def dataset_link_warning(error: Exception) -> str:
+    """What the page says when the dataset a link names cannot be opened."""
+    return (f"The link's dataset cannot be opened here: {error}. Showing the default dataset "
+            "instead.")
 
 
 def _known_encoders(ids: Sequence[str], param: str, warnings: list[str]) -> list[str]:

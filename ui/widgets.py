@@ -91,6 +91,14 @@ def restore_from_url() -> None:
         return
     state[S.URL_READ] = True
     values, warnings = S.read_url({k: st.query_params.get_all(k) for k in st.query_params})
+    if S.DATASET_SPEC in values:
+        try:  # the keys inside the files, the files' contents: only a load tells
+            with st.spinner("Loading the dataset of the link..."):
+                loaders.load_frameset(values[S.DATASET_SPEC],
+                                      values[S.DATASET_KEYS]).require_domains()
+        except S2RError as exc:
+            warnings.append(S.dataset_link_warning(exc))
+            del values[S.DATASET_SPEC], values[S.DATASET_KEYS]
     state.update(values)
     for message in warnings:
         st.warning(message, icon=":material/link_off:")

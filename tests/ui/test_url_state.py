@@ -157,6 +157,17 @@ def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path
     assert not at.warning  # said once, on the run that read the URL
 
 
+def test_a_url_whose_dataset_does_not_load_opens_the_default(tmp_path, monkeypatch):
+    sim, real = robomimic_pair(tmp_path)
+    use_env(monkeypatch, tmp_path / "cache")
+    at = open_app("pages/1_Scores.py", query={S.Q_DATASET: [sim, real], "image_key": "nope"})
+    at.run()
+    no_exception(at)
+    assert "dataset cannot be opened here" in _warnings(at) and "nope" in _warnings(at)
+    assert S.parse_demo_spec(at.session_state[S.DATASET_SPEC])["episodes"] == 4
+    assert not at.error  # the default dataset loads
+
+
 def test_a_url_of_unknown_encoders_only_selects_the_defaults(tmp_path, monkeypatch):
     use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
