@@ -7,7 +7,8 @@ when asked:
   :class:`H5Array`) whole chunks at a time and keeps recently decoded chunks in a
   :class:`ChunkCache`: reading in storage order (``FrameSet.iter_batches``) decodes every chunk
   once per pass whatever the chunk size, and memory holds at most the cache's byte budget or
-  one chunk, whichever is larger, plus the chunk being decoded.
+  one decoded chunk, whichever is larger (a new chunk is decoded into a dropped one's memory),
+  plus one chunk's compressed bytes while it is decoded.
 - :class:`H5File` / :class:`H5Array` are lazily opened, picklable handles on an HDF5 file and
   one of its datasets.
 """
