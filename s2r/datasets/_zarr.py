@@ -55,7 +55,7 @@ def open_store(path, where: str):
 
     p = existing_path(path, "zarr store")
     try:
-        if is_zip_store(p):
+        if is_zip_store(p) and p.is_file():
             return zarr.open_group(store=zarr.storage.ZipStore(p, mode="r"), mode="r")
         return zarr.open_group(str(p), mode="r")
     except Exception as exc:  # zarr raises several unrelated types for "not a group"
@@ -66,9 +66,31 @@ def open_store(path, where: str):
                         f"{_LAYOUT}") from None
 
 
-def array_keys(group) -> list[str]:
-    """Paths of every array in ``group``, nested ones as ``"action/pos"``."""
-    return sorted(k for k, v in group.members(max_depth=None) if hasattr(v, "shape"))
+def array_keys(group, where: str = "zarr store") -> list[str]:
+    """Paths of every array in ``group``, nested ones as ``"action/pos"``.
+
+    Raises
+    ------
+    DataError
+        When an array's metadata cannot be read (naming a Git LFS pointer as such).
+    """
+    try:
+        return sorted(k for k, v in group.members(max_depth=None) if hasattr(v, "shape"))
+    except Exception as exc:  # noqa: BLE001 - JSON, codec and key errors from zarr's metadata
+        _check_metadata_not_lfs(group, where)
+        raise DataError(f"{where}: cannot read the metadata of its arrays ({type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0] if str(exc) else ''}); {_LAYOUT}") from None
+
+
+def _check_metadata_not_lfs(group, where: str) -> None:
+    """Raise the Git LFS error for the first metadata file of a folder store that is a pointer."""
+    root = getattr(getattr(group, "store", None), "root", None)
+    if root is None:
+        return
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            if name in _METADATA:
+                check_not_lfs_pointer(Path(dirpath) / name, where)
 
 
 def _zip_path(array) -> Optional[Path]:

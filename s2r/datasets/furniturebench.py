@@ -90,7 +90,7 @@ def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
     """
     label = place(domain, path)
     group = open_store(path, label)
-    keys = array_keys(group)
+    keys = array_keys(group, label)
 
     def where(key: str) -> str:
         return place(domain, path, f"[{key}]")

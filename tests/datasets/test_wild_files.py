@@ -192,6 +192,17 @@ def test_zipped_store_missing_chunk_and_not_a_zip(tmp_path):
         load_dataset([sim, tmp_path / "junk.zarr.zip"])
 
 
+def test_damaged_array_metadata_and_an_unzipped_zip_folder(tmp_path):
+    sim, real = tmp_path / "sim.zarr", tmp_path / "real.zarr.zip"
+    write_zarr(sim)
+    write_zarr(real)  # a folder that only looks like a zip (unzipped in place): read as one
+    assert len(load_dataset([sim, real])) == 20
+    (real / "color_image2" / ".zarray").write_text("{not json")
+    with pytest.raises(DataError, match=r"real \(.*real.zarr.zip\): cannot read the metadata of "
+                                        r"its arrays \(JSONDecodeError"):
+        load_dataset([sim, real])
+
+
 # ----------------------------------------------------------------------------- names
 def test_errors_name_the_domain_and_both_files(tmp_path):
     """Upstream stores are all called success.zarr: messages say which domain's file."""
@@ -306,6 +317,9 @@ def test_lfs_pointers_in_zarr_stores(tmp_path):
     (tmp_path / "ptr.zarr.zip").write_bytes(LFS_POINTER)
     with pytest.raises(DataError, match=r"real \(.*ptr.zarr.zip\): the file is a Git LFS pointer"):
         load_dataset([sim, tmp_path / "ptr.zarr.zip"])
+    (real / "color_image2" / ".zarray").write_bytes(LFS_POINTER)  # an array's metadata
+    with pytest.raises(DataError, match=r"real \(.*real.zarr\): .*color_image2/.zarray is a Git"):
+        load_dataset([sim, real])
     (real / ".zgroup").write_bytes(LFS_POINTER)  # a whole store tracked by LFS
     with pytest.raises(DataError, match=r"real \(.*real.zarr\): .*real.zarr/.zgroup is a Git LFS"):
         load_dataset([sim, real])
