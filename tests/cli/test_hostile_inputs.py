@@ -451,6 +451,12 @@ def case_lfs_pointer_zarr_zip(root):
         "real (", "real.zarr.zip)", "Git LFS pointer", "git lfs pull"]
 
 
+def case_lfs_pointer_zarr_metadata(root):
+    spec = _zarr_pair(root)
+    (Path(spec[1]) / "color_image2" / ".zarray").write_bytes(LFS_POINTER)
+    return spec, {}, ["real (", "color_image2/.zarray is a Git LFS pointer", "git lfs pull"]
+
+
 def case_lfs_pointer_zarr_chunk(root):
     spec = _zarr_pair(root)
     _chunk_file(Path(spec[0]), "color_image2", 4).write_bytes(LFS_POINTER)
