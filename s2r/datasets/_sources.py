@@ -39,9 +39,10 @@ class ChunkCache:
     Parameters
     ----------
     max_bytes : int, optional
-        Most bytes kept (default :data:`DEFAULT_CACHE_BYTES`, 64 MiB). The newest chunk is always kept, even when it alone is larger (a
-        FurnitureBench image chunk of 1,000 frames at 240x320 is 230 MB): the next batch,
-        read in storage order, mostly needs the same chunk again.
+        Most bytes kept (default :data:`DEFAULT_CACHE_BYTES`, 64 MiB). The newest chunk is
+        always kept, even when it alone is larger (a FurnitureBench image chunk of 1,000
+        frames at 240x320 is 230 MB): the next batch, read in storage order, mostly needs the
+        same chunk again.
 
     Notes
     -----

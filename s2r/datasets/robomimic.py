@@ -186,7 +186,8 @@ class _DemoReader:
 
     def __init__(self, domain, path, camera, action_key, state_keys, state_required):
         self.domain, self.path, self.camera = domain, path, camera
-        self.action_key, self.state_keys, self.state_required = action_key, state_keys, state_required
+        self.action_key, self.state_keys = action_key, state_keys
+        self.state_required = state_required
         self.actions, self.states, self.lengths = [], [], []
         self.use_state = bool(state_keys)
         self.frame_shape = None

@@ -113,7 +113,8 @@ def test_every_zarr_layout_reads_the_same_frames(tmp_path, monkeypatch, layout, 
     data = frames(23, 6, 8)
     compressors = {"blosc": numcodecs.Blosc(cname="lz4"), "none": None,
                    "zstd-slash": numcodecs.Zstd(), "v3": "auto"}[layout]
-    extra = {"chunk_key_encoding": {"name": "v2", "separator": "/"}} if layout == "zstd-slash" else {}
+    slash = {"chunk_key_encoding": {"name": "v2", "separator": "/"}}
+    extra = slash if layout == "zstd-slash" else {}
     g = zarr.open_group(str(tmp_path / "s.zarr"), mode="w", zarr_format=3 if layout == "v3" else 2)
     arr = g.create_array("img", shape=data.shape, dtype="uint8", chunks=(5, 6, 8, 3),
                          compressors=compressors, **extra)
@@ -185,7 +186,8 @@ def test_zipped_store_missing_chunk_and_not_a_zip(tmp_path):
         for item in src.infolist():
             if item.filename != "color_image2/1.0.0.0":
                 dst.writestr(item, src.read(item))
-    with pytest.raises(DataError, match=r"sim \(.*cut.zarr.zip\[color_image2\]\): 1 of its 3 chunk"):
+    with pytest.raises(DataError,
+                       match=r"sim \(.*cut.zarr.zip\[color_image2\]\): 1 of its 3 chunk"):
         load_dataset([cut, real])
     (tmp_path / "junk.zarr.zip").write_bytes(b"PK but not really a zip file")
     with pytest.raises(DataError, match=r"real \(.*junk.zarr.zip\): not a readable zarr group"):
