@@ -181,7 +181,7 @@ def check_choice(name: str, value, choices) -> None:
 
 
 def check_number(name: str, value, *, low=None, high=None, integer=False,
-                  low_open=False) -> None:
+                  low_open=False, high_open=False) -> None:
     """Raise :class:`MetricError` unless ``value`` is a number in the given range."""
     ok_type = isinstance(value, (int, np.integer)) if integer else \
         isinstance(value, (int, float, np.integer, np.floating))
@@ -190,5 +190,5 @@ def check_number(name: str, value, *, low=None, high=None, integer=False,
         raise MetricError(f"{name} must be {kind}, got {value!r}")
     if low is not None and (value <= low if low_open else value < low):
         raise MetricError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
-    if high is not None and value > high:
-        raise MetricError(f"{name} must be <= {high}, got {value!r}")
+    if high is not None and (value >= high if high_open else value > high):
+        raise MetricError(f"{name} must be {'<' if high_open else '<='} {high}, got {value!r}")

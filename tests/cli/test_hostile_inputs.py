@@ -627,6 +627,24 @@ def cli_case_embed_ray_cluster_unreachable(root):
                 outputs=[out])
 
 
+def cli_case_validate_not_the_demo(root):
+    out = root / "r.json"
+    return Case(["validate", str(root), "--out", str(out)],
+                ["validate needs the built-in demo"], outputs=[out])
+
+
+def cli_case_validate_gap_out_of_range(root):
+    out = root / "r.json"
+    return Case(["validate", TINY_DEMO, "--gaps", "0,2", "--out", str(out)],
+                ["--gaps: expected numbers in [0, 1]"], outputs=[out])
+
+
+def cli_case_validate_two_encoders(root):
+    out = root / "r.json"
+    return Case(["validate", TINY_DEMO, "--encoders", "state,pixels", "--out", str(out)],
+                ["give at least 3"], outputs=[out])
+
+
 # Command-line faults that were already caught: name -> (argv after the command's DATASET
 # and --out, words). "{root}" is the case's folder.
 _PLAIN = {
@@ -788,3 +806,4 @@ def test_cli_debug_reraises(built):
 
     with pytest.raises(S2RError, match="does not exist"):
         main(["--debug", *built["missing_folder"].argv])
+

@@ -286,3 +286,31 @@ def test_render_matches_the_demo_renderer_in_both_looks():
     assert not np.array_equal(first, second)
     with pytest.raises(ValueError):
         sim.render("photo")
+
+
+def test_the_compliant_gripper_captures_centres_and_squares_up_an_offset_leg():
+    lay = _layout(0.3)
+    offset, turn = np.array([0.02, -0.01, 0.0]), 0.5
+    for config, grasps in ((TaskConfig(), False), (TaskConfig.compliant(), True)):
+        sim = TaskSim(config)
+        state = sim.reset(lay)
+        on = grasp_point(sim.leg_pos, sim.leg_rot)
+        state[:3] = on + offset
+        state[3:9] = rot6d(gripper_rotation(0.3 + turn))
+        sim.reset(lay, state)
+        for _ in range(3):
+            sim.step(_action(state[:3], 0.3 + turn, GRIP_CLOSE))
+        assert sim.grasped is grasps
+    # grasped: the leg's grasp point moved under the fingers, its faces turned to theirs
+    np.testing.assert_allclose(grasp_point(sim.leg_pos, sim.leg_rot)[:2], sim.ee_pos[:2],
+                               atol=1e-9)
+    leg_yaw = math.atan2(sim.leg_rot[1, 0], sim.leg_rot[0, 0])
+    assert leg_yaw == pytest.approx(0.3 + turn)
+    # beyond the capture it still misses
+    sim = TaskSim(TaskConfig.compliant())
+    state = sim.reset(lay)
+    state[:3] = grasp_point(sim.leg_pos, sim.leg_rot) + np.array([0.035, 0.0, 0.0])
+    sim.reset(lay, state)
+    for _ in range(3):
+        sim.step(_action(state[:3], 0.3, GRIP_CLOSE))
+    assert not sim.grasped

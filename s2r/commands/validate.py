@@ -1,0 +1,115 @@
+"""``python -m s2r validate``: do the scores predict closed-loop real success? (demo only)
+
+::
+
+    python -m s2r validate demo:paired=true,height=96,width=128 --gaps 0,0.5,1 \
+        --rollouts 20 --out report.json
+
+For every encoder: scores at every gap (cached), a policy trained on its sim embeddings of
+expert demonstrations, deployed in the sim look and in the real look at every gap (cached);
+then the Spearman/Kendall rank correlations, across encoders, between real success and each
+score, with bootstrap intervals (see :mod:`s2r.pipeline.validation`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from s2r.cli import add_command, add_runtime_args, atomic_output, cache_from_args, output_file
+from s2r.errors import S2RError
+
+
+def register(subparsers) -> None:
+    from s2r.pipeline.validation import DEFAULT_ENCODERS
+
+    p = add_command(
+        subparsers, "validate",
+        help="closed-loop ground truth on the demo: train a policy on each encoder's sim "
+             "embeddings, deploy it in the real look at each gap, and correlate real success "
+             "with every score",
+        description="Only for the built-in demo (its frames come from a simulator). Writes "
+                    "report.json: one row per (encoder, gap) with the real and sim success "
+                    "rates (Wilson intervals) and every score, and the rank correlations "
+                    "(Spearman, Kendall, bootstrap intervals over encoders and rollouts).",
+        show_defaults=True)
+    p.add_argument("dataset", metavar="DATASET",
+                   help="a demo spec, e.g. 'demo:paired=true,height=96,width=128' (its gap is "
+                        "replaced by each of --gaps; paired=true makes paired retrieval "
+                        "available)")
+    p.add_argument("--encoders", default=",".join(DEFAULT_ENCODERS), metavar="A,B,...",
+                   help="encoder ids or wildcards (at least 3)")
+    p.add_argument("--gaps", default="0,0.5,1", metavar="G,G,...",
+                   help="sim-to-real gaps in [0, 1]")
+    p.add_argument("--rollouts", type=int, default=20, metavar="N",
+                   help="rollouts per look and gap")
+    p.add_argument("--horizon", type=int, default=30, metavar="T",
+                   help="steps per rollout (the expert needs <= 15)")
+    p.add_argument("--demos", type=int, default=60, metavar="N",
+                   help="expert demonstrations the policies are trained on")
+    p.add_argument("--demo-steps", type=int, default=24, metavar="T",
+                   help="most frames per demonstration (each ends at its success)")
+    p.add_argument("--policy", choices=("two-stage", "mlp", "ridge"), default="two-stage",
+                   help="behaviour cloning on [embedding, proprioception]: two-stage = a probe "
+                        "reads the task state, an MLP acts on it; mlp/ridge = end to end")
+    p.add_argument("--seed", type=int, default=0, help="demonstrations, rollouts, policy fit")
+    p.add_argument("--n-boot", type=int, default=2000, metavar="B",
+                   help="bootstrap replicates of each correlation")
+    p.add_argument("--out", required=True, metavar="report.json", help="report file (.json)")
+    add_runtime_args(p, no_cache=False)
+    p.set_defaults(func=run)
+
+
+def _gaps(text: str) -> list[float]:
+    try:
+        gaps = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise S2RError(f"--gaps: expected numbers in [0, 1] separated by commas, got "
+                       f"{text!r}") from None
+    if not gaps or any(not 0.0 <= g <= 1.0 for g in gaps):
+        raise S2RError(f"--gaps: expected numbers in [0, 1] separated by commas, got {text!r}")
+    return list(dict.fromkeys(gaps))
+
+
+def _print_summary(report: dict) -> None:
+    print(f"{'encoder':<24}{'gap':>5}  {'real success':>22}  {'sim success':>12}")
+    for r in report["results"]:
+        real = (f"{r['success_real']:.2f} [{r['success_real_ci_low']:.2f}, "
+                f"{r['success_real_ci_high']:.2f}]")
+        print(f"{r['encoder']:<24}{r['gap']:>5g}  {real:>22}  {r['success_sim']:>12.2f}")
+    print("\nrank correlation with real success, all gaps (Spearman [95% interval]):")
+    for c in report["correlations"]:
+        if c["gap"] != "all":
+            continue
+        text = ("undefined (constant)" if c["spearman"] is None else
+                f"{c['spearman']:+.2f} [{c['spearman_ci_low']:+.2f}, "
+                f"{c['spearman_ci_high']:+.2f}]  Kendall {c['kendall']:+.2f}")
+        print(f"  {c['score']:<28}{text}")
+
+
+def run(args) -> int:
+    from s2r.commands.score import expand_encoder_ids
+    from s2r.pipeline.rollouts import RolloutParams
+    from s2r.pipeline.validation import demo_options, validate
+    from s2r.progress import tqdm_progress
+
+    out = output_file(args.out, (".json",))
+    gaps = _gaps(args.gaps)
+    ids = expand_encoder_ids(args.encoders)
+    if len(ids) < 3:
+        raise S2RError(f"--encoders: validate ranks encoders, give at least 3 (got {len(ids)})")
+    if args.n_boot < 1:
+        raise S2RError(f"--n-boot must be >= 1, got {args.n_boot}")
+    params = RolloutParams(rollouts=args.rollouts, horizon=args.horizon, demos=args.demos,
+                           demo_steps=args.demo_steps, policy=args.policy,
+                           seed=args.seed).validate()
+    demo_options(args.dataset)      # a non-demo spec fails before any work
+    cache = cache_from_args(args)
+    with tqdm_progress("validate") as progress:
+        report = validate(args.dataset, ids, gaps, params=params, cache=cache,
+                          device=args.device, n_boot=args.n_boot, progress=progress)
+    with atomic_output(out) as tmp:
+        tmp.write_text(json.dumps(report, indent=1))
+    _print_summary(report)
+    print(f"\nwrote {out}: {len(report['results'])} rows, "
+          f"{len(report['correlations'])} correlations")
+    return 0

@@ -1,0 +1,135 @@
+"""Success-rate intervals and rank correlations between a score and closed-loop success.
+
+:func:`wilson_interval` is the Wilson score interval of a binomial proportion (it stays inside
+[0, 1] and is not degenerate at 0/N or N/N, unlike the normal approximation).
+
+:func:`rank_correlation` compares, across encoders, a score with the success rate measured by
+rollouts: Spearman's rho and Kendall's tau-b (scipy), with a percentile bootstrap interval
+that resamples at two levels, because both sources of chance matter:
+
+1. the encoders (units, or clusters of units: one encoder at several gaps is one cluster),
+   drawn with replacement -- would another set of encoders rank the same way?
+2. within every drawn unit, its rollouts, drawn with replacement -- the success rate of 20
+   rollouts is itself uncertain (a Wilson interval ~ +-0.2 wide).
+
+A replicate in which either variable is constant has no rank correlation; such replicates
+are dropped and their share is reported (``undefined_share``). With few encoders the
+intervals are wide: that is the honest answer, not a defect.
+"""
+
+from __future__ import annotations
+
+import math
+import numpy as np
+
+from s2r.errors import MetricError
+from s2r.metrics.validation import check_number
+
+__all__ = ["wilson_interval", "rank_correlation"]
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of ``successes / n``.
+
+    Parameters
+    ----------
+    successes, n : int
+        ``0 <= successes <= n``, ``n >= 1``.
+    confidence : float in (0, 1)
+
+    Returns
+    -------
+    (low, high) : floats in [0, 1]
+    """
+    from scipy.stats import norm
+
+    check_number("n", n, low=1, integer=True)
+    check_number("successes", successes, low=0, high=n, integer=True)
+    check_number("confidence", confidence, low=0, high=1, low_open=True, high_open=True)
+    z = float(norm.ppf(0.5 + confidence / 2))
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)   # exact at the ends
+    return low, high
+
+
+def _rhos(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Spearman and Kendall tau-b; NaN when either variable is constant."""
+    from scipy.stats import kendalltau, spearmanr
+
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan"), float("nan")
+    return float(spearmanr(x, y).statistic), float(kendalltau(x, y).statistic)
+
+
+def rank_correlation(score, outcomes, *, clusters=None, n_boot: int = 2000, seed: int = 0,
+                     confidence: float = 0.95) -> dict:
+    """Rank correlation between a score and the success rate of rollouts, with intervals.
+
+    Parameters
+    ----------
+    score : array-like (U,)
+        One score per unit (an encoder at a gap). NaN units are left out.
+    outcomes : array-like (U, R) of bool
+        Each unit's rollout outcomes (success = True).
+    clusters : array-like (U,), optional
+        Units that share a label are resampled together (the same encoder at several gaps);
+        default: every unit its own cluster.
+    n_boot : int
+        Bootstrap replicates.
+    seed : int
+    confidence : float in (0, 1)
+
+    Returns
+    -------
+    dict
+        ``n`` (units used), ``spearman``, ``spearman_ci_low``, ``spearman_ci_high``,
+        ``kendall``, ``kendall_ci_low``, ``kendall_ci_high``, ``undefined_share`` (replicates
+        without a correlation). Correlations are ``None`` when undefined (fewer than 3
+        units, or a constant score or success rate).
+    """
+    s = np.asarray(score, dtype=np.float64).reshape(-1)
+    out = np.asarray(outcomes, dtype=bool)
+    if out.ndim != 2 or out.shape[0] != s.size or out.shape[1] < 1:
+        raise MetricError(f"outcomes must be (units, rollouts) with {s.size} units, got shape "
+                          f"{out.shape}")
+    groups = np.arange(s.size) if clusters is None else np.asarray(clusters).reshape(-1)
+    if groups.size != s.size:
+        raise MetricError(f"clusters must have one label per unit ({s.size}), got {groups.size}")
+    check_number("n_boot", n_boot, low=1, integer=True)
+    check_number("confidence", confidence, low=0, high=1, low_open=True, high_open=True)
+    keep = np.isfinite(s)
+    s, out, groups = s[keep], out[keep], groups[keep]
+    empty = {"n": int(s.size), "spearman": None, "spearman_ci_low": None,
+             "spearman_ci_high": None, "kendall": None, "kendall_ci_low": None,
+             "kendall_ci_high": None, "undefined_share": None}
+    if s.size < 3:
+        return empty
+    rate = out.mean(axis=1)
+    rho, tau = _rhos(s, rate)
+    if math.isnan(rho):
+        return empty
+    rng = np.random.default_rng(seed)
+    labels, members = np.unique(groups, return_inverse=True)
+    rows_of = [np.flatnonzero(members == g) for g in range(labels.size)]
+    n_roll = out.shape[1]
+    reps = []
+    for _ in range(int(n_boot)):
+        rows = np.concatenate([rows_of[g] for g in rng.integers(0, labels.size, labels.size)])
+        pick = rng.integers(0, n_roll, (rows.size, n_roll))
+        rates = out[rows[:, None], pick].mean(axis=1)
+        reps.append(_rhos(s[rows], rates))
+    reps = np.asarray(reps)
+    defined = ~np.isnan(reps[:, 0])
+    alpha = (1 - confidence) / 2
+    result = {"n": int(s.size), "spearman": rho, "kendall": tau,
+              "undefined_share": float(1 - defined.mean())}
+    for j, name in enumerate(("spearman", "kendall")):
+        vals = reps[defined, j]
+        low, high = (np.quantile(vals, [alpha, 1 - alpha]) if vals.size
+                     else (float("nan"), float("nan")))
+        result[f"{name}_ci_low"], result[f"{name}_ci_high"] = float(low), float(high)
+    return result

@@ -1,0 +1,251 @@
+"""Ground truth for one encoder: train a policy on its sim embeddings, deploy it, count successes.
+
+For a registry encoder, :func:`encoder_rollouts`
+
+1. renders the expert's demonstrations in the sim look (:func:`s2r.policy.rollout.
+   demonstrations`) and embeds them (cached array);
+2. fits a behaviour-cloning policy on ``[embedding, proprioception]`` -> action
+   (:func:`s2r.policy.bc.fit_policy`; the demo's proprioception is the robot part of the
+   state, :data:`~s2r.policy.bc.DEMO_PROPRIO_COLUMNS`);
+3. rolls it out closed loop in the sim look (the in-domain reference) and in the real look at
+   every gap (:func:`s2r.policy.rollout.run_rollouts`, the encoder embedding each rendered
+   frame), recording rollout 0 of each.
+
+Every (look, gap) outcome is a cached JSON record; its recorded frames a cached array. The
+policy is fitted only when some outcome is missing. Keys hold the encoder's weights
+fingerprint, every parameter and :data:`ROLLOUT_VERSION` + a digest of the simulator and
+policy code, so a change to either is never served stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from s2r.cache import Cache
+from s2r.embed import embed_frames
+from s2r.embed.resolve import build, spec_of, weights_fingerprint
+from s2r.errors import MetricError
+from s2r.metrics.validation import check_choice, check_number
+from s2r.progress import ProgressCallback, report
+
+__all__ = ["ROLLOUT_VERSION", "RolloutParams", "encoder_rollouts", "recorded_rollout",
+           "rollout_key"]
+
+#: Bump when what a rollout record holds or how it is computed changes.
+ROLLOUT_VERSION = 1
+POLICIES = ("two-stage", "mlp", "ridge")
+
+
+@dataclass(frozen=True)
+class RolloutParams:
+    """How the ground truth is measured (every field is part of the cache keys).
+
+    Attributes
+    ----------
+    rollouts : int
+        Rollouts per look and gap (seeded layouts, the same in every look and gap).
+    horizon : int
+        Most steps per rollout (the expert needs <= 15).
+    demos : int
+        Expert demonstrations the policy is trained on (sim look).
+    demo_steps : int
+        Most frames per demonstration (each ends at its success, the expert needs <= 15).
+    policy : {"two-stage", "mlp", "ridge"}
+        ``"two-stage"``: :func:`s2r.policy.two_stage.fit_two_stage` (a probe reads the task
+        state from the embedding, an MLP acts on it; default); ``"mlp"``/``"ridge"``:
+        :func:`s2r.policy.bc.fit_policy` end to end.
+    seed : int
+        Demonstrations, rollouts, the policy's fit.
+    height, width : int
+        Rendered frame size (the dataset's).
+    """
+
+    rollouts: int = 20
+    horizon: int = 30
+    demos: int = 60
+    demo_steps: int = 24
+    policy: str = "two-stage"
+    seed: int = 0
+    height: int = 96
+    width: int = 128
+
+    def validate(self) -> "RolloutParams":
+        for name in ("rollouts", "horizon", "demos", "demo_steps"):
+            check_number(name, getattr(self, name), low=1, integer=True)
+        if self.demos < 2:
+            raise MetricError(f"demos must be >= 2 (the policy holds out whole "
+                              f"demonstrations), got {self.demos}")
+        check_number("seed", self.seed, low=0, integer=True)
+        check_choice("policy", self.policy, POLICIES)
+        return self
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _code_digest() -> str:
+    """Digest of the simulator's and the policy's source (part of every key)."""
+    from pathlib import Path
+
+    from s2r.identity import digest
+
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root / "datasets" / "demo").glob("*.py")) + sorted(
+        (root / "policy").glob("*.py"))
+    return digest(*(f.read_bytes() for f in files)).hex()[:16]
+
+
+def _encoder_key(encoder_id: str) -> dict:
+    spec, _ = spec_of(encoder_id)
+    return {"encoder": spec.id, "weights": weights_fingerprint(spec)}
+
+
+def rollout_key(encoder_id: str, params: RolloutParams, look: str, gap: float) -> dict:
+    """Cache key of one (encoder, look, gap) outcome record (the sim look ignores ``gap``)."""
+    return {"kind": "rollouts", "rollout_version": ROLLOUT_VERSION, "code": _code_digest(),
+            **_encoder_key(encoder_id), "params": params.to_dict(), "look": look,
+            "gap": None if look == "sim" else float(gap)}
+
+
+def _demo_key(encoder_id: str, params: RolloutParams) -> dict:
+    p = params.to_dict()
+    return {"kind": "demo-embeddings", "rollout_version": ROLLOUT_VERSION,
+            "code": _code_digest(), **_encoder_key(encoder_id),
+            "demos": {k: p[k] for k in ("demos", "demo_steps", "seed", "height", "width")}}
+
+
+class _Embedder:
+    """``embed(frames, states) -> Z``: the encoder on rendered frames (the state reference
+    encoder: the state itself). Built on first use."""
+
+    def __init__(self, encoder_id: str, device=None):
+        self.spec, _ = spec_of(encoder_id)
+        self.device = device
+        self._encoder = None
+
+    def __call__(self, frames: np.ndarray, states: np.ndarray) -> np.ndarray:
+        if self.spec.build.backend == "state":
+            return np.asarray(states, dtype=np.float32)
+        if self._encoder is None:
+            self._encoder = build(self.spec, self.device)
+        return embed_frames(self._encoder, frames)
+
+
+def _demonstration_data(embedder: _Embedder, params: RolloutParams, cache,
+                        progress: Optional[ProgressCallback]):
+    """``(Z, states, actions, episode)`` of the demonstrations; Z cached."""
+    from s2r.policy.rollout import demonstrations
+
+    states, actions, frames_z = [], [], []
+    size = dict(seed=params.seed, height=params.height, width=params.width)
+    for e, demo in enumerate(demonstrations(params.demos, params.demo_steps, **size)):
+        states.append(demo.states)
+        actions.append(demo.actions)
+        frames_z.append((demo.frames, demo.states))
+        report(progress, e + 1, params.demos, f"demonstration {e + 1}/{params.demos}")
+
+    def compute() -> np.ndarray:
+        return np.concatenate([embedder(f, s) for f, s in frames_z]).astype(np.float32)
+
+    Z = (compute() if cache is False else
+         cache.get_or_compute_array(_demo_key(embedder.spec.id, params), compute))
+    episode = np.repeat(np.arange(len(states)), [len(s) for s in states])
+    return np.asarray(Z), np.concatenate(states), np.concatenate(actions), episode
+
+
+def _fit(embedder: _Embedder, params: RolloutParams, cache, progress):
+    from s2r.policy.bc import DEMO_PROPRIO_COLUMNS, fit_policy
+    from s2r.policy.two_stage import DEMO_TASK_COLUMNS, fit_two_stage
+
+    Z, states, actions, episode = _demonstration_data(embedder, params, cache, progress)
+    report(progress, 0, 1, f"fitting the {params.policy} policy on {len(Z)} sim frames")
+    proprio = states[:, DEMO_PROPRIO_COLUMNS]
+    if params.policy == "two-stage":
+        policy = fit_two_stage(Z, proprio, states[:, DEMO_TASK_COLUMNS], actions, episode,
+                               seed=params.seed)
+    else:
+        policy = fit_policy(Z, proprio, actions, episode, kind=params.policy, seed=params.seed)
+
+    def act(frames: np.ndarray, states: np.ndarray) -> np.ndarray:
+        return policy.predict(embedder(frames, states), states[:, DEMO_PROPRIO_COLUMNS])
+
+    return act
+
+
+def _outcome(rollouts) -> dict:
+    low, high = rollouts.interval()
+    return {"look": rollouts.look, "gap": rollouts.gap, "success_rate": rollouts.rate,
+            "ci_low": low, "ci_high": high, "successes": rollouts.success.tolist(),
+            "steps": rollouts.steps.tolist(),
+            "record": {"index": rollouts.record["index"],
+                       "actions": rollouts.record["actions"].tolist(),
+                       "states": rollouts.record["states"].tolist()}}
+
+
+def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
+                     params: Optional[RolloutParams] = None, cache=None, device=None,
+                     progress: Optional[ProgressCallback] = None) -> dict:
+    """Closed-loop outcomes of ``encoder_id``'s sim-trained policy in the sim look and in the
+    real look at every gap.
+
+    Parameters
+    ----------
+    encoder_id : str
+        Registry id (``"state"`` uses the state itself).
+    gaps : sequence of float in [0, 1]
+    params : RolloutParams, optional
+    cache : Cache, False or None
+        None = ``Cache()``; False = no caching.
+    device : str, optional
+    progress : ProgressCallback, optional
+
+    Returns
+    -------
+    dict
+        ``{"sim": outcome, "real": {gap: outcome}}``; an outcome holds ``success_rate``,
+        its Wilson ``ci_low``/``ci_high``, per-rollout ``successes`` and ``steps`` and the
+        recorded rollout's ``actions``/``states`` (frames: :func:`recorded_rollout`).
+    """
+    from s2r.policy.rollout import run_rollouts
+
+    params = (params or RolloutParams()).validate()
+    for g in gaps:
+        check_number("gap", g, low=0, high=1)
+    if cache is None:
+        cache = Cache()
+    embedder = _Embedder(encoder_id, device)
+    state: dict = {}
+
+    def act(frames, states):
+        if "act" not in state:
+            state["act"] = _fit(embedder, params, cache, progress)
+        return state["act"](frames, states)
+
+    def one(look: str, gap: float) -> dict:
+        def compute() -> dict:
+            r = run_rollouts(act, look=look, gap=gap, n_rollouts=params.rollouts,
+                             horizon=params.horizon, seed=params.seed, height=params.height,
+                             width=params.width, record=0, progress=progress)
+            if cache is not False:
+                cache.get_or_compute_array(_record_key(encoder_id, params, look, gap),
+                                           lambda: r.record["frames"])
+            return _outcome(r)
+
+        if cache is False:
+            return compute()
+        return cache.get_or_compute_json(rollout_key(encoder_id, params, look, gap), compute)
+
+    return {"sim": one("sim", 0.0), "real": {float(g): one("real", float(g)) for g in gaps}}
+
+
+def _record_key(encoder_id: str, params: RolloutParams, look: str, gap: float) -> dict:
+    return {**rollout_key(encoder_id, params, look, gap), "kind": "rollout-frames"}
+
+
+def recorded_rollout(encoder_id: str, params: RolloutParams, look: str, gap: float,
+                     cache) -> Optional[np.ndarray]:
+    """The cached frames ``(T, H, W, 3) uint8`` of the recorded rollout, or None."""
+    return cache.get_array(_record_key(encoder_id, params.validate(), look, gap))

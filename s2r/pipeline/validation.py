@@ -1,0 +1,170 @@
+"""Predictive validity: do the scores rank encoders the way closed-loop real success does?
+
+:func:`validate` takes a demo dataset spec, encoders and gaps. At every gap it scores each
+encoder on the demo rendered at that gap (:func:`~s2r.pipeline.scores.score_encoders`,
+cached) and measures the real success rate of the encoder's sim-trained policy
+(:func:`~s2r.pipeline.rollouts.encoder_rollouts`, cached); then, across encoders, it
+correlates each score with real success (:func:`s2r.metrics.ranks.rank_correlation`: Spearman
+and Kendall with a bootstrap over encoders and rollouts), per gap and over all gaps (an
+encoder's gaps resampled together).
+
+Only the built-in demo has a simulator behind its frames, so only a demo spec can be
+validated.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+from s2r.errors import DataError, MetricError
+from s2r.metrics.ranks import rank_correlation
+from s2r.pipeline.rollouts import RolloutParams, encoder_rollouts
+from s2r.progress import ProgressCallback, report
+
+__all__ = ["DEFAULT_ENCODERS", "SCORE_NAMES", "VALIDATION_VERSION", "demo_options",
+           "validate"]
+
+VALIDATION_VERSION = 1
+#: Every encoder that runs offline: the state reference, raw pixels, three ImageNet CNNs and
+#: random-init controls of three architectures (ViT-B is left out for CPU time).
+DEFAULT_ENCODERS = ("state", "pixels", "efficientnet-lite0", "efficientnet-lite1",
+                    "efficientnet-lite2", "resnet18@random", "mobilenetv3@random",
+                    "efficientnet-b0@random")
+#: The scores correlated with real success (higher = predicted to transfer better, except
+#: where the README says otherwise).
+SCORE_NAMES = ("dis", "action_score_heldout", "action_score_heldout_skill", "transfer_score",
+               "transfer_score_skill", "paired_retrieval_mrr", "sim2real_score")
+
+
+def demo_options(spec) -> dict:
+    """The demo options of ``spec``; ``DataError`` unless it names the built-in demo."""
+    from s2r.datasets import parse_spec
+
+    parsed = parse_spec(spec)
+    if parsed.get("kind") != "demo":
+        raise DataError(f"validate needs the built-in demo (a 'demo:...' spec): only its frames "
+                        f"come from a simulator a policy can be deployed in; got {spec!r}")
+    return dict(parsed["options"])
+
+
+def _scalars(record: dict) -> dict:
+    """The score record's top-level numbers (every score, interval, floor and ceiling)."""
+    return {k: (None if v is None else float(v)) for k, v in record.items()
+            if v is None or isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def _row(encoder_id: str, gap: float, outcome: dict, sim: dict, record: dict) -> dict:
+    return {"encoder": encoder_id, "gap": gap,
+            "success_real": outcome["success_rate"], "success_real_ci_low": outcome["ci_low"],
+            "success_real_ci_high": outcome["ci_high"],
+            "success_sim": sim["success_rate"], "success_sim_ci_low": sim["ci_low"],
+            "success_sim_ci_high": sim["ci_high"],
+            "rollouts": len(outcome["successes"]),
+            "steps_real_mean": float(np.mean(outcome["steps"])),
+            **_scalars(record)}
+
+
+def correlations(rows: Sequence[dict], outcomes: Sequence[Sequence[bool]], *,
+                 n_boot: int = 2000, seed: int = 0) -> list[dict]:
+    """Rank correlations of every :data:`SCORE_NAMES` score with real success, per gap and
+    over all gaps (``gap = "all"``; an encoder's gaps are one bootstrap cluster)."""
+    gaps = sorted({r["gap"] for r in rows})
+    out = []
+    for name in SCORE_NAMES:
+        for gap in [*gaps, "all"]:
+            idx = [i for i, r in enumerate(rows) if gap == "all" or r["gap"] == gap]
+            score = [rows[i].get(name) for i in idx]
+            score = np.array([np.nan if v is None else v for v in score], dtype=np.float64)
+            res = rank_correlation(score, np.array([outcomes[i] for i in idx], dtype=bool),
+                                   clusters=[rows[i]["encoder"] for i in idx],
+                                   n_boot=n_boot, seed=seed)
+            out.append({"score": name, "gap": gap, **res})
+    return out
+
+
+def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
+             params: Optional[RolloutParams] = None, score_params=None, cache=None,
+             device=None, n_boot: int = 2000,
+             progress: Optional[ProgressCallback] = None) -> dict:
+    """Score every encoder at every gap and measure its closed-loop real success.
+
+    Parameters
+    ----------
+    spec : str
+        A demo dataset spec (``"demo:paired=true,height=96,width=128"``); its ``gap`` is
+        replaced by each of ``gaps``; its frame size is the rollouts'.
+    encoder_ids : sequence of str
+    gaps : sequence of float in [0, 1]
+    params : RolloutParams, optional
+        Rollouts, horizon, demonstrations, policy kind, seed (frame size: from ``spec``).
+    score_params : ScoreParams, optional
+    cache : Cache, False or None
+    device : str, optional
+    n_boot : int
+        Bootstrap replicates of each correlation.
+    progress : ProgressCallback, optional
+        ``progress(done, total, message)`` over (encoder, stage) units.
+
+    Returns
+    -------
+    dict
+        ``{"results": [row per (encoder, gap)], "correlations": [...], "params": {...}}``
+        (the report format of ``python -m s2r validate``).
+    """
+    from s2r.cache import Cache
+    from s2r.datasets.demo import make_demo
+    from s2r.metrics.scoring import ScoreParams
+    from s2r.pipeline.scores import score_encoder
+
+    ids = list(dict.fromkeys(encoder_ids))
+    if len(ids) < 3:
+        raise MetricError(f"validate needs at least 3 encoders to rank, got {len(ids)}")
+    gaps = [float(g) for g in gaps]
+    if not gaps:
+        raise MetricError("validate needs at least one gap")
+    options = demo_options(spec)
+    params = RolloutParams(**{**(params or RolloutParams()).to_dict(),
+                              "height": int(options["height"]),
+                              "width": int(options["width"])}).validate()
+    score_params = (score_params or ScoreParams()).validate()
+    if cache is None:
+        cache = Cache()
+    total = len(ids) * (2 * len(gaps) + 1)
+    done = 0
+    records = {}
+    for gap in gaps:
+        frameset = make_demo(**{**options, "gap": gap})
+        for encoder_id in ids:
+            report(progress, done, total, f"{encoder_id}: scores at gap {gap:g}")
+            records[(encoder_id, gap)] = score_encoder(frameset, encoder_id, params=score_params,
+                                                       cache=cache, device=device)
+            done += 1
+    rows, outcomes = [], []
+    for encoder_id in ids:
+        def inner(d, t, message="", _id=encoder_id, _done=done):
+            report(progress, _done, total, f"{_id}: {message}")
+
+        report(progress, done, total, f"{encoder_id}: rollouts")
+        result = encoder_rollouts(encoder_id, gaps, params=params, cache=cache, device=device,
+                                  progress=inner)
+        done += len(gaps) + 1
+        for gap in gaps:
+            outcome = result["real"][gap] if gap in result["real"] else \
+                result["real"][str(gap)]
+            rows.append(_row(encoder_id, gap, outcome, result["sim"],
+                             records[(encoder_id, gap)]))
+            outcomes.append(outcome["successes"])
+    report(progress, total, total, "rank correlations")
+    return {"results": rows,
+            "correlations": correlations(rows, outcomes, n_boot=n_boot, seed=params.seed),
+            "outcomes": [{"encoder": r["encoder"], "gap": r["gap"], "successes": o}
+                         for r, o in zip(rows, outcomes)],
+            "params": {"validation_version": VALIDATION_VERSION, "dataset": spec,
+                       "gaps": gaps, "encoders": ids, "rollouts": params.to_dict(),
+                       "scores": score_params.to_dict(), "n_boot": int(n_boot),
+                       "proprioception": "state columns 0..9 (end effector, gripper)",
+                       "task": "reactive expert demonstrations in the sim look; target hole "
+                               "fixed; compliant gripper and chamfered hole (TaskConfig."
+                               "compliant)"}}

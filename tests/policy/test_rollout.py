@@ -1,0 +1,92 @@
+"""Closed-loop evaluation: the reactive expert, demonstrations, batched rollouts, and a policy
+trained on the state against one trained on shuffled actions (issue 14's ground truth)."""
+
+import numpy as np
+import pytest
+
+from s2r.datasets.demo.scene import hole_positions
+from s2r.datasets.demo.task_expert import TARGET_CORNER, ReactiveExpert
+from s2r.errors import MetricError
+from s2r.policy.bc import DEMO_PROPRIO_COLUMNS, fit_policy
+from s2r.policy.rollout import demonstrations, run_rollouts
+
+EXPERT = ReactiveExpert()
+
+
+def expert_act(frames, states):
+    assert frames.ndim == 4 and frames.shape[0] == states.shape[0]
+    return EXPERT.act_batch(states)
+
+
+@pytest.mark.parametrize("look", ["sim", "real"])
+def test_the_expert_succeeds_in_at_least_95_percent_of_layouts_in_both_looks(look):
+    r = run_rollouts(expert_act, look=look, gap=1.0, n_rollouts=60, horizon=40, height=64,
+                     width=64, seed=5)
+    assert r.rate >= 0.95
+    assert r.steps[r.success].max() <= 20          # the horizon is not what decides
+    low, high = r.interval()
+    assert low <= r.rate <= high
+
+
+def test_doing_nothing_never_succeeds_and_rollouts_are_seeded():
+    def still(frames, states):
+        return np.concatenate([states[:, 0:9], -np.ones((len(states), 1))], axis=1)
+
+    r = run_rollouts(still, look="real", gap=0.5, n_rollouts=8, horizon=10, height=64, width=64)
+    assert r.rate == 0.0 and (r.steps == 10).all()
+    a = run_rollouts(expert_act, look="real", gap=0.5, n_rollouts=4, horizon=20, height=64,
+                     width=64, seed=3, record=1)
+    b = run_rollouts(expert_act, look="real", gap=0.5, n_rollouts=4, horizon=20, height=64,
+                     width=64, seed=3, record=1)
+    np.testing.assert_array_equal(a.record["frames"], b.record["frames"])
+    np.testing.assert_array_equal(a.steps, b.steps)
+    assert a.record["frames"].shape == (a.steps[1], 64, 64, 3)   # ends at its success
+
+
+def test_the_real_look_differs_from_sim_only_by_the_gap():
+    def frames_of(look, gap):
+        return run_rollouts(expert_act, look=look, gap=gap, n_rollouts=2, horizon=3, height=64,
+                            width=64, record=0).record["frames"].astype(float)
+
+    sim = frames_of("sim", 0.0)
+    assert np.abs(frames_of("real", 0.0) - sim).mean() < np.abs(frames_of("real", 1.0) - sim
+                                                                 ).mean()
+
+
+def test_the_target_hole_is_the_fixed_corner_of_the_tabletop():
+    demo = next(demonstrations(1, 30, height=64, width=64, seed=2))
+    assert demo.success
+    top = demo.states[0, 19:22]
+    hole = hole_positions(top[:2], float(top[2]))[TARGET_CORNER]
+    leg = demo.states[-1, 10:12]
+    assert np.linalg.norm(leg - hole) < 0.02
+
+
+def test_bad_policies_and_arguments_are_refused():
+    with pytest.raises(MetricError, match="actions of shape"):
+        run_rollouts(lambda f, s: np.zeros((len(s), 3)), look="sim", n_rollouts=2, horizon=2,
+                     height=64, width=64)
+    with pytest.raises(MetricError, match="look"):
+        run_rollouts(expert_act, look="photo", n_rollouts=2, horizon=2)
+    with pytest.raises(MetricError, match="record"):
+        run_rollouts(expert_act, look="sim", n_rollouts=2, horizon=2, record=5)
+
+
+def _state_policy(shuffle: bool):
+    demos = list(demonstrations(60, 24, height=64, width=64, seed=1))
+    states = np.concatenate([d.states for d in demos])
+    actions = np.concatenate([d.actions for d in demos])
+    if shuffle:
+        actions = actions[np.random.default_rng(0).permutation(len(actions))]
+    episode = np.repeat(np.arange(len(demos)), [len(d.states) for d in demos])
+    policy = fit_policy(states, states[:, DEMO_PROPRIO_COLUMNS], actions, episode, kind="mlp")
+    return lambda frames, s: policy.predict(s, s[:, DEMO_PROPRIO_COLUMNS])
+
+
+def test_a_policy_on_the_state_succeeds_far_above_one_on_shuffled_actions():
+    kw = dict(look="real", gap=1.0, n_rollouts=30, horizon=40, height=64, width=64, seed=9)
+    good = run_rollouts(_state_policy(False), **kw)
+    bad = run_rollouts(_state_policy(True), **kw)
+    assert good.rate >= 0.6
+    assert bad.rate <= 0.05
+    assert good.interval()[0] > bad.interval()[1]

@@ -1,0 +1,88 @@
+"""Predictive validity (s2r.pipeline.rollouts, s2r.pipeline.validation, `s2r validate`)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from s2r.cache import Cache
+from s2r.cli import main
+from s2r.errors import DataError, MetricError
+from s2r.pipeline import rollouts as R
+from s2r.pipeline.validation import SCORE_NAMES, validate
+
+TINY = R.RolloutParams(rollouts=3, horizon=6, demos=4, demo_steps=16, height=64, width=64)
+SPEC = "demo:paired=true,episodes=3,steps=6,height=64,width=64"
+
+
+def test_outcomes_are_cached_and_a_hit_fits_no_policy(tmp_path, monkeypatch):
+    cache = Cache(tmp_path / "c")
+    first = R.encoder_rollouts("state", [0.0, 1.0], params=TINY, cache=cache)
+    assert set(first["real"]) == {0.0, 1.0}
+    for outcome in (first["sim"], *first["real"].values()):
+        assert len(outcome["successes"]) == 3 and len(outcome["steps"]) == 3
+        assert 0 <= outcome["ci_low"] <= outcome["success_rate"] <= outcome["ci_high"] <= 1
+    frames = R.recorded_rollout("state", TINY, "real", 1.0, cache)
+    assert frames.shape[1:] == (64, 64, 3)
+    assert len(frames) == len(first["real"][1.0]["record"]["actions"])
+
+    def no_fit(*a, **k):
+        raise AssertionError("a cached outcome refitted the policy")
+
+    monkeypatch.setattr(R, "_fit", no_fit)
+    again = R.encoder_rollouts("state", [1.0, 0.0], params=TINY, cache=cache)
+    assert again["real"][1.0] == first["real"][1.0] and again["sim"] == first["sim"]
+    with pytest.raises(AssertionError, match="refitted"):      # a new gap is a miss
+        R.encoder_rollouts("state", [0.5], params=TINY, cache=cache)
+
+
+def test_the_key_holds_every_parameter_and_the_code():
+    base = R.rollout_key("pixels", TINY, "real", 0.5)
+    assert R.rollout_key("pixels", TINY, "real", 0.5) == base
+    for changed in (R.rollout_key("pixels", TINY, "real", 1.0),
+                    R.rollout_key("pixels", R.RolloutParams(**{**TINY.to_dict(), "demos": 5}),
+                                  "real", 0.5),
+                    R.rollout_key("efficientnet-lite0", TINY, "real", 0.5)):
+        assert changed != base
+    assert base["code"] and R.rollout_key("pixels", TINY, "sim", 0.3)["gap"] is None
+
+
+def test_validate_reports_every_row_score_and_correlation(tmp_path):
+    ids = ["state", "pixels", "efficientnet-lite0"]
+    report = validate(SPEC, ids, [0.0, 1.0], params=TINY, cache=Cache(tmp_path / "c"),
+                      n_boot=50)
+    json.dumps(report)
+    rows = report["results"]
+    assert [(r["encoder"], r["gap"]) for r in rows] == [(e, g) for e in ids for g in (0.0, 1.0)]
+    for r in rows:
+        for key in ("success_real", "success_real_ci_low", "success_real_ci_high",
+                    "success_sim", "dis", "sim2real_score", "transfer_score_skill",
+                    "paired_retrieval_mrr", "action_score_heldout_skill"):
+            assert key in r
+        assert r["success_real_ci_low"] <= r["success_real"] <= r["success_real_ci_high"]
+    corr = report["correlations"]
+    assert {(c["score"], c["gap"]) for c in corr} == {(s, g) for s in SCORE_NAMES
+                                                      for g in (0.0, 1.0, "all")}
+    for c in corr:
+        assert c["spearman"] is None or -1 <= c["spearman"] <= 1
+    assert report["params"]["rollouts"]["height"] == 64
+
+
+def test_validate_refuses_what_it_cannot_do(tmp_path):
+    with pytest.raises(DataError, match="built-in demo"):
+        validate(str(tmp_path), ["state", "pixels", "efficientnet-lite0"], [0.5])
+    with pytest.raises(MetricError, match="at least 3 encoders"):
+        validate(SPEC, ["state", "pixels"], [0.5])
+
+
+def test_the_command_writes_the_report(tmp_path, capsys):
+    out = tmp_path / "report.json"
+    code = main(["validate", SPEC, "--encoders", "state,pixels,efficientnet-lite0", "--gaps",
+                 "0,1", "--rollouts", "3", "--horizon", "6", "--demos", "4", "--n-boot", "20",
+                 "--out", str(out), "--cache-dir", str(tmp_path / "c")])
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert len(report["results"]) == 6
+    text = capsys.readouterr().out
+    assert "rank correlation with real success" in text and "state" in text
+    assert np.isfinite(report["results"][0]["success_real"])
