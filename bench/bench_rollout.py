@@ -1,0 +1,65 @@
+"""Closed-loop evaluation speed: 20 rollouts x 40 steps of one encoder, batched across rollouts.
+
+Prints the wall time of :func:`s2r.policy.rollout.run_rollouts` (render every frame in the real
+look, embed the batch, predict, step) and, as the same-process baseline, the time to embed the
+same number of frames in the same batch size without any simulation. The ratio is the
+overhead of rendering and stepping; the absolute time answers "well under a minute on 2 CPU
+cores for a ResNet18-size encoder" (issue 14).
+
+The policy is a fixed random linear map, so no rollout ends early: every one of the
+``rollouts x steps`` frames is rendered and embedded.
+
+    python bench/bench_rollout.py [--encoder resnet18@random] [--rollouts 20] [--steps 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from s2r.embed import embed_frames
+from s2r.encoders import build_encoder
+from s2r.policy.rollout import run_rollouts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--encoder", default="resnet18@random")
+    ap.add_argument("--rollouts", type=int, default=20)
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--size", default="96x128", help="rendered frame size HxW")
+    args = ap.parse_args()
+    h, w = (int(v) for v in args.size.split("x"))
+    encoder = build_encoder(args.encoder, device="cpu")
+    rng = np.random.default_rng(0)
+    W = rng.normal(0, 0.01, (int(encoder.spec.dim), 10))
+    base = np.array([0.0, 0.3, 0.25, 1, 0, 0, 0, -1, 0, -1.0])
+
+    def act(frames, states):
+        return base + embed_frames(encoder, frames) @ W
+
+    embed_frames(encoder, np.zeros((2, h, w, 3), np.uint8))     # warm-up
+    t0 = time.perf_counter()
+    r = run_rollouts(act, look="real", gap=1.0, n_rollouts=args.rollouts,
+                     horizon=args.steps, height=h, width=w)
+    t_roll = time.perf_counter() - t0
+    n = int(r.steps.sum())
+    frames = np.random.default_rng(1).integers(0, 255, (args.rollouts, h, w, 3), np.uint8)
+    t0 = time.perf_counter()
+    for _ in range(args.steps):
+        embed_frames(encoder, frames)
+    t_embed = time.perf_counter() - t0
+    print(f"{args.encoder}, {args.rollouts} rollouts x {args.steps} steps ({n} frames, "
+          f"{h}x{w}, real look at gap 1, {torch.get_num_threads()} torch threads)")
+    print(f"  closed loop (render + embed + act + step): {t_roll:6.1f} s  "
+          f"({n / t_roll:5.1f} frames/s)")
+    print(f"  embedding the same frames only (baseline): {t_embed:6.1f} s  "
+          f"({n / t_embed:5.1f} frames/s)")
+    print(f"  ratio closed loop / embedding only: {t_roll / t_embed:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Validation: do the scores predict closed-loop success in the demo's real look?"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from s2r.errors import S2RError
+from ui import compute, loaders, widgets
+from ui import state as S
+from ui import validation as V
+
+widgets.page_header(
+    "Validation",
+    "Ground truth for the scores. For every encoder, a behaviour-cloning policy is trained on "
+    "its embeddings of expert demonstrations rendered in the demo's **sim** look (plus the "
+    "robot's proprioception), then deployed closed loop in the task simulator, seeing frames "
+    "in the **real** look at each sim-to-real gap. Its real success rate is what the scores "
+    "try to predict without a robot; the rank correlations below say how well each one does.")
+state = st.session_state
+widgets.encoder_config_or_stop()
+
+from s2r.pipeline.rollouts import POLICIES, RolloutParams, recorded_rollout  # noqa: E402
+from s2r.pipeline.validation import DEFAULT_ENCODERS, demo_options, validate  # noqa: E402
+
+# ----------------------------------------------------------------------------- settings
+spec = state.get(S.DATASET_SPEC)
+if not (isinstance(spec, str) and S.names_demo(spec)):
+    spec = S.demo_spec()
+    st.info("Validation needs the built-in demo (only its frames come from a simulator a "
+            "policy can be deployed in); it uses the default demo here.")
+try:
+    options = demo_options(spec)
+except S2RError as exc:
+    st.error(str(exc))
+    st.stop()
+spec = S.demo_spec(**{**options, "paired": True})
+state.setdefault(V.ENCODERS, list(DEFAULT_ENCODERS))
+state.setdefault(V.GAPS, [0.0, 0.5, 1.0])
+with st.container(border=True):
+    st.markdown(f"**Dataset:** `{spec}` (paired, so paired retrieval is scored; the gap is "
+                "replaced by each gap below; rollouts are rendered at its frame size)")
+    c1, c2 = st.columns([3, 2])
+    ids = c1.multiselect("Encoders (at least 3)", V.offline_encoders(), key=V.ENCODERS,
+                         format_func=widgets.encoder_label)
+    gaps = c2.multiselect("Sim-to-real gaps", V.GAP_CHOICES, key=V.GAPS)
+    c3, c4, c5 = st.columns(3)
+    rollouts = c3.number_input("Rollouts per look and gap", 5, 200, 20, 5, key=V.ROLLOUTS)
+    demos = c4.number_input("Expert demonstrations", 10, 500, 60, 10, key=V.DEMOS)
+    policy = c5.radio("Policy", list(POLICIES), horizontal=True, key=V.POLICY,
+                      help="two-stage: a ridge probe reads the leg and tabletop pose from the "
+                           "embedding, an MLP acts on it and the proprioception (default); "
+                           "mlp / ridge: one model from [embedding, proprioception] to actions")
+params = RolloutParams(rollouts=int(rollouts), demos=int(demos), policy=policy)
+gaps = sorted(float(g) for g in gaps)
+if len(ids) < 3 or not gaps:
+    st.warning("Pick at least 3 encoders and one gap.")
+    st.stop()
+
+cache = loaders.get_cache()
+report = None
+try:
+    report = validate(spec, ids, gaps, params=params, cache=compute.PeekCache(cache),
+                      device=loaders.device(), n_boot=1000)
+except compute.NotCached:
+    pass
+except S2RError as exc:
+    st.error(str(exc))
+    st.stop()
+
+if report is None:
+    st.caption(f"Not computed yet for these settings. It embeds {params.demos * params.demo_steps}"
+               f" demonstration frames and up to {params.rollouts * params.horizon} frames per "
+               f"look and gap with each encoder: a few minutes per CNN on 2 CPU cores, "
+               f"cached afterwards (`python -m s2r validate` computes the same entries).")
+    if st.button("Run validation", type="primary", key=V.RUN):
+        with st.status("Validating encoders...", expanded=True) as box:
+            bar = st.progress(0.0)
+
+            def progress(done: int, total: int, message: str = "") -> None:
+                bar.progress(min(1.0, done / max(total, 1)), text=message)
+
+            try:
+                report = validate(spec, ids, gaps, params=params, cache=cache,
+                                  device=loaders.device(), n_boot=1000, progress=progress)
+            except S2RError as exc:
+                box.update(label="Validation failed", state="error")
+                st.error(str(exc))
+                st.stop()
+            box.update(label="Validation done", state="complete", expanded=False)
+if report is None:
+    st.stop()
+
+# ----------------------------------------------------------------------------- results
+df = V.results_frame(report)
+st.subheader("Closed-loop success")
+st.caption("Real success rate with its 95% Wilson interval, per gap; sim = the same policy in "
+           "the look it was trained on (the in-domain reference). The expert demonstrator "
+           "succeeds in 100% of layouts in both looks; a policy on shuffled actions in 0%.")
+st.dataframe(V.success_table(df), width="stretch")
+
+st.subheader("Which score predicts real success?")
+score = st.radio("Score (x axis)", list(V.SCORE_TITLES), horizontal=True, key=V.SCORE,
+                 format_func=lambda s: V.SCORE_TITLES[s].split(" (")[0])
+corr_all = next((c for c in report["correlations"]
+                 if c["score"] == score and c["gap"] == "all"), None)
+st.altair_chart(V.success_scatter(df, score, correlation=corr_all), width="stretch")
+gap_pick = st.radio("Correlations at", ["all", *gaps], horizontal=True, key=V.CORR_GAP,
+                    format_func=lambda g: "all gaps" if g == "all" else f"gap {g:g}")
+st.dataframe(V.correlation_table(report, gap_pick), width="stretch", hide_index=True)
+st.caption("Spearman's rho and Kendall's tau between each score and real success across "
+           "encoders (all gaps: every encoder at every gap). Intervals: bootstrap over encoders "
+           "(an encoder's gaps together) and over each encoder's rollouts. With ~8 encoders "
+           "they are wide; an interval that holds 0 means this run cannot tell the score from "
+           "chance.")
+
+# ----------------------------------------------------------------------------- rollout viewer
+st.subheader("A real-look rollout")
+v1, v2 = st.columns(2)
+enc = v1.selectbox("Encoder", ids, key=V.VIEW_ENCODER, format_func=widgets.encoder_label)
+gap = v2.selectbox("Gap", gaps, key=V.VIEW_GAP, format_func=lambda g: f"{g:g}")
+full = RolloutParams(**{**params.to_dict(), "height": int(options["height"]),
+                        "width": int(options["width"])})
+frames = recorded_rollout(enc, full, "real", gap, cache)
+row = df[(df["encoder"] == enc) & (df["gap"] == gap)]
+outcome = next(o for o in report["outcomes"] if o["encoder"] == enc and o["gap"] == gap)
+if frames is None or not len(frames):
+    st.info("The recorded rollout is not in the cache (run the validation again).")
+    st.stop()
+ok = bool(outcome["successes"][0])
+st.caption(f"Rollout 0 of {len(outcome['successes'])}: "
+           f"{'succeeded' if ok else 'failed'} after {len(frames)} steps. Real success of "
+           f"this encoder at gap {gap:g}: {float(row['success_real'].iloc[0]):.2f}.")
+step = st.slider("Step", 0, len(frames) - 1, 0, key=V.VIEW_STEP)
+actions = V.recorded_actions(cache, enc, full, gap)
+f1, f2 = st.columns([3, 2])
+f1.image(np.asarray(frames[step]), caption=f"real look, step {step} (what the policy saw)",
+         width="stretch")
+f2.markdown("**Action the policy took**")
+f2.dataframe(V.action_frame(actions[step:step + 1], V.ACTION_NAMES).T, width="stretch")
+if widgets.has_image_model(enc):
+    if st.toggle("Saliency of this frame (and the same state in the sim look)",
+                 key=V.VIEW_SALIENCY):
+        with st.spinner("Computing saliency maps..."):
+            pair = V.rollout_saliency(enc, full, gap, step, cache,
+                                      method=loaders.default_method(enc))
+        s1, s2 = st.columns(2)
+        s1.image(pair["sim_overlay"], caption="sim look, same state", width="stretch")
+        s2.image(pair["real_overlay"], caption="real look (seen by the policy)",
+                 width="stretch")
+        st.markdown(f"**Sim/real agreement: {widgets.fmt(pair['agreement'], 2)}** (Spearman "
+                    f"rank correlation of the two maps; {pair['method']}, target: embedding)")
+else:
+    st.caption(widgets.no_image_model_note([enc]))

@@ -1,0 +1,53 @@
+"""The Validation page (pages/5_Validation.py): cache first, results, rollout viewer."""
+
+from __future__ import annotations
+
+from s2r.cache import Cache
+from s2r.pipeline.rollouts import RolloutParams
+from s2r.pipeline.validation import demo_options, validate
+from tests.ui.apptest import no_exception, open_app, use_env
+from ui import state as S
+from ui import validation as V
+
+PAGE = "pages/5_Validation.py"
+TINY = "demo:episodes=3,steps=6,height=64,width=64"
+IDS = ["state", "pixels", "efficientnet-lite0"]
+
+
+def _open(monkeypatch, cache_dir, *, rollouts=5, demos=10):
+    use_env(monkeypatch, cache_dir)
+    monkeypatch.setenv("S2R_DEMO_SPEC", TINY)
+    at = open_app(PAGE)
+    at.session_state[V.ENCODERS] = IDS
+    at.session_state[V.GAPS] = [0.0, 1.0]
+    at.session_state[V.ROLLOUTS] = rollouts
+    at.session_state[V.DEMOS] = demos
+    return at
+
+
+def test_nothing_cached_offers_the_run_button_and_computes_nothing(tmp_path, monkeypatch):
+    at = _open(monkeypatch, tmp_path / "c")
+    at.run()
+    no_exception(at)
+    assert any(b.label == "Run validation" for b in at.button)
+    assert not at.dataframe
+    assert not list((tmp_path / "c").rglob("*.npy"))     # the cache look-up wrote nothing
+
+
+def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, monkeypatch):
+    spec = S.demo_spec(**{**demo_options(TINY), "paired": True})
+    params = RolloutParams(rollouts=5, demos=10, height=64, width=64)
+    validate(spec, IDS, [0.0, 1.0], params=params, cache=Cache(tmp_path / "c"), n_boot=20)
+    at = _open(monkeypatch, tmp_path / "c")
+    at.run()
+    no_exception(at)
+    assert not any(b.label == "Run validation" for b in at.button)
+    success = at.dataframe[0].value
+    assert set(IDS) == set(success.index) and "gap 1" in success.columns
+    corr = at.dataframe[1].value
+    assert set(corr["score"]) >= {"dis", "transfer_score_skill", "sim2real_score"}
+    assert at.slider(key=V.VIEW_STEP).max >= 0
+    at.selectbox(key=V.VIEW_ENCODER).select("efficientnet-lite0").run()
+    at.toggle(key=V.VIEW_SALIENCY).set_value(True).run()
+    no_exception(at)
+    assert any("Sim/real agreement" in m.value for m in at.markdown)
