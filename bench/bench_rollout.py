@@ -15,14 +15,18 @@ The policy is a fixed random linear map, so no rollout ends early: every one of 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from s2r.embed import embed_frames
-from s2r.encoders import build_encoder
-from s2r.policy.rollout import run_rollouts
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from s2r.embed import embed_frames  # noqa: E402
+from s2r.encoders import build_encoder  # noqa: E402
+from s2r.policy.rollout import run_rollouts  # noqa: E402
 
 
 def main() -> None:

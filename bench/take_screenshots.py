@@ -6,6 +6,12 @@ per page. Needs Debian's chromium (``make browser-deps``).
 
     .venv/bin/python bench/take_screenshots.py            # the app's default demo and encoders
     .venv/bin/python bench/take_screenshots.py --quick    # a tiny demo, two encoders
+
+The Validation page needs ``python -m s2r validate`` run first (minutes per encoder); give its
+cache folder and dataset spec to add ``validation.png`` (``--only-validation``: just that)::
+
+    .venv/bin/python bench/take_screenshots.py --validation-cache VAL/cache \
+        --validation-demo demo:episodes=8,steps=16,height=96,width=128
 """
 
 from __future__ import annotations
@@ -47,6 +53,22 @@ def open_page(page, label: str, ready_text: str) -> None:
     wait_idle(page)
 
 
+def shoot_validation(cache_dir: str, spec: str, out: Path) -> None:
+    """``validation.png``: the Validation page on a cache ``python -m s2r validate`` filled
+    (default page settings), with the saliency of a rollout step of the second encoder."""
+    env = {"S2R_CACHE_DIR": str(cache_dir), "S2R_DEMO_SPEC": spec,
+           "S2R_DEFAULT_ENCODERS": "pixels"}
+    with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
+        page.goto(url.rstrip("/") + "/Validation")
+        page.get_by_text("Which score predicts real success?").wait_for(timeout=600_000)
+        wait_idle(page)
+        page.get_by_text("Saliency of this frame").first.click()
+        page.get_by_text("Sim/real agreement").first.wait_for(timeout=300_000)
+        wait_idle(page)
+        page.mouse.move(5, 5)
+        shoot(page, "validation", out)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny demo, two encoders")
@@ -54,7 +76,17 @@ def main(argv=None) -> int:
     parser.add_argument("--encoders", default=None,
                         help="comma-separated encoder ids (default: the app's default set)")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--validation-cache", default=None, metavar="DIR",
+                        help="cache folder of a 'python -m s2r validate' run: also shoot the "
+                             "Validation page")
+    parser.add_argument("--validation-demo", default=None, metavar="SPEC",
+                        help="the demo spec that run used")
+    parser.add_argument("--only-validation", action="store_true")
     args = parser.parse_args(argv)
+    if args.validation_cache:
+        shoot_validation(args.validation_cache, args.validation_demo or "demo", args.out)
+        if args.only_validation:
+            return 0
     if args.quick:
         args.demo = args.demo or "demo:episodes=4,steps=8,height=96,width=128"
         args.encoders = args.encoders or "resnet18@random,pixels"

@@ -117,6 +117,8 @@ st.caption("Spearman's rho and Kendall's tau between each score and real success
 # ----------------------------------------------------------------------------- rollout viewer
 st.subheader("A real-look rollout")
 v1, v2 = st.columns(2)
+if state.get(V.VIEW_ENCODER) not in ids:   # open on the image encoder that did best
+    state[V.VIEW_ENCODER] = V.best_image_encoder(df) or ids[0]
 enc = v1.selectbox("Encoder", ids, key=V.VIEW_ENCODER, format_func=widgets.encoder_label)
 gap = v2.selectbox("Gap", gaps, key=V.VIEW_GAP, format_func=lambda g: f"{g:g}")
 full = RolloutParams(**{**params.to_dict(), "height": int(options["height"]),

@@ -103,6 +103,16 @@ def success_scatter(df: pd.DataFrame, score: str, *,
                                      titleOrient="left")
 
 
+def best_image_encoder(df: pd.DataFrame) -> Optional[str]:
+    """The encoder with an image model and the highest mean real success (None if none)."""
+    from s2r.encoders import get_spec
+
+    if not len(df):
+        return None
+    means = df.groupby("encoder")["success_real"].mean().sort_values(ascending=False)
+    return next((e for e in means.index if get_spec(e).has_image_model), None)
+
+
 def action_frame(actions, names) -> pd.DataFrame:
     """The recorded rollout's actions as a table (one row per step)."""
     df = pd.DataFrame([list(a) for a in actions], columns=list(names))

@@ -83,6 +83,7 @@ def _state_policy(shuffle: bool):
     return lambda frames, s: policy.predict(s, s[:, DEMO_PROPRIO_COLUMNS])
 
 
+@pytest.mark.slow
 def test_a_policy_on_the_state_succeeds_far_above_one_on_shuffled_actions():
     kw = dict(look="real", gap=1.0, n_rollouts=30, horizon=40, height=64, width=64, seed=9)
     good = run_rollouts(_state_policy(False), **kw)

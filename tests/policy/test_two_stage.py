@@ -31,6 +31,7 @@ def test_the_probe_reads_a_linearly_held_task_state_and_the_policy_acts_on_it():
     assert pol.alpha in ALPHAS
 
 
+@pytest.mark.slow
 def test_an_embedding_without_the_task_state_gives_a_policy_no_better_than_the_mean():
     Z, P, S, A, ep = _data()
     Z = np.random.default_rng(5).normal(size=Z.shape)     # holds nothing about the task

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from s2r.cache import Cache
 from s2r.pipeline.rollouts import RolloutParams
 from s2r.pipeline.validation import demo_options, validate
@@ -25,6 +27,7 @@ def _open(monkeypatch, cache_dir, *, rollouts=5, demos=10):
     return at
 
 
+@pytest.mark.slow
 def test_nothing_cached_offers_the_run_button_and_computes_nothing(tmp_path, monkeypatch):
     at = _open(monkeypatch, tmp_path / "c")
     at.run()
@@ -34,6 +37,7 @@ def test_nothing_cached_offers_the_run_button_and_computes_nothing(tmp_path, mon
     assert not list((tmp_path / "c").rglob("*.npy"))     # the cache look-up wrote nothing
 
 
+@pytest.mark.slow
 def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, monkeypatch):
     spec = S.demo_spec(**{**demo_options(TINY), "paired": True})
     params = RolloutParams(rollouts=5, demos=10, height=64, width=64)
@@ -47,6 +51,7 @@ def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, mon
     corr = at.dataframe[1].value
     assert set(corr["score"]) >= {"dis", "transfer_score_skill", "sim2real_score"}
     assert at.slider(key=V.VIEW_STEP).max >= 0
+    assert at.selectbox(key=V.VIEW_ENCODER).value in ("pixels", "efficientnet-lite0")
     at.selectbox(key=V.VIEW_ENCODER).select("efficientnet-lite0").run()
     at.toggle(key=V.VIEW_SALIENCY).set_value(True).run()
     no_exception(at)

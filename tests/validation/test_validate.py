@@ -47,6 +47,7 @@ def test_the_key_holds_every_parameter_and_the_code():
     assert base["code"] and R.rollout_key("pixels", TINY, "sim", 0.3)["gap"] is None
 
 
+@pytest.mark.slow
 def test_validate_reports_every_row_score_and_correlation(tmp_path):
     ids = ["state", "pixels", "efficientnet-lite0"]
     report = validate(SPEC, ids, [0.0, 1.0], params=TINY, cache=Cache(tmp_path / "c"),
@@ -75,6 +76,7 @@ def test_validate_refuses_what_it_cannot_do(tmp_path):
         validate(SPEC, ["state", "pixels"], [0.5])
 
 
+@pytest.mark.slow
 def test_the_command_writes_the_report(tmp_path, capsys):
     out = tmp_path / "report.json"
     code = main(["validate", SPEC, "--encoders", "state,pixels,efficientnet-lite0", "--gaps",
