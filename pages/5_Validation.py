@@ -20,6 +20,7 @@ widgets.page_header(
 state = st.session_state
 widgets.encoder_config_or_stop()
 
+from s2r.datasets.demo import ACTION_NAMES  # noqa: E402
 from s2r.pipeline.rollouts import POLICIES, RolloutParams, recorded_rollout  # noqa: E402
 from s2r.pipeline.validation import DEFAULT_ENCODERS, demo_options, validate  # noqa: E402
 
@@ -60,8 +61,7 @@ if len(ids) < 3 or not gaps:
 cache = loaders.get_cache()
 report = None
 try:
-    report = validate(spec, ids, gaps, params=params, cache=compute.PeekCache(cache),
-                      device=loaders.device(), n_boot=1000)
+    report = loaders.validation_report(spec, tuple(ids), tuple(gaps), params.to_dict())
 except compute.NotCached:
     pass
 except S2RError as exc:
@@ -81,8 +81,10 @@ if report is None:
                 bar.progress(min(1.0, done / max(total, 1)), text=message)
 
             try:
-                report = validate(spec, ids, gaps, params=params, cache=cache,
-                                  device=loaders.device(), n_boot=1000, progress=progress)
+                validate(spec, ids, gaps, params=params, cache=cache, device=loaders.device(),
+                         n_boot=loaders.VALIDATION_N_BOOT, progress=progress)
+                report = loaders.validation_report(spec, tuple(ids), tuple(gaps),
+                                                   params.to_dict())
             except S2RError as exc:
                 box.update(label="Validation failed", state="error")
                 st.error(str(exc))
@@ -139,7 +141,7 @@ f1, f2 = st.columns([3, 2])
 f1.image(np.asarray(frames[step]), caption=f"real look, step {step} (what the policy saw)",
          width="stretch")
 f2.markdown("**Action the policy took**")
-f2.dataframe(V.action_frame(actions[step:step + 1], V.ACTION_NAMES).T, width="stretch")
+f2.dataframe(V.action_frame(actions[step:step + 1], ACTION_NAMES).T, width="stretch")
 if widgets.has_image_model(enc):
     if st.toggle("Saliency of this frame (and the same state in the sim look)",
                  key=V.VIEW_SALIENCY):

@@ -325,3 +325,24 @@ def masks(frameset, indices: Sequence[int]) -> Optional[np.ndarray]:
     if not frameset.has_masks:
         return None
     return frameset.read_masks(np.asarray(list(indices), dtype=np.int64))
+
+
+#: Bootstrap replicates of the Validation page's correlations.
+VALIDATION_N_BOOT = 1000
+
+
+@st.cache_data(max_entries=8, show_spinner="Reading the validation results...")
+def _validation_report(root: str, spec: str, ids: tuple, gaps: tuple, params: dict) -> dict:
+    from s2r.pipeline.rollouts import RolloutParams
+    from s2r.pipeline.validation import validate
+    from ui.compute import PeekCache
+
+    return validate(spec, list(ids), list(gaps), params=RolloutParams(**params),
+                    cache=PeekCache(_cache(root)), device=device(), n_boot=VALIDATION_N_BOOT)
+
+
+def validation_report(spec: str, ids: tuple, gaps: tuple, params: dict) -> dict:
+    """The validation report read from the disk cache (computing nothing, so the bootstrap
+    of the correlations runs once per settings, not on every rerun); raises
+    :class:`ui.compute.NotCached` when part of it is not on disk (a miss is not memoised)."""
+    return _validation_report(cache_root(), spec, ids, gaps, params)

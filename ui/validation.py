@@ -178,7 +178,3 @@ def rollout_saliency(encoder_id: str, params, gap: float, step: int, cache, *,
     return {"sim_overlay": overlay(sim, maps[0]), "real_overlay": overlay(real, maps[1]),
             "agreement": sim_real_agreement(maps[0], maps[1]), "method": method}
 
-
-#: Column names of the demo's actions.
-ACTION_NAMES = ("pos_x", "pos_y", "pos_z", "rot6d_0", "rot6d_1", "rot6d_2", "rot6d_3",
-                "rot6d_4", "rot6d_5", "gripper")

@@ -19,6 +19,7 @@ policy code, so a change to either is never served stale.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from typing import Optional, Sequence
 
@@ -86,16 +87,17 @@ class RolloutParams:
         return asdict(self)
 
 
+@functools.lru_cache(maxsize=1)
 def _code_digest() -> str:
-    """Digest of the simulator's and the policy's source (part of every key)."""
+    """Digest of the simulator's (the demo package's) and the policy's source, read once per
+    process: the code that runs here (part of every key)."""
     from pathlib import Path
 
+    from s2r.datasets.demo import _code_digest as demo_digest
     from s2r.identity import digest
 
-    root = Path(__file__).resolve().parent.parent
-    files = sorted((root / "datasets" / "demo").glob("*.py")) + sorted(
-        (root / "policy").glob("*.py"))
-    return digest(*(f.read_bytes() for f in files)).hex()[:16]
+    files = sorted((Path(__file__).resolve().parent.parent / "policy").glob("*.py"))
+    return digest(demo_digest(), *(f.read_bytes() for f in files)).hex()[:16]
 
 
 def _encoder_key(encoder_id: str) -> dict:

@@ -151,8 +151,7 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
                                   progress=inner)
         done += len(gaps) + 1
         for gap in gaps:
-            outcome = result["real"][gap] if gap in result["real"] else \
-                result["real"][str(gap)]
+            outcome = result["real"][gap]
             rows.append(_row(encoder_id, gap, outcome, result["sim"],
                              records[(encoder_id, gap)]))
             outcomes.append(outcome["successes"])
