@@ -27,7 +27,7 @@ import filelock
 
 from s2r.cache.files import file_ident, fsync_dir
 from s2r.cache.keys import CacheError
-from s2r.cache.layout import Layout
+from s2r.cache.layout import Layout, claim_root
 from s2r.cache.records import export_records, restore_records
 
 __all__ = ["Index", "is_corruption", "REPAIR_TIMEOUT"]
@@ -103,6 +103,11 @@ class Index:
         another process or thread is moving aside or rebuilding.
         """
         layout = self.layout
+        try:
+            claim_root(layout)
+        except OSError as exc:
+            raise CacheError(f"cannot create the cache folder {layout.root}: "
+                             f"{exc.strerror or exc}") from None
         for folder in (layout.root, layout.arrays_dir, layout.locks_dir):
             try:
                 folder.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,8 @@
 On-disk layout (``root`` defaults to ``$S2R_CACHE_DIR``, else ``./cache``)::
 
     cache/
+      .s2r-cache           the marker: written when s2r creates the folder; `cache clear`
+                           deletes nothing in a folder without it
       index/               diskcache.Cache (SQLite): one JSON record per entry
       index.corrupt-<time>/  an index that could not be read, moved aside (s2r.cache.index)
       arrays/<hash>.npy    array entries, plain .npy files (np.load(..., mmap_mode="r"))
@@ -16,15 +18,29 @@ This layout is a contract with caches already on disk: change it and they become
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from s2r.cache.files import atomic_write_text
 from s2r.cache.keys import CacheError
 
-__all__ = ["Layout", "default_cache_dir", "check_root"]
+__all__ = ["Layout", "default_cache_dir", "check_root", "claim_root", "check_clearable",
+           "MARKER_NAME", "ENTRY_NAME"]
+
+#: The marker file that says "s2r created this folder as a cache".
+MARKER_NAME = ".s2r-cache"
+MARKER_TEXT = "s2r disk cache: s2r created this folder; `python -m s2r cache clear` empties it\n"
+#: The names s2r gives an entry's files: ``<32 hex digits>.npy|.json|.lock`` and
+#: ``<32 hex digits>.<random>.tmp`` (a write in progress).
+ENTRY_NAME = re.compile(r"^[0-9a-f]{32}(\.npy|\.json|\.lock|\.[A-Za-z0-9_]+\.tmp)$")
+#: What a folder may hold and still be claimed as a cache without a marker: nothing but the
+#: layout's own folders (a cache written before the marker existed, or the repository's
+#: ``cache/`` with its ``.gitkeep``).
+_CLAIMABLE = {"index", "arrays", "records", "locks", ".gitkeep"}
 
 
 def default_cache_dir() -> Path:
@@ -68,6 +84,10 @@ class Layout:
     def lock_path(self, digest: str) -> Path:
         return self.locks_dir / f"{digest}.lock"
 
+    @property
+    def marker(self) -> Path:
+        return self.root / MARKER_NAME
+
     def has_record_files(self) -> bool:
         return self.records_dir.is_dir() and any(self.records_dir.glob("*.json"))
 
@@ -109,3 +129,45 @@ def check_root(root: Path) -> None:
     if why is not None:
         raise CacheError(f"cache folder {root} cannot be created: {ancestor} is not writable "
                          f"({why}); {where} you can write to")
+
+
+def _is_marked(layout: Layout) -> bool:
+    return layout.marker.is_file() and not layout.marker.is_symlink()
+
+
+def _claimable(layout: Layout) -> bool:
+    """Whether ``root`` is empty, or a cache s2r wrote before it wrote markers (it holds an
+    index database and nothing but the layout's own names)."""
+    try:
+        names = {p.name for p in layout.root.iterdir()}
+    except FileNotFoundError:
+        return True
+    own = names <= (_CLAIMABLE | {n for n in names if n.startswith("index.corrupt-")})
+    return not (names - {".gitkeep"}) or (own and layout.index_db.is_file())
+
+
+def claim_root(layout: Layout) -> None:
+    """Create the cache folder and its marker when s2r may call the folder its own: it did
+    not exist, was empty, or is a cache from before markers. A folder of other files used as
+    a cache gets no marker (it works, but :func:`check_clearable` refuses it)."""
+    if _is_marked(layout) or not _claimable(layout):
+        return
+    layout.root.mkdir(parents=True, exist_ok=True)
+    if not (layout.marker.exists() or layout.marker.is_symlink()):
+        atomic_write_text(layout.marker, MARKER_TEXT)
+
+
+def check_clearable(layout: Layout) -> None:
+    """Raise :class:`CacheError` unless ``cache clear`` may delete entries in ``layout``: the
+    folder carries the marker (or is claimed now, see :func:`claim_root`) and none of its
+    sub-folders is a symbolic link (deleting through one would empty the folder it points to).
+    """
+    claim_root(layout)
+    if not _is_marked(layout):
+        raise CacheError(f"{layout.root} is not an s2r cache folder (it has no {MARKER_NAME} "
+                         "marker, which s2r writes when it creates a cache): nothing was "
+                         "deleted; give the folder s2r made (--cache-dir or $S2R_CACHE_DIR)")
+    for sub in (layout.index_dir, layout.arrays_dir, layout.records_dir, layout.locks_dir):
+        if sub.is_symlink():
+            raise CacheError(f"{sub} is a symbolic link: cache clear deletes nothing through "
+                             "links (nothing was deleted); replace it by a folder")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Optional
 
 from s2r.cache.index import Index, is_corruption
 from s2r.cache.keys import json_default
-from s2r.cache.layout import Layout
+from s2r.cache.layout import ENTRY_NAME, Layout, check_clearable
 
 __all__ = ["CacheEntry", "list_entries", "clear_entries", "moved_aside_indexes", "disk_usage"]
 
@@ -103,24 +104,43 @@ def list_entries(index: Index) -> list[CacheEntry]:
     return sorted(entries, key=lambda e: e.created)
 
 
-def _unlink_files_in(folder: Path) -> None:
-    if folder.is_dir():
-        for path in folder.iterdir():
-            if path.is_file():
-                with suppress(FileNotFoundError):
-                    path.unlink()
+def _unlink_entry_files_in(folder: Path) -> None:
+    """Delete the regular files named like an entry's (:data:`ENTRY_NAME`) in ``folder``;
+    anything else (a user's file, a link, a sub-folder) is left alone."""
+    if folder.is_symlink() or not folder.is_dir():
+        return
+    for path in folder.iterdir():
+        if ENTRY_NAME.match(path.name) and stat.S_ISREG(_lstat_mode(path)):
+            with suppress(FileNotFoundError):
+                path.unlink()
+
+
+def _lstat_mode(path: Path) -> int:
+    try:
+        return path.lstat().st_mode
+    except FileNotFoundError:
+        return 0
 
 
 def clear_entries(index: Index) -> int:
-    """Delete every entry, array file, record file and leftover temporary file; return the
-    entry count. Works on a damaged index too (it is moved aside first, and kept)."""
+    """Delete every entry (its record, array, record file, lock and leftover temporary files);
+    return the entry count. Works on a damaged index too (it is moved aside first, and kept).
+
+    Only a folder carrying s2r's marker is cleared, never through a symbolic link, and only
+    files named like an entry's are deleted (:func:`s2r.cache.layout.check_clearable`):
+    anything else a user put there stays.
+    """
     layout = index.layout
+    if not (layout.root.exists() or layout.root.is_symlink()):
+        return 0  # nothing to clear; the folder is not created for it
+    check_clearable(layout)
     n = len(list_entries(index))
-    _unlink_files_in(layout.records_dir)  # first: an index never looks empty while these remain
+    # Record files first: an index never looks empty while they remain.
+    _unlink_entry_files_in(layout.records_dir)
     if layout.index_dir.exists() or layout.index_dir.is_symlink():
         index.run(lambda handle: handle.clear())
-    _unlink_files_in(layout.arrays_dir)
-    _unlink_files_in(layout.locks_dir)
+    _unlink_entry_files_in(layout.arrays_dir)
+    _unlink_entry_files_in(layout.locks_dir)
     return n
 
 

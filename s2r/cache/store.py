@@ -239,6 +239,8 @@ class Cache:
         """Delete every entry, array file, record file and leftover temporary file; return the
         entry count. Works on a damaged index too (it is moved aside first, and kept).
 
+        Refuses (:class:`CacheError`, nothing deleted) a folder without s2r's marker or with
+        a sub-folder that is a symbolic link; deletes only files named like an entry's.
         Do not clear while another process is computing into the same cache.
         """
         return clear_entries(self._index_store)

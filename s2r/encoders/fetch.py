@@ -158,7 +158,8 @@ def extract_member(spec, archive: Path, dest: Path) -> str:
                 raise EncoderError(
                     f"{spec.id}: the release zip has no member matching "
                     f"{' or '.join(patterns)} ({len(names)} files, e.g. {', '.join(names[:3])})")
-            with zf.open(member) as src, open(dest, "wb") as out:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            with zf.open(member) as src, os.fdopen(os.open(dest, flags, 0o644), "wb") as out:
                 shutil.copyfileobj(src, out, 1 << 22)
     except (zipfile.BadZipFile, OSError) as exc:
         raise EncoderError(f"{spec.id}: the release zip is damaged ({exc})") from None
@@ -213,12 +214,13 @@ def _fetch_file(spec, dest: Path, progress, archives: Optional[list]) -> FetchRe
     downloaded = not (archive is not None and archive.is_file())
     if downloaded and not mirror() and _s2r_offline():
         raise EncoderError(f"{spec.id}: S2R_OFFLINE is set; {locate.how_to_get(spec)}")
+    part = dest.with_name((zip_name if zip_name and not mirror() else dest.name) + ".part")
+    _check_writable_places(spec, dest, [dest] + ([part] if downloaded else []))
     created = not dest.parent.exists()
     dest.parent.mkdir(parents=True, exist_ok=True)
     if not downloaded:
         part, url = archive, str(archive)
     else:
-        part = dest.with_name((zip_name if zip_name and not mirror() else dest.name) + ".part")
         try:
             url = _download_first(spec, source_urls(spec), part, progress)
         except BaseException:
@@ -258,6 +260,24 @@ def _fetch_file(spec, dest: Path, progress, archives: Optional[list]) -> FetchRe
         folder=dest.parent)
     return FetchResult(spec.id, "fetched", f"{spec.id}: {dest} (sha256 {digest[:16]} pinned)",
                        str(dest))
+
+
+def _check_writable_places(spec, dest: Path, paths: list) -> None:
+    """Before any download: the weights folder is a folder, and nothing at ``paths`` (the
+    weights file, its ``.part``) is a symbolic link (a planted link would turn the download
+    into an overwrite of what it points to: the weights folder may be shared) or a folder."""
+    folder = dest.parent
+    if (folder.exists() or folder.is_symlink()) and not folder.is_dir():
+        raise EncoderError(f"{spec.id}: the weights folder {folder} is not a folder (set "
+                           "S2R_WEIGHTS_DIR to a folder)")
+    for path in paths:
+        if path.is_symlink():
+            raise EncoderError(f"{spec.id}: {path} is a symbolic link; s2r does not download "
+                               "through a link (it would overwrite the file it points to); "
+                               "remove the link")
+        if path.exists() and not path.is_file():
+            raise EncoderError(f"{spec.id}: {path} exists and is not a regular file (a folder?); "
+                               "move it away")
 
 
 def _remove_if_empty(folder: Path) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import http.client
 import http.cookiejar
+import os
 import re
 import urllib.error
 import urllib.parse
@@ -146,7 +147,10 @@ def download(url: str, part: Path, *, desc: str = "", progress=None,
         written = have
         report(progress, have, total or 0, desc or part.name)
         try:
-            with response, open(part, "ab" if have else "wb") as out:
+            # O_NOFOLLOW: a .part planted as a link is never written through.
+            flags = (os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | (os.O_APPEND if have else os.O_TRUNC))
+            with response, os.fdopen(os.open(part, flags, 0o644), "ab" if have else "wb") as out:
                 while True:
                     try:
                         chunk = response.read(CHUNK)

@@ -99,11 +99,10 @@ def read_checkpoint(path) -> object:
             "state_dicts only. Use the hub's open_clip_pytorch_model.bin / "
             "model.safetensors, or save the archive's state_dict with torch.save.")
     if kind == "unknown":
-        with open(path, "rb") as fh:
-            head = fh.read(8)
+        # Never echo the file's bytes: the path may name any file (ckpt:ARCH:/etc/passwd).
         raise EncoderError(
             f"{path} is not a checkpoint: expected a .safetensors file or a file written by "
-            f"torch.save (.pt/.pth/.bin), but it starts with {head!r}")
+            "torch.save (.pt/.pth/.bin), but its first bytes are neither")
     try:
         with _quiet_protocol_warning(), torch.serialization.safe_globals(_allowed_globals()):
             return torch.load(str(path), map_location="cpu", weights_only=True)
