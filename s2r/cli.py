@@ -27,7 +27,7 @@ from s2r.errors import S2RError
 
 # Order = order in ``--help``. Each name is a module in s2r/commands/.
 COMMANDS = ("demo", "info", "encoders", "weights", "embed", "score", "project", "saliency",
-            "validate", "cache")
+            "validate", "figure", "app", "cache")
 
 
 def add_dataset_args(parser: argparse.ArgumentParser) -> None:

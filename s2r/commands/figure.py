@@ -1,0 +1,252 @@
+"""``python -m s2r figure``: the dashboard's charts as paper figures (SVG, PDF or PNG).
+
+::
+
+    python -m s2r figure scores demo --encoders pixels,state --out fig5.pdf
+    python -m s2r figure tsne demo --encoder efficientnet-lite0 --out tsne.svg
+    python -m s2r figure saliency demo --encoder efficientnet-lite0 --frames 3,40 --out sal.pdf
+    python -m s2r figure compare demo --encoders efficientnet-lite0,pixels --frame 3 --out c.pdf
+    python -m s2r figure validation report.json --score dis --out validation.png
+
+Charts are the dashboard's own (``ui.charts``, ``ui.validation``) drawn from the same cached
+records, restyled for one column of a two-column paper (:mod:`s2r.figures`); saliency grids
+are matplotlib figures of the page's overlays with a colour bar. The format is the suffix of
+``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
+                     dataset_from_args, output_file)
+from s2r.errors import S2RError
+
+KINDS = ("scores", "tsne", "saliency", "compare", "validation")
+
+
+def register(subparsers) -> None:
+    from s2r.figures import FORMATS
+
+    p = subparsers.add_parser(
+        "figure", help="write a chart of the dashboard as a paper figure (.svg, .pdf, .png)",
+        description="Draw one of the dashboard's charts from the same (cached) results and "
+                    "write it as a vector SVG/PDF or a 300 dpi PNG sized for one column of a "
+                    "two-column paper (8 pt text).")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND")
+    kinds.required = True
+    out_help = f"figure file ({', '.join(FORMATS)}; the suffix picks the format)"
+
+    def kind(name: str, help: str, *, dataset: bool = True, runtime: bool = True):
+        k = kinds.add_parser(name, help=help, description=help,
+                             formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        if dataset:
+            add_dataset_args(k)
+        k.add_argument("--out", required=True, metavar="FILE", help=out_help)
+        k.add_argument("--wide", action="store_true",
+                       help="a full page width (7.16 in) instead of one column (3.5 in)")
+        if runtime:
+            add_runtime_args(k, no_cache=False)
+        k.set_defaults(func=run)
+        return k
+
+    from s2r.options import METHODS, TARGET_KINDS
+
+    k = kind("scores", "the Scores page's scatter (the paper's Fig. 5): DIS vs an action score")
+    k.add_argument("--encoders", required=True, metavar="A,B,...",
+                   help="encoder ids or wildcards (scored first if not cached)")
+    k.add_argument("--y", default="transfer_score_skill", metavar="SCORE",
+                   help="y axis: transfer_score_skill, action_score_heldout_skill, "
+                        "transfer_score, action_score_heldout or action_score_train")
+    k.add_argument("--no-intervals", action="store_true", help="leave out the 95%% intervals")
+    k.add_argument("--no-labels", action="store_true", help="leave out the point labels")
+    k = kind("tsne", "the t-SNE map of one encoder's sim and real embeddings")
+    k.add_argument("--encoder", required=True, metavar="NAME", help="encoder id")
+    k.add_argument("--mode", choices=("joint", "place-real"), default="joint",
+                   help="joint: fit all frames; place-real: fit sim frames, place real ones")
+    k.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
+    k = kind("saliency", "saliency overlays of sim frames and their paired real frames "
+                         "(one row per pair) with a colour bar")
+    k.add_argument("--encoder", required=True, metavar="NAME", help="encoder id")
+    k.add_argument("--frames", default=None, metavar="IDS",
+                   help="sim frame indices (default: 3 spread over the sim frames, as the "
+                        "Scores page)")
+    k.add_argument("--method", choices=METHODS, default=None,
+                   help="default: gradcam where the encoder has a Grad-CAM layer, else ig")
+    k.add_argument("--target", choices=TARGET_KINDS, default="embedding",
+                   help="what the maps explain")
+    k.add_argument("--action-dim", default="0", metavar="J",
+                   help="action dimension for --target action")
+    k.add_argument("--with-frames", action="store_true", help="raw frames next to overlays")
+    k = kind("compare", "the Compare page: two encoders on one sim/real frame pair")
+    k.add_argument("--encoders", required=True, metavar="A,B", help="two encoder ids")
+    k.add_argument("--frame", type=int, default=None, metavar="I",
+                   help="sim frame index (default: the middle sim frame)")
+    k = kind("validation", "the Validation page's scatter: real success vs a score",
+             dataset=False, runtime=False)
+    k.add_argument("report", metavar="REPORT.json",
+                   help="a report written by 'python -m s2r validate'")
+    k.add_argument("--score", default="transfer_score_skill", metavar="SCORE",
+                   help="the score on the x axis")
+
+
+def run(args) -> int:
+    from s2r.figures import figure_format
+
+    out = output_file(args.out, (".svg", ".pdf", ".png"))
+    fmt = figure_format(out)
+    data = _DRAW[args.kind](args, fmt)
+    with atomic_output(out) as tmp:
+        tmp.write_bytes(data)
+    print(f"wrote {out} ({args.kind}, {fmt}, {len(data) / 1024:.0f} KiB)")
+    return 0
+
+
+def _size(args) -> dict:
+    from s2r.figures.render import COLUMN_WIDTH, PAGE_WIDTH
+
+    return {"width": (PAGE_WIDTH if args.wide else COLUMN_WIDTH) - 60}
+
+
+def _ids(text: str) -> list[str]:
+    from s2r.commands.score import expand_encoder_ids
+
+    return expand_encoder_ids(text)
+
+
+def _scores(args, fmt: str) -> bytes:
+    from s2r.dashboard import dashboard_module
+    from s2r.figures import chart_bytes
+    from s2r.pipeline import score_encoders
+    from s2r.progress import tqdm_progress
+
+    charts = dashboard_module("ui.charts")
+    if args.y not in charts.Y_CHOICES:
+        raise S2RError(f"--y must be one of {', '.join(charts.Y_CHOICES)}, got {args.y!r}")
+    ids = _ids(args.encoders)
+    cache = cache_from_args(args)
+    frameset = dataset_from_args(args).require_domains()
+    with tqdm_progress("score") as progress:
+        records = score_encoders(frameset, ids, cache=cache, device=args.device,
+                                 progress=progress)
+    chart = charts.score_scatter(charts.scores_frame(records), y=args.y,
+                                 error_bars=not args.no_intervals, labels=not args.no_labels)
+    return chart_bytes(chart, fmt, **_size(args))
+
+
+def _tsne(args, fmt: str) -> bytes:
+    from s2r.dashboard import dashboard_module
+    from s2r.encoders import get_spec
+    from s2r.figures import chart_bytes
+    from s2r.pipeline import project_frameset
+    from s2r.progress import tqdm_progress
+
+    charts = dashboard_module("ui.charts")
+    spec = get_spec(args.encoder)
+    cache = cache_from_args(args)
+    frameset = dataset_from_args(args)
+    with tqdm_progress(f"t-SNE {args.encoder}") as progress:
+        proj = project_frameset(frameset, args.encoder, cache=cache, mode=args.mode,
+                                perplexity=args.perplexity, device=args.device,
+                                progress=progress)
+    df = proj.to_frame()
+    df["episode"] = frameset.episode[df["index"].to_numpy()]
+    df["step"] = frameset.step[df["index"].to_numpy()]
+    chart = charts.projection_scatter(df, title=spec.name,
+                                      subtitle=f"mixing number {proj.mixing:.2f}")
+    return chart_bytes(chart, fmt, height=_size(args)["width"], **_size(args))
+
+
+def _method(encoder_id: str, method) -> str:
+    from s2r.encoders import get_spec
+
+    return method or ("gradcam" if get_spec(encoder_id).cam_layer else "ig")
+
+
+def _saliency(args, fmt: str) -> bytes:
+    from s2r.commands.saliency import parse_frame_ids
+    from s2r.encoders import build_encoder
+    from s2r.figures import GridRow, grid_bytes, saliency_grid
+    from s2r.pipeline import pair_saliency
+    from s2r.progress import tqdm_progress
+    from s2r.saliency import map_agreement
+
+    cache = cache_from_args(args)
+    encoder = build_encoder(args.encoder, device=args.device)
+    frameset = dataset_from_args(args).require_domains()
+    if args.frames is None:
+        sims = frameset.indices("sim")
+        sim_idx = sims[np.unique(np.linspace(0, sims.size - 1, 5).astype(int)[1:-1])]
+    else:
+        sim_idx = parse_frame_ids(args.frames, frameset)
+    method = _method(args.encoder, args.method)
+    with tqdm_progress(f"saliency {args.encoder}") as progress:
+        res = pair_saliency(frameset, encoder, sim_idx, target=args.target, method=method,
+                            action_dim=args.action_dim, cache=cache, progress=progress)
+    rows = [GridRow(f"sim {int(i)} / real {int(j)}", [res.sim_frames[k], res.real_frames[k]],
+                    [res.sim.maps[k], res.real.maps[k]],
+                    notes=["", f"agreement {map_agreement(res.sim.maps[k], res.real.maps[k]):.2f}"])
+            for k, (i, j) in enumerate(zip(res.sim_indices, res.real_indices))]
+    fig = saliency_grid(rows, show_frames=args.with_frames)
+    return grid_bytes(fig, fmt)
+
+
+def _compare(args, fmt: str) -> bytes:
+    from s2r.encoders import build_encoder, get_spec
+    from s2r.figures import GridRow, grid_bytes, saliency_grid
+    from s2r.pipeline import pair_saliency
+    from s2r.saliency import map_agreement
+
+    ids = [e.strip() for e in args.encoders.split(",") if e.strip()]
+    if len(ids) != 2:
+        raise S2RError(f"--encoders: give exactly two encoder ids, got {args.encoders!r}")
+    specs = [get_spec(e) for e in ids]
+    for spec in specs:
+        if not spec.has_image_model:
+            raise S2RError(f"--encoders: {spec.id} has no image model (no saliency maps)")
+    cache = cache_from_args(args)
+    frameset = dataset_from_args(args).require_domains()
+    sims = frameset.indices("sim")
+    sim_idx = int(sims[sims.size // 2]) if args.frame is None else args.frame
+    if sim_idx not in set(sims.tolist()):
+        raise S2RError(f"--frame {sim_idx} is not a sim frame of this dataset")
+    rows = []
+    for spec in specs:
+        res = pair_saliency(frameset, build_encoder(spec.id, device=args.device), [sim_idx],
+                            method=_method(spec.id, None), cache=cache)
+        agree = map_agreement(res.sim.maps[0], res.real.maps[0])
+        rows.append(GridRow(spec.name, [res.sim_frames[0], res.real_frames[0]],
+                            [res.sim.maps[0], res.real.maps[0]],
+                            notes=["", f"sim/real agreement {agree:.2f}"]))
+    real_idx = int(res.real_indices[0])
+    return grid_bytes(saliency_grid(rows, columns=(f"sim frame {sim_idx}",
+                                                   f"real frame {real_idx}")), fmt)
+
+
+def _validation(args, fmt: str) -> bytes:
+    from s2r.dashboard import dashboard_module
+    from s2r.figures import chart_bytes
+
+    V = dashboard_module("ui.validation")
+    path = Path(args.report)
+    try:
+        report = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise S2RError(f"{path}: cannot read a validation report ({exc})") from None
+    if not isinstance(report, dict) or not isinstance(report.get("results"), list):
+        raise S2RError(f"{path}: not a report of 'python -m s2r validate' (no results list)")
+    df = V.results_frame(report)
+    if args.score not in df:
+        raise S2RError(f"--score {args.score!r} is not in {path}; scores there: "
+                       f"{', '.join(s for s in V.SCORE_TITLES if s in df)}")
+    corr = next((c for c in report.get("correlations", [])
+                 if c.get("score") == args.score and c.get("gap") == "all"), None)
+    return chart_bytes(V.success_scatter(df, args.score, correlation=corr), fmt, **_size(args))
+
+
+_DRAW = {"scores": _scores, "tsne": _tsne, "saliency": _saliency, "compare": _compare,
+         "validation": _validation}

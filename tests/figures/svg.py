@@ -1,0 +1,64 @@
+"""Reading marks back out of a Vega SVG and checking PDF/PNG files (test helpers)."""
+
+from __future__ import annotations
+
+import re
+import struct
+
+import numpy as np
+
+_TRANSLATE = r'transform="translate\(([-\d.e]+),([-\d.e]+)\)"'
+
+
+def _group(svg: str, cls: str) -> list[str]:
+    """The inner text of every ``<g class="cls ...">`` element (not nested ones)."""
+    out = []
+    for m in re.finditer(rf'<g class="{cls}[^"]*"[^>]*>', svg):
+        depth, i = 1, m.end()
+        while depth:
+            nxt = re.search(r"<g[ >]|</g>", svg[i:])
+            depth += 1 if nxt.group(0) != "</g>" else -1
+            i += nxt.end()
+        out.append(svg[m.end():i])
+    return out
+
+
+def symbols(svg: str) -> np.ndarray:
+    """``(n, 2)`` positions of every symbol mark (points of a scatter), plot coordinates."""
+    pts = []
+    for body in _group(svg, "mark-symbol role-mark"):
+        pts += [(float(x), float(y)) for x, y in
+                re.findall(r'<path[^>]*?' + _TRANSLATE, body)]
+    return np.asarray(pts, dtype=float).reshape(-1, 2)
+
+
+def axis_maps(svg: str) -> tuple[np.poly1d, np.poly1d]:
+    """Linear maps plot coordinate -> data value of the x and y axes, fitted on their tick
+    labels (the x axis: labels centred under ticks; the y axis: right-aligned)."""
+    fits = {}
+    for body in _group(svg, "mark-text role-axis-label"):
+        ticks = re.findall(r'<text text-anchor="(\w+)" ' + _TRANSLATE + r'[^>]*>([^<]+)</text>',
+                           body)
+        values = np.array([float(t[3].replace("\u2212", "-")) for t in ticks])
+        if ticks[0][0] == "end":      # y axis labels: right aligned, y = the tick
+            coords = np.array([float(t[2]) for t in ticks])
+            key = "y"
+        else:                          # x axis labels: x = the tick (first one may start)
+            coords = np.array([float(t[1]) for t in ticks])
+            keep = np.array([t[0] == "middle" for t in ticks])
+            coords, values, key = coords[keep], values[keep], "x"
+        # text y sits on the baseline, ~3 px under the tick for 8 px labels: fit the slope
+        # on the labels, the offset is checked against the spacing below
+        fits[key] = np.poly1d(np.polyfit(coords, values, 1))
+    return fits["x"], fits["y"]
+
+
+def pdf_pages(data: bytes) -> int:
+    """Page objects in a PDF file."""
+    return len(re.findall(rb"/Type\s*/Page(?!s)", data))
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """(width, height) from a PNG header."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])

@@ -1,0 +1,164 @@
+"""Paper figures (``s2r.figures``, ``python -m s2r figure``): each format opens and holds the
+expected marks; the scores figure's points sit where the scores put them."""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+from s2r.cli import main
+from s2r.errors import S2RError
+from s2r.figures import (GridRow, chart_bytes, grid_bytes, paper_spec, saliency_grid,
+                         save_chart)
+from s2r.figures.render import LABEL_PT, MARK_SCALE, MARK_TEXT_PT, PNG_SCALE
+from tests.figures import svg as S
+
+DEMO = "demo:episodes=4,steps=8,height=64,width=64,gap=0.5"
+
+
+def _scatter(n: int = 5) -> alt.LayerChart:
+    df = pd.DataFrame({"x": np.arange(n, dtype=float), "y": np.arange(n, dtype=float) ** 2,
+                       "name": [f"p{i}" for i in range(n)]})
+    base = alt.Chart(df)
+    points = base.mark_point(filled=True, size=200).encode(
+        x="x:Q", y="y:Q", size=alt.Size("x:Q", scale=alt.Scale(range=[100, 900])))
+    text = base.mark_text(fontSize=12, dx=10).encode(x="x:Q", y="y:Q", text="name:N")
+    return alt.layer(points, text).properties(title="A title", height=480)
+
+
+def test_paper_spec_restyles_for_print_and_leaves_the_chart_alone():
+    chart = _scatter()
+    before = chart.to_dict()
+    spec = paper_spec(chart, width=200, height=150)
+    assert chart.to_dict() == before                       # the input is not modified
+    assert "title" not in spec and spec["width"] == 200 and spec["height"] == 150
+    assert spec["config"]["axis"]["labelFontSize"] == LABEL_PT
+    points, text = spec["layer"]
+    assert points["mark"]["size"] == pytest.approx(200 * MARK_SCALE)
+    assert points["encoding"]["size"]["scale"]["range"] == pytest.approx(
+        [100 * MARK_SCALE, 900 * MARK_SCALE])
+    assert text["mark"]["fontSize"] == MARK_TEXT_PT and text["mark"]["dx"] == 5
+    assert spec["datasets"] == before["datasets"]          # same data
+    assert "title" in paper_spec(chart, keep_title=True)
+
+
+def test_svg_pdf_png_open_and_hold_the_points(tmp_path):
+    chart = _scatter(5)
+    svg = chart_bytes(chart, "svg").decode()
+    assert svg.startswith("<svg") and len(S.symbols(svg)) == 5
+    # the points' positions read back through the axes give the data
+    fx, fy = S.axis_maps(svg)
+    xy = S.symbols(svg)
+    assert fx(xy[:, 0]) == pytest.approx(np.arange(5.0), abs=0.1)
+    assert np.all(np.diff(xy[:, 1]) < 0)                  # y = x^2 rises: SVG y falls
+    pdf = chart_bytes(chart, "pdf")
+    assert pdf.startswith(b"%PDF-") and S.pdf_pages(pdf) == 1
+    png = chart_bytes(chart, "png")
+    w, h = S.png_size(png)
+    width_pt = float(S.re.search(r'width="([\d.]+)"', svg).group(1))
+    assert w == pytest.approx(width_pt * PNG_SCALE, abs=2)
+    assert save_chart(chart, tmp_path / "c.pdf").read_bytes().startswith(b"%PDF-")
+    with pytest.raises(S2RError, match="expected a .svg, .pdf, .png file"):
+        save_chart(chart, tmp_path / "c.jpg")
+
+
+def _grid(rows: int = 2):
+    rng = np.random.default_rng(0)
+    frame = rng.integers(0, 255, (48, 64, 3), dtype=np.uint8)
+    heat = np.linspace(0, 1, 48 * 64).reshape(48, 64)
+    return saliency_grid([GridRow(f"row {r}", [frame, frame], [heat, heat[::-1]],
+                                  notes=["", f"agreement {r}"]) for r in range(rows)])
+
+
+def test_saliency_grid_has_every_overlay_and_a_colour_bar():
+    fig = _grid(2)
+    svg = grid_bytes(fig, "svg").decode()
+    # 4 overlays + the colour bar's gradient
+    assert svg.count("<image") == 5
+    assert "red = most salient" in svg and "row 1" in svg and "agreement 1" in svg
+    bar = fig.axes[-1]
+    assert bar.get_xlim() == (0.0, 1.0)                     # the value range of every map
+    pdf = grid_bytes(fig, "pdf")
+    assert pdf.startswith(b"%PDF-") and S.pdf_pages(pdf) == 1
+    w, _ = S.png_size(grid_bytes(fig, "png"))
+    assert w == pytest.approx(3.5 * 300, abs=5)            # one column at 300 dpi
+
+
+def test_saliency_grid_checks_its_rows():
+    frame = np.zeros((8, 8, 3), np.uint8)
+    with pytest.raises(S2RError, match="2 frames and 1 maps"):
+        saliency_grid([GridRow("r", [frame, frame], [np.zeros((8, 8))])])
+    with pytest.raises(S2RError, match="at least one row"):
+        saliency_grid([])
+
+
+@pytest.fixture(scope="module")
+def scores_figures(tmp_path_factory):
+    """``figure scores`` in the three formats, and the records the points must match."""
+    out = tmp_path_factory.mktemp("fig")
+    cache = out / "cache"
+    args = ["figure", "scores", DEMO, "--encoders", "pixels,state", "--device", "cpu",
+            "--cache-dir", str(cache)]
+    for suffix in ("svg", "pdf", "png"):
+        assert main([*args, "--out", str(out / f"f.{suffix}")]) == 0
+    # the same cache entries, through the score command (which reads them back)
+    assert main(["score", DEMO, "--encoders", "pixels,state", "--device", "cpu",
+                 "--cache-dir", str(cache), "--out", str(out / "s.json")]) == 0
+    return out, {r["encoder"]["id"]: r for r in json.loads((out / "s.json").read_text())}
+
+
+def test_scores_figure_points_are_the_scores(scores_figures):
+    out, records = scores_figures
+    svg = (out / "f.svg").read_text()
+    xy = S.symbols(svg)
+    assert len(xy) == 2                                    # pixels and state
+    fx, fy = S.axis_maps(svg)
+    got = sorted(zip(fx(xy[:, 0]), fy(xy[:, 1])))
+    want = sorted((r["dis"], r["transfer_score_skill"]) for r in records.values())
+    span_x = abs(fx(1000) - fx(0)) / 1000 * 200             # data per ~plot width
+    for (gx, gy), (wx, wy) in zip(got, want):
+        assert gx == pytest.approx(wx, abs=0.03 * max(1.0, span_x))
+        assert gy == pytest.approx(wy, abs=0.05)
+    # the labels of both encoders are written next to them
+    assert "Raw pixels" in svg and "Robot state" in svg
+
+
+def test_scores_figure_pdf_and_png(scores_figures):
+    out, _ = scores_figures
+    pdf = (out / "f.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF-") and S.pdf_pages(pdf) == 1
+    w, h = S.png_size((out / "f.png").read_bytes())
+    assert 900 < w < 2200 and 600 < h < 2200               # about a column at 300 dpi
+
+
+def test_figure_errors_are_one_line(tmp_path, capsys):
+    assert main(["figure", "scores", DEMO, "--encoders", "pixels", "--out",
+                 str(tmp_path / "f.jpg")]) == 2
+    assert "error: --out must name a .svg or .pdf or .png file" in capsys.readouterr().err
+    assert main(["figure", "scores", DEMO, "--encoders", "pixels", "--y", "nope", "--out",
+                 str(tmp_path / "f.svg")]) == 2
+    assert "error: --y must be one of" in capsys.readouterr().err
+    bad = tmp_path / "r.json"
+    bad.write_text("[1, 2]")
+    assert main(["figure", "validation", str(bad), "--out", str(tmp_path / "v.svg")]) == 2
+    assert "not a report of 'python -m s2r validate'" in capsys.readouterr().err
+    assert main(["figure", "compare", DEMO, "--encoders", "pixels,state", "--out",
+                 str(tmp_path / "c.svg")]) == 2
+    assert "state has no image model" in capsys.readouterr().err
+
+
+def test_tsne_and_compare_figures(tmp_path):
+    args = [DEMO, "--device", "cpu", "--cache-dir", str(tmp_path / "cache")]
+    assert main(["figure", "tsne", *args, "--encoder", "pixels",
+                 "--out", str(tmp_path / "t.svg")]) == 0
+    svg = (tmp_path / "t.svg").read_text()
+    assert len(S.symbols(svg)) == 64 or svg.count("<path") >= 64   # every frame is a point
+    assert main(["figure", "compare", *args, "--encoders", "pixels,efficientnet-lite0",
+                 "--frame", "3", "--out", str(tmp_path / "c.svg")]) == 0
+    svg = (tmp_path / "c.svg").read_text()
+    assert svg.count("<image") == 5                         # 2 encoders x sim/real + bar
+    assert "sim frame 3" in svg and "EfficientNet-Lite0" in svg
