@@ -43,6 +43,9 @@ from s2r.datasets._checks import (
     steps_within_episodes, warn_if_signal_like,
 )
 from s2r.datasets.lerobot_hub import hub_repo, is_hub_id, local_root
+from s2r.datasets.lerobot_meta import (
+    check_info, check_integer_column, check_timestamps, episode_record, inside_root,
+)
 from s2r.datasets.lerobot_video import ParquetImages, VideoFrames, decode_png, \
     image_bytes_column, probe_video
 from s2r.datasets._lfs import check_not_lfs_pointer
@@ -75,8 +78,7 @@ def read_info(root: Path) -> dict:
     if version not in VERSIONS:
         raise DataError(f"{path}: codebase_version {version or 'missing'!r} is not supported "
                         f"(supported: {', '.join(VERSIONS)})")
-    if not info.get("fps"):
-        raise DataError(f"{path}: no 'fps'; LeRobot meta/info.json gives the frame rate")
+    info.update(check_info(info, str(path)))  # fps and chunks_size, typed and ranged
     return info
 
 
@@ -151,11 +153,21 @@ def _episodes_v3(root: Path, camera: Optional[str]) -> list[dict]:
         cols += [f"videos/{camera}/{c}" for c in ("chunk_index", "file_index", "from_timestamp")]
     table = pa.concat_tables([_read_parquet(f, cols, "episode records") for f in files])
     rows = table.to_pydict()
-    return [{"episode": int(rows["episode_index"][i]), "length": int(rows["length"][i]),
-             "data": (int(rows["data/chunk_index"][i]), int(rows["data/file_index"][i])),
-             **({"video": (int(rows[cols[4]][i]), int(rows[cols[5]][i])),
-                 "from": float(rows[cols[6]][i])} if camera is not None else {})}
-            for i in range(table.num_rows)]
+    where = str(folder)
+    out = []
+    for i in range(table.num_rows):
+        ints = {c: episode_record(rows[c][i], f"{where} row {i}", c) for c in cols[:6]}
+        ep = {"episode": ints["episode_index"], "length": ints["length"],
+              "data": (ints["data/chunk_index"], ints["data/file_index"])}
+        if camera is not None:
+            start = rows[cols[6]][i]
+            if isinstance(start, bool) or not isinstance(start, (int, float)) \
+                    or not 0 <= start < 1e9:
+                raise DataError(f"{where} row {i}: field {cols[6]!r} must be seconds >= 0, "
+                                f"got {start!r}")
+            ep.update(video=(ints[cols[4]], ints[cols[5]]), start=float(start))
+        out.append(ep)
+    return out
 
 
 def _episodes_v2(root: Path) -> list[dict]:
@@ -168,18 +180,26 @@ def _episodes_v2(root: Path) -> list[dict]:
             continue
         try:
             row = json.loads(line)
-            out.append({"episode": int(row["episode_index"]), "length": int(row["length"])})
+            where = f"{path}: line {n}"
+            out.append({"episode": episode_record(row["episode_index"], where, "episode_index"),
+                        "length": episode_record(row["length"], where, "length")})
+        except DataError:
+            raise
         except (ValueError, KeyError, TypeError) as exc:
             raise DataError(f"{path}: line {n} is not an episode record with episode_index and "
                             f"length ({type(exc).__name__}: {exc})") from None
     return out
 
 
-def _format(template, where: str, **values) -> str:
+def _format(template, root: Path, where: str, field: str, **values) -> str:
+    """Fill the path template ``field`` of info.json; the path must stay inside ``root``."""
+    if not isinstance(template, str):
+        raise DataError(f"{where}: field {field!r} must be a path template, got {template!r}")
     try:
-        return str(template).format(**values)
-    except (KeyError, IndexError, ValueError) as exc:
+        rel = template.format(**values)
+    except (KeyError, IndexError, ValueError, AttributeError) as exc:
         raise DataError(f"{where}: cannot fill path template {template!r} ({exc})") from None
+    return inside_root(root, rel, where, field)
 
 
 def _declared_shape(feature: dict) -> Optional[tuple]:
@@ -237,7 +257,7 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
         raise missing_key(camera, cams, info_path, "camera")
     is_video = features[camera]["dtype"] == "video"
     version = str(info["codebase_version"])
-    fps = float(info["fps"])
+    fps = info["fps"]
     numeric = [k for k, v in features.items() if isinstance(v, dict) and k not in cams]
     if action_key not in features:
         raise missing_key(action_key, numeric, info_path, "action feature")
@@ -254,22 +274,24 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
         episodes = _episodes_v3(root, camera if is_video else None)
         for ep in episodes:
             c, f = ep["data"]
-            ep["data_path"] = _format(info.get("data_path"), info_path, chunk_index=c, file_index=f)
+            ep["data_path"] = _format(info.get("data_path"), root, info_path, "data_path",
+                                      chunk_index=c, file_index=f)
             if is_video:
                 c, f = ep["video"]
-                ep["video_path"] = _format(info.get("video_path"), info_path, video_key=camera,
-                                           chunk_index=c, file_index=f)
+                ep["video_path"] = _format(info.get("video_path"), root, info_path, "video_path",
+                                           video_key=camera, chunk_index=c, file_index=f)
     else:
         episodes = _episodes_v2(root)
-        size = int(info.get("chunks_size") or 1000)
+        size = info["chunks_size"]
         for ep in episodes:
             e = ep["episode"]
-            ep["data_path"] = _format(info.get("data_path"), info_path,
+            ep["data_path"] = _format(info.get("data_path"), root, info_path, "data_path",
                                       episode_chunk=e // size, episode_index=e)
             if is_video:
-                ep["video_path"] = _format(info.get("video_path"), info_path, video_key=camera,
-                                           episode_chunk=e // size, episode_index=e)
-                ep["from"] = 0.0
+                ep["video_path"] = _format(info.get("video_path"), root, info_path, "video_path",
+                                           video_key=camera, episode_chunk=e // size,
+                                           episode_index=e)
+                ep["start"] = 0.0
     check_nonempty(len(episodes), domain, f"{root / 'meta'} (no episodes)")
     data_files = list(dict.fromkeys(ep["data_path"] for ep in episodes))
     expected = {}
@@ -299,7 +321,12 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
     check_nonempty(n, domain, str(root / "data"))
     cat = {c: np.concatenate(v) for c, v in parts.items()}
     file_of, row_of = np.concatenate(file_of), np.concatenate(row_of)
-    episode = cat["episode_index"].astype(np.int64)
+    where_data = str(root / data_files[0]) if len(data_files) == 1 else str(root / "data")
+    episode = check_integer_column(cat["episode_index"], where_data, "episode_index")
+    frame_index = (check_integer_column(cat["frame_index"], where_data, "frame_index")
+                   if "frame_index" in cat else None)
+    if "timestamp" in cat:
+        check_timestamps(cat["timestamp"], frame_index, episode, fps, where_data)
 
     # every episode of the metadata has its length in the data, and no other episode appears
     ids, counts = np.unique(episode, return_counts=True)
@@ -317,8 +344,7 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
                         f"(length {expected[missing[0]]['length']}) has no rows; the data and "
                         "the episode metadata disagree (mismatched lengths)")
 
-    step = (cat["frame_index"].astype(np.int64) if "frame_index" in cat
-            else steps_within_episodes(episode))
+    step = frame_index if frame_index is not None else steps_within_episodes(episode)
     actions = cat[action_key]
     where_actions = f"{root / data_files[0]}[{action_key}]"
     check_finite(actions, where_actions, "actions", episode)
@@ -332,7 +358,7 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
         video_files = list(dict.fromkeys(ep["video_path"] for ep in episodes))
         vindex = {v: i for i, v in enumerate(video_files)}
         ep_video = {e: vindex[ep["video_path"]] for e, ep in expected.items()}
-        ep_from = {e: ep["from"] for e, ep in expected.items()}
+        ep_from = {e: ep["start"] for e, ep in expected.items()}
         vfile_of = np.array([ep_video[e] for e in episode.tolist()], dtype=np.int64)
         times = np.array([ep_from[e] for e in episode.tolist()], dtype=np.float64) \
             + cat["timestamp"].astype(np.float64)

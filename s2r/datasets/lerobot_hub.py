@@ -26,7 +26,8 @@ def is_hub_id(text) -> bool:
 def hub_repo(text: str) -> tuple[str, Optional[str]]:
     """``"hf:ORG/NAME[@REVISION]"`` -> ``("ORG/NAME", REVISION or None)``; checks the form."""
     repo, _, revision = text[len(HUB_PREFIX):].partition("@")
-    if not _HUB_ID.match(repo) or (_ and not revision):
+    if not _HUB_ID.match(repo) or (_ and not revision) or ".." in revision.split("/") \
+            or revision.startswith("/"):
         raise DataError(f"{text!r}: a hub dataset is hf:ORG/NAME (optionally @REVISION), e.g. "
                         "hf:lerobot/aloha_sim_insertion_human")
     return repo, revision or None
@@ -57,9 +58,9 @@ def hub_snapshot(text: str, *, image_key: Optional[str] = None, download: bool =
     cache = os.environ.get("HF_HUB_CACHE") or None
 
     def get(patterns, local_only):
-        return Path(snapshot_download(repo, repo_type="dataset", revision=revision,
-                                      cache_dir=cache, allow_patterns=patterns,
-                                      local_files_only=local_only))
+        return _inside_snapshots(text, repo, Path(snapshot_download(
+            repo, repo_type="dataset", revision=revision, cache_dir=cache,
+            allow_patterns=patterns, local_files_only=local_only)))
 
     where = cache or "the hub cache"
     if download and not _offline():
@@ -76,9 +77,24 @@ def hub_snapshot(text: str, *, image_key: Optional[str] = None, download: bool =
         reason = "offline (HF_HUB_OFFLINE)" if _offline() else "download disabled"
     try:
         return get(None, True)
+    except DataError:
+        raise
     except Exception:
         raise DataError(f"{text}: dataset {repo!r} is not in {where} and cannot be downloaded "
                         f"({reason}); download it once online, or give its folder") from None
+
+
+def _inside_snapshots(text: str, repo: str, path: Path) -> Path:
+    """``path`` if it is ``.../datasets--ORG--NAME/snapshots/<one name>``: the hub cache's
+    ``refs/<revision>`` file names the snapshot, and a planted ref (``../../..``) must not
+    send s2r to read a folder elsewhere."""
+    folder = "datasets--" + repo.replace("/", "--")
+    if ".." in path.parts or path.parent.name != "snapshots" \
+            or path.parent.parent.name != folder:
+        raise DataError(f"{text}: the hub cache resolves it to {str(path)!r}, not a snapshot "
+                        f"folder of {folder}; its refs/ file is damaged (delete {folder} from "
+                        "the hub cache and download it again)")
+    return path
 
 
 def local_root(path, *, image_key: Optional[str] = None, download: bool = True,

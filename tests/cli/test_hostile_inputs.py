@@ -482,6 +482,188 @@ def case_lfs_pointer_lerobot_video(root):
     return spec, {}, ["file-000.mp4 is a Git LFS pointer", "git lfs pull"]
 
 
+# ----------------------------------------------------------------------------- issue 21
+# LeRobot metadata is untrusted: typed, ranged, and the timestamps checked as LeRobot does.
+LEROBOT_DATA = "data/chunk-000/file-000.parquet"
+LEROBOT_EPISODES = "meta/episodes/chunk-000/file-000.parquet"
+
+
+def _edit_info(spec: list, k: int, **fields) -> list:
+    import json
+
+    path = Path(spec[k]) / "meta" / "info.json"
+    info = json.loads(path.read_text())
+    info.update(fields)
+    path.write_text(json.dumps(info))
+    return spec
+
+
+def _edit_column(path: Path, column: str, values, type_=None) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    k = table.column_names.index(column)
+    pq.write_table(table.set_column(k, column, pa.array(values, type_ or table.schema.field(k).type)),
+                   path)
+
+
+def _lerobot_column_case(root, domain: int, column: str, edit, type_=None, rel=LEROBOT_DATA):
+    import pyarrow.parquet as pq
+
+    spec = _lerobot_pair(root)
+    path = Path(spec[domain]) / rel
+    values = pq.read_table(path, columns=[column]).column(0).to_pylist()
+    _edit_column(path, column, edit(values), type_)
+    return spec
+
+
+def case_lerobot_timestamps_duplicated(root):
+    def edit(t):
+        t[5] = t[4]  # episode 0: frame 5 repeats frame 4's time
+        return t
+    return _lerobot_column_case(root, 0, "timestamp", edit), {}, [
+        "sim/data/chunk-000/file-000.parquet", "column 'timestamp' goes from 0.400000 s (row 4)",
+        "to 0.400000 s (row 5) in episode 0", "0.100000 s apart", "LeRobot's tolerance 0.0001 s"]
+
+
+def case_lerobot_timestamps_all_zero(root):
+    return _lerobot_column_case(root, 1, "timestamp", lambda t: [0.0] * len(t)), {}, [
+        "real/data/chunk-000/file-000.parquet", "from 0.000000 s (row 0) to 0.000000 s (row 1)",
+        "duplicated, reversed or missing frames"]
+
+
+def case_lerobot_timestamps_reversed(root):
+    def edit(t):
+        t[0:20] = t[0:20][::-1]
+        return t
+    return _lerobot_column_case(root, 0, "timestamp", edit), {}, [
+        "column 'timestamp' goes from 1.900000 s (row 0) to 1.800000 s (row 1) in episode 0"]
+
+
+def case_lerobot_timestamps_off_by_more_than_tolerance(root):
+    def edit(t):
+        t[25] = t[25] + 0.001  # 1 ms: ten times LeRobot's tolerance
+        return t
+    return _lerobot_column_case(root, 1, "timestamp", edit), {}, [
+        "(row 24) to 0.501000 s (row 25) in episode 1"]
+
+
+def case_lerobot_frame_index_repeated(root):
+    def edit(f):
+        f[3] = 2
+        return f
+    return _lerobot_column_case(root, 1, "frame_index", edit), {}, [
+        "real/data/chunk-000/file-000.parquet", "column 'frame_index' row 3 is 2 in episode 0",
+        "expected 3"]
+
+
+def case_lerobot_episode_index_nan(root):
+    import pyarrow as pa
+
+    def edit(e):
+        e = [float(x) for x in e]
+        e[7] = float("nan")
+        return e
+    return _lerobot_column_case(root, 1, "episode_index", edit, pa.float64()), {}, [
+        "real/data/chunk-000/file-000.parquet", "column 'episode_index' must hold integers",
+        "row 7 is nan"]
+
+
+def case_lerobot_episode_index_huge(root):
+    import pyarrow as pa
+
+    def edit(e):
+        e = [float(x) for x in e]
+        e[0] = float("inf")  # what 1e400 in a JSON or CSV file becomes
+        return e
+    return _lerobot_column_case(root, 0, "episode_index", edit, pa.float64()), {}, [
+        "column 'episode_index'", "row 0 is inf"]
+
+
+def case_lerobot_episode_length_null(root):
+    return _lerobot_column_case(root, 1, "length", lambda v: [None] + v[1:],
+                                rel=LEROBOT_EPISODES), {}, [
+        "real/meta/episodes row 0", "field 'length' must be an integer", "got None"]
+
+
+def case_lerobot_fps_text(root):
+    return _edit_info(_lerobot_pair(root), 0, fps="30"), {}, [
+        "sim/meta/info.json", "field 'fps' must be a number in (0, 10000]", "got '30'"]
+
+
+def case_lerobot_fps_list(root):
+    return _edit_info(_lerobot_pair(root), 1, fps=[30]), {}, [
+        "real/meta/info.json", "field 'fps'", "got [30]"]
+
+
+def case_lerobot_fps_zero_text(root):
+    return _edit_info(_lerobot_pair(root), 1, fps="0"), {}, ["field 'fps'", "got '0'"]
+
+
+def case_lerobot_fps_huge(root):
+    return _edit_info(_lerobot_pair(root), 1, fps=1e400), {}, ["field 'fps'", "got inf"]
+
+
+def case_lerobot_chunks_size_text(root):
+    return _edit_info(_lerobot_pair(root), 0, chunks_size="many"), {}, [
+        "sim/meta/info.json", "field 'chunks_size' must be an integer in [1, 2147483647]",
+        "got 'many'"]
+
+
+def case_lerobot_total_episodes_negative(root):
+    return _edit_info(_lerobot_pair(root), 1, total_episodes=-1), {}, [
+        "field 'total_episodes' must be an integer", "got -1"]
+
+
+def case_lerobot_data_path_absolute(root):
+    return _edit_info(_lerobot_pair(root), 1, data_path="/etc/{chunk_index}{file_index}"), {}, [
+        "real/meta/info.json", "field 'data_path' gives '/etc/00'", "an absolute path"]
+
+
+def case_lerobot_data_path_leaves_the_folder(root):
+    spec = _lerobot_pair(root)
+    other = root / "other" / "data" / "chunk-000"
+    other.mkdir(parents=True)
+    import shutil
+
+    shutil.copy(Path(spec[1]) / LEROBOT_DATA, other / "file-000.parquet")
+    _edit_info(spec, 1, data_path="../other/data/chunk-{chunk_index:03d}/file-{file_index:03d}"
+                                  ".parquet")
+    return spec, {}, ["real/meta/info.json", "field 'data_path' gives "
+                      "'../other/data/chunk-000/file-000.parquet', which leaves the dataset folder"]
+
+
+def case_lerobot_video_path_leaves_the_folder(root):
+    return _edit_info(_lerobot_pair(root), 0,
+                      video_path="videos/../../../{video_key}/{chunk_index}/{file_index}.mp4"), {}, [
+        "sim/meta/info.json", "field 'video_path'", "which leaves the dataset folder"]
+
+
+def case_lerobot_feature_not_an_object(root):
+    import json
+
+    spec = _lerobot_pair(root)
+    path = Path(spec[1]) / "meta" / "info.json"
+    info = json.loads(path.read_text())
+    info["features"]["observation.state"] = "float32"
+    path.write_text(json.dumps(info))
+    return spec, {}, ["real/meta/info.json", "features['observation.state'] must be an object "
+                      "with a 'dtype'"]
+
+
+def cli_case_lerobot_hub_ref_leaves_the_cache(root):
+    spec = _lerobot_pair(root)
+    hub = root / "hub" / "datasets--org--ds"
+    (hub / "refs").mkdir(parents=True)
+    (hub / "snapshots").mkdir()
+    (hub / "refs" / "main").write_text("../../../real")
+    return Case(["info", "hf:org/ds", spec[1]],
+                ["hf:org/ds: the hub cache resolves it to", "not a snapshot folder of "
+                 "datasets--org--ds", "refs/ file is damaged"],
+                env={"HF_HUB_CACHE": str(root / "hub"), "HF_HUB_OFFLINE": "1"})
+
+
 def _plain_file(root: Path) -> Path:
     path = root / "plain.txt"
     path.write_text("not a folder")
