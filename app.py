@@ -233,10 +233,10 @@ pressed = c1.button("Compute scores", type="primary", disabled=not selected,
                          "interrupted run resumes where it stopped.")
 progress_note = c2.empty()
 if run_plan.starts(pressed):
-    progress_note.caption(f"Scoring {len(run_plan.todo)} encoder(s)"
+    progress_note.caption(f"Scoring {len(run_plan.to_run(pressed))} encoder(s)"
                           + (" automatically on this first visit" if run_plan.auto else "")
                           + " -- you can open other pages meanwhile; this resumes on return.")
-    home.run(state, frameset, run_plan.todo, held, cache)
+    home.run(state, frameset, run_plan.to_run(pressed), held, cache)
 home.finish(state)
 progress_note.caption(f"{sum(e in held for e in selected)} of {len(selected)} selected encoders "
                       "scored for this dataset")

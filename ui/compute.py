@@ -32,6 +32,10 @@ class PeekCache:
     the record returned is exactly what a full run returns -- and nothing is ever computed.
     """
 
+    #: A look-up: library functions ask with keys as they are and never fetch weights for it
+    #: (:func:`s2r.embed.keys.get_or_compute`).
+    read_only = True
+
     def __init__(self, cache):
         self._cache = cache
 
@@ -55,8 +59,8 @@ def cached_record(frameset, encoder_id: str, cache, *, precision: str = "auto"
                   ) -> Optional[dict]:
     """The score record of ``encoder_id`` on ``frameset`` if it is on disk, else None.
 
-    Never embeds or scores. (It builds the encoder once to read its weights fingerprint,
-    which is part of the cache key.)
+    Never embeds, scores, builds the encoder or downloads: the weights fingerprint in the key
+    is the hash of the weights file if it is here, else "missing" (a miss).
     """
     from s2r.pipeline import score_encoder
 

@@ -30,22 +30,34 @@ class Plan:
     todo : encoder ids selected and not yet scored in this session.
     auto : a first visit: compute the selection without a click.
     resume : a run was interrupted (another page was opened): finish it.
+    missing : those of ``todo`` whose weights are not here: only a click computes them
+        (building fetches the weights); opening the page never downloads.
     """
 
     todo: list
     auto: bool
     resume: bool
+    missing: tuple = ()
+
+    def to_run(self, pressed: bool) -> list:
+        """The encoders a run computes: all of ``todo`` on a click, else those whose
+        weights are here."""
+        return list(self.todo) if pressed else [e for e in self.todo if e not in self.missing]
 
     def starts(self, pressed: bool) -> bool:
         """Whether a run starts (there is work and a reason to do it now)."""
-        return bool(self.todo) and (pressed or self.auto or self.resume)
+        return bool(self.to_run(pressed)) and (pressed or self.auto or self.resume)
 
 
 def plan(state: MutableMapping, selected: Sequence[str], held: dict) -> Plan:
     """The :class:`Plan` of a run of the home page."""
+    from s2r.encoders import status
+
     todo = [e for e in selected if e not in held]
     auto = S.autocompute_enabled() and bool(todo) and state.get(S.HOME_AUTOCOMPUTED) != "done"
-    return Plan(todo=todo, auto=auto, resume=bool(todo) and bool(state.get(S.HOME_PENDING)))
+    missing = tuple(e for e in todo if str(status(e).state) == "weights-missing")
+    return Plan(todo=todo, auto=auto, resume=bool(todo) and bool(state.get(S.HOME_PENDING)),
+                missing=missing)
 
 
 def _progress_box(label: str):

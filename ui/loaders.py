@@ -147,8 +147,9 @@ def downloads_possible() -> bool:
     """Whether weights can be downloaded from here: a mirror is set
     (``$S2R_WEIGHTS_MIRROR``) or the model hub answers (checked at most once a minute)."""
     from s2r.encoders.fetch import mirror
+    from s2r.encoders.locate import hub_offline
 
-    return bool(mirror()) or _hub_reachable()
+    return bool(mirror()) or (not hub_offline() and _hub_reachable())
 
 
 def encoder_table(ids: Sequence[str]) -> list[dict]:

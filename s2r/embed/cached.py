@@ -20,7 +20,7 @@ from s2r.cache import Cache
 from s2r.embed.batching import check_batch_size
 from s2r.embed.compute import compute_embeddings
 from s2r.embed.int8 import int8_encoder, run_int8_check
-from s2r.embed.keys import key
+from s2r.embed.keys import get_or_compute, key
 from s2r.embed.resolve import build, precision_of, spec_of, weights_fingerprint
 from s2r.encoders import quantize
 from s2r.errors import EncoderError
@@ -125,7 +125,8 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
         return compute()
     if cache is None:
         cache = Cache()
-    Z = cache.get_or_compute_array(key(frameset, spec.id, weights_fingerprint(spec, built),
-                                       effective), compute)
+    Z = get_or_compute(cache, "array", lambda: key(frameset, spec.id,
+                                                   weights_fingerprint(spec, built), effective),
+                       compute, encoder=spec)
     report(progress, len(Z), len(frameset), f"{spec.id}: done")
     return Z

@@ -20,14 +20,23 @@ stale embeddings are never reused.
 
 The key's fields and values are a contract with caches already on disk
 (:func:`s2r.cache.key_hash`): change them and every cached embedding becomes a miss.
+
+Looking never fetches
+---------------------
+Computing a key never resolves or downloads weights: the weights fingerprint of a file that is
+not here is :data:`~s2r.encoders.weights.MISSING`, so a look-up (a page opening, ``cache ls``)
+simply misses. Such a key is never written: :func:`get_or_compute` fetches the weights first
+(as building the encoder would) and makes the key again from the file that now exists.
 """
 
 from __future__ import annotations
 
 from s2r.embed.resolve import precision_of, spec_of, weights_fingerprint
 from s2r.encoders import quantize
+from s2r.encoders.weights import names_missing_weights, require_weights
 
-__all__ = ["PREPROCESS_VERSION", "embeddings_key", "key", "key_fields"]
+__all__ = ["PREPROCESS_VERSION", "embeddings_key", "get_or_compute", "key", "key_fields",
+           "names_missing_weights"]
 
 #: Version of the resize/normalise policy above; part of every embeddings cache key.
 PREPROCESS_VERSION = 1
@@ -77,3 +86,36 @@ def key_fields(cache_key: dict) -> dict:
     fields = inner if isinstance(inner, dict) else cache_key
     return {"encoder": fields.get("encoder"), "frameset": fields.get("frameset"),
             "precision": "int8" if fields.get("precision") else "exact"}
+
+
+def get_or_compute(cache, kind: str, make_key, compute, *, encoder):
+    """``cache.get_or_compute_<kind>(make_key(), compute)``, never under a key that names
+    missing weights.
+
+    Parameters
+    ----------
+    cache : Cache or a read-only view of one
+        A view with ``read_only = True`` (the app's look-ups) is asked with the key as it is:
+        a key naming missing weights simply misses there, and nothing is fetched.
+    kind : {"json", "array"}
+    make_key : callable
+        ``make_key() -> dict``; called again after the weights were fetched.
+    compute : callable
+        What computes the value on a miss.
+    encoder : str, EncoderSpec or Encoder
+        Whose weights the key names.
+
+    Raises
+    ------
+    EncoderError
+        The weights are not here and cannot be downloaded (the message says how to get them).
+    """
+    method = getattr(cache, f"get_or_compute_{kind}")
+    cache_key = make_key()
+    if names_missing_weights(cache_key) and not getattr(cache, "read_only", False):
+        from s2r.encoders.weights import resolve_weights
+
+        spec, _ = spec_of(encoder)
+        resolve_weights(spec)          # downloads when online, as building would; else raises
+        cache_key = require_weights(make_key())
+    return method(cache_key, compute)

@@ -37,6 +37,7 @@ from s2r.embed.ray_backend import MAX_RESTARTS, actor_options, ray_session
 from s2r.embed.ray_shards import DEFAULT_SHARD_FRAMES, Shard, plan_shards
 from s2r.embed.ray_worker import EncoderWorker
 from s2r.embed.resolve import spec_of, weights_fingerprint
+from s2r.encoders.weights import MISSING, fingerprint_of, resolve_weights
 from s2r.errors import EncoderError, S2RError
 from s2r.progress import ProgressCallback, report
 
@@ -106,6 +107,8 @@ def _plan(frameset, ids: Sequence, cache, batch_size: Optional[int], device: Opt
             answers.append((spec.id, state_embeddings(frameset)))
             continue
         weights = weights_fingerprint(spec)
+        if weights == MISSING:  # a run: fetch the weights first (as building would), then key
+            weights = fingerprint_of(spec, resolve_weights(spec))
         k = key(frameset, spec.id, weights, "auto")
         Z = cache.get_array(k) if cache is not False else None
         if Z is not None:

@@ -12,7 +12,8 @@ traits              ``weightless`` (no weights file, no ``@random`` control),
 spec                ``check_spec`` (consistency), ``pretrained_name``, ``weights_file``
 weights             ``status`` (never touches the network), ``resolve_weights``
 build               ``build`` (the bare embedding module and its weights file), with
-                    ``adapt_state_dict`` mapping a weights file onto the architecture
+                    ``adapt_state_dict`` mapping a weights file onto the architecture,
+                    ``file_format`` naming the layout it found
 user encoders       ``parse_ref`` (inline ``timm:...``), ``config_key`` / ``config_fields`` /
                     ``field_rules`` / ``check_entry`` / ``spec_from_entry`` (config files)
 =================== =========================================================================
@@ -103,6 +104,11 @@ class Backend:
     def adapt_state_dict(self, raw, model, spec, source: str) -> dict:
         """The state_dict for ``model`` inside a weights file's contents ``raw``."""
         raise EncoderError(f"{source}: backend {self.name!r} reads no weights files")
+
+    def file_format(self, raw, model, spec, source: str) -> str:
+        """A few words naming the layout of a weights file's contents ``raw`` (what
+        ``weights verify`` reports), e.g. ``"timm"`` or ``"torchvision"``."""
+        return "state dict"
 
     # -- user encoders ---------------------------------------------------------------------
     def parse_ref(self, rest: str, text: str):

@@ -16,6 +16,7 @@ entry records the true value and says what the paper printed.
 
 from __future__ import annotations
 
+from s2r.encoders.simcnn_specs import SIMCNN_CONTROLS
 from s2r.encoders.spec import (INCEPTION_MEAN, INCEPTION_STD, OPENAI_CLIP_MEAN, OPENAI_CLIP_STD,
                                BuildSpec, CamSpec, CheckpointSpec, EncoderSpec, Preprocessing,
                                TableFacts, WeightsSpec)
@@ -72,7 +73,9 @@ _R3M_URLS = {
     34: "https://drive.google.com/uc?id=15bXD3QRhspIRacOKyWPw5y2HpoWUCEnE",
     50: "https://drive.google.com/uc?id=1Xu0ssuG0N1zjZS54wmWzJ7-nb0-7XzbA",
 }
-_HRP_ZIP = "https://cmu.box.com/shared/static/rrlrp5g6ynk03io4rj9uzf6nik5urfl6"
+# The HRP release's download (data4robotics, branch hrp_release, download_features.sh): the
+# lab's release site; the older Box link of the main branch predates HRP and has no hrp/ member.
+_HRP_ZIP = "https://www.cs.cmu.edu/~data4robotics/release/features.zip"
 _MAE_VIT = "vit_base_patch16_224"
 
 
@@ -94,18 +97,37 @@ def _r3m(*, size: int, number: int, params: float, dim: int, paper: float) -> En
                                   how=f"the R3M release's model.pt for resnet{size}, renamed"))
 
 
-def _resnet(*, depth: int, number: int, params: float, paper: float) -> EncoderSpec:
+#: timm 1.0.9's untagged default for ``resnetN`` (what the paper's ``timm.create_model(
+#: "resnetN", pretrained=True)`` loaded): timm/models/resnet.py default_cfgs list
+#: ``resnetN.a1_in1k`` first (``resnet101.a1h_in1k``).
+_PAPER_RESNET_TAGS = {18: "a1_in1k", 34: "a1_in1k", 50: "a1_in1k", 101: "a1h_in1k"}
+
+
+def _resnet(*, depth: int, number: int, params: float, paper: float,
+            torchvision: bool = False) -> EncoderSpec:
+    """ResNet-``depth`` through timm: the paper's weights (``resnetN`` with its timm 1.0.9
+    default tag), or torchvision's ImageNet weights under their own id ``resnetN.tv``."""
+    tag = "tv_in1k" if torchvision else _PAPER_RESNET_TAGS[depth]
+    if torchvision:
+        name, why = (f"ResNet{depth} (torchvision weights)",
+                     "torchvision's original ImageNet weights (timm tag tv_in1k); not the "
+                     "paper's: the paper's ResNets are timm's A1 weights (id "
+                     f"resnet{depth}).")
+    else:
+        name, why = (f"ResNet{depth}",
+                     f"timm's {tag} weights (ResNet Strikes Back recipe): the untagged default "
+                     "of timm 1.0.9 the paper's code loaded, pinned. torchvision's weights are "
+                     f"resnet{depth}.tv.")
     return _timm(
-        id=f"resnet{depth}", arch=f"resnet{depth}", tag="tv_in1k",
+        id=f"resnet{depth}" + (".tv" if torchvision else ""), arch=f"resnet{depth}", tag=tag,
         dim=512 if depth < 50 else 2048, family="cnn", cam=_RESNET_CAM, int8=True,
         facts=TableFacts(
-            name=f"ResNet{depth}", table_number=number, architecture="CNN",
+            name=name, table_number=None if torchvision else number, architecture="CNN",
             training_type="Supervised", pretraining_data="General (ImageNet)",
-            pretraining_group="general", params_m=params, paper_params_m=paper,
-            license="BSD-3-Clause",
-            notes="torchvision ImageNet weights via timm (tag pinned: the untagged name "
-                  "resolves to other weights). params_m excludes the 1000-class fc the paper "
-                  "counts."))
+            pretraining_group="general", params_m=params,
+            paper_params_m=None if torchvision else paper, license="Apache-2.0" if not
+            torchvision else "BSD-3-Clause",
+            notes=why + " params_m excludes the 1000-class fc the paper counts."))
 
 
 def _vgg(*, depth: int, number: int, params: float, paper: float) -> EncoderSpec:
@@ -200,12 +222,16 @@ _BUILTIN = (
     _mae_vit(id="hrp-vit", name="HRP-ViT", number=7, training="Supervised", paper=24,
              license="MIT",
              checkpoint=CheckpointSpec(
-                 file="hrp_vit.pth", url=_HRP_ZIP, key_paths=("features", "model"),
+                 # load_vit (data4robotics hrp_release, models/vit.py) tries "features",
+                 # then "model", then the top level: IN_hrp.pth is a bare state dict.
+                 file="hrp_vit.pth", url=_HRP_ZIP, key_paths=("features", "model", ""),
                  mapping="mae", arch=_MAE_VIT,
                  how="unzip features.zip and copy visual_features/hrp/IN_hrp.pth to "
                      "hrp_vit.pth"),
-             notes="A ViT-B/16 (85.8M parameters; Table I says 24M). MAE/timm keys; decoder "
-                   "and mask_token dropped; CLS-token embedding after the final norm."),
+             notes="A ViT-B/16 (85.8M parameters; Table I says 24M) from the HRP release "
+                   "(features.zip, hrp/IN_hrp.pth: a bare state dict). MAE/timm keys; decoder "
+                   "and mask_token dropped; CLS-token embedding after the final norm, as "
+                   "data4robotics' VisionTransformer.forward returns it."),
     _ckpt(id="mcr", dim=2048, family="cnn", cam=_RESNET_CAM, int8=True,
           facts=TableFacts(
               name="MCR", table_number=8, architecture="CNN",
@@ -287,6 +313,10 @@ _BUILTIN = (
               pretraining_group="general", params_m=85.80, paper_params_m=86,
               license="Apache-2.0",
               notes="ViT-B/16, AugReg ImageNet-21k then 1k; normalised with mean = std = 0.5.")),
+    # torchvision's ResNet weights, not the paper's (see _resnet)
+    *(_resnet(depth=d, number=n, params=p, paper=q, torchvision=True)
+      for d, n, p, q in ((18, 14, 11.18, 11.7), (34, 15, 21.28, 21.3), (50, 16, 23.51, 25.6),
+                         (101, 17, 42.50, 44.6))),
     EncoderSpec(
         id="pixels",
         facts=TableFacts(
@@ -317,4 +347,4 @@ _BUILTIN = (
 )
 
 #: id -> spec of every built-in entry, Table I order first.
-BUILTIN_SPECS: dict = {spec.id: spec for spec in _BUILTIN}
+BUILTIN_SPECS: dict = {spec.id: spec for spec in (*_BUILTIN, *SIMCNN_CONTROLS)}

@@ -14,7 +14,8 @@ r3m         R3M ``model.pt``                        ``ckpt["r3m"]``: ``module.co
                                                    ``module.lang_enc.*``, ``module.lang_rew.*``
 vip         VIP ``model.pt``                        ``ckpt["vip"]``: ``module.convnet.*``
                                                    (ResNet50 with fc = Linear(2048, 1024))
-mae         MVP, VC-1, HRP-ViT                      ``ckpt["model"]`` (or ``"features"``): timm
+mae         MVP, VC-1, HRP-ViT                      ``ckpt["model"]`` (MVP, VC-1) or the top
+                                                   level (HRP's bare ``IN_hrp.pth``): timm
                                                    ViT keys + ``decoder_*``, ``mask_token``
 hrp         data4robotics ResNet18 (GroupNorm)      ``ckpt["features"]`` or ``ckpt["model"]``:
                                                    ``_model.*``
@@ -110,6 +111,12 @@ def extract_state_dict(obj, key_paths, *, source: str = "checkpoint") -> dict:
         Non-tensor entries (e.g. ``num_batches_tracked`` saved as int) are kept only if
         tensors; other values are dropped.
     """
+    return locate_state_dict(obj, key_paths, source=source)[1]
+
+
+def locate_state_dict(obj, key_paths, *, source: str = "checkpoint") -> tuple:
+    """``(path, state_dict)``: :func:`extract_state_dict` and the first of ``key_paths``
+    that held it (``""`` = the top level)."""
     import torch
 
     for path in key_paths:
@@ -117,7 +124,7 @@ def extract_state_dict(obj, key_paths, *, source: str = "checkpoint") -> dict:
         for part in [p for p in path.split(".") if p]:
             node = node.get(part) if isinstance(node, Mapping) else None
         if _is_state_dict(node):
-            return {k: v for k, v in node.items() if isinstance(v, torch.Tensor)}
+            return path, {k: v for k, v in node.items() if isinstance(v, torch.Tensor)}
     top = list(obj)[:10] if isinstance(obj, Mapping) else type(obj).__name__
     wanted = ", ".join(repr(p) if p else "top level" for p in key_paths)
     raise EncoderError(f"{source}: no state_dict (a dict of tensors) at {wanted}; the file "

@@ -83,16 +83,95 @@ def fingerprint_of(spec: EncoderSpec, path=None) -> str:
     return file_fingerprint(path)
 
 
+#: The weights fingerprint of an encoder whose weights file is not here (yet). A cache key
+#: carrying it is only ever looked up, never written (:func:`require_weights`).
+MISSING = "missing"
+
+
+def local_weights(spec: EncoderSpec) -> Optional[Path]:
+    """The weights file of a pretrained ``spec`` if it is on this machine, else ``None``;
+    never resolves, downloads or touches the network (``None`` also for entries without a
+    file)."""
+    try:
+        return get_backend(spec.backend).resolve_weights(spec, allow_download=False)
+    except EncoderError:
+        return None
+
+
 def weights_fingerprint(encoder) -> str:
-    """The ``weights_fingerprint`` a built encoder would have, without building it (hashes
-    the weights file; downloads it first only when online, like :func:`build_encoder`).
+    """The ``weights_fingerprint`` a built encoder would have, without building it.
+
+    Never downloads and never touches the network: looking up a cache key must not fetch
+    (only building an encoder, or ``weights fetch``, may). The file is hashed where it is
+    (weights folder, hub cache, package).
+
+    Returns
+    -------
+    str
+        ``sha256:...`` of the weights file, ``random:...`` / ``pixels:v1`` / ``state:v1``,
+        or :data:`MISSING` when the weights file is not here.
 
     Raises
     ------
     EncoderError
-        Unknown id, or weights not available (see :func:`resolve_weights`).
+        Unknown id.
     """
     spec = get_spec(encoder)
     if spec.random_init or get_backend(spec.backend).weightless:
         return fingerprint_of(spec)
-    return fingerprint_of(spec, resolve_weights(spec))
+    path = local_weights(spec)
+    return MISSING if path is None else fingerprint_of(spec, path)
+
+
+def names_missing_weights(cache_key: dict) -> bool:
+    """Whether ``cache_key`` (or the embeddings key it is built on, under ``"embeddings"``)
+    carries the :data:`MISSING` weights fingerprint."""
+    node = cache_key
+    while isinstance(node, dict):
+        if node.get("weights") == MISSING:
+            return True
+        node = node.get("embeddings")
+    return False
+
+
+def require_weights(cache_key: dict) -> dict:
+    """``cache_key`` unchanged, or EncoderError when it names missing weights
+    (:func:`names_missing_weights`): such a key must never be written; make it again once the
+    file exists."""
+    if names_missing_weights(cache_key):
+        raise EncoderError(f"{cache_key.get('encoder') or 'an encoder'}: its weights are not "
+                           "here, so its results cannot be stored under a key yet")
+    return cache_key
+
+
+def file_format(encoder, path=None) -> str:
+    """The layout of ``encoder``'s weights file (``path``, default: the file found here),
+    after checking that it loads strictly into the architecture; what ``weights verify``
+    reports.
+
+    Returns
+    -------
+    str
+        E.g. ``"timm"``, ``"torchvision"`` (VGG's ``classifier.*`` keys, converted as timm
+        does), ``"mae release layout, state dict at the top level"``.
+
+    Raises
+    ------
+    EncoderError
+        No file, an unreadable file, or one that does not match the architecture.
+    """
+    from s2r.encoders.checkpoints import load_state_dict_strict
+    from s2r.encoders.factory import meta_build
+
+    spec = get_spec(encoder)
+    backend = get_backend(spec.backend)
+    path = Path(path) if path is not None else local_weights(spec)
+    if path is None:
+        raise EncoderError(f"{spec.id}: no weights file here")
+    raw = read_checkpoint(path)
+    source = f"{spec.id} weights {path}"
+    model, _ = meta_build(lambda: backend.make(spec))
+    kind = backend.file_format(raw, model, spec, source)
+    load_state_dict_strict(model, backend.adapt_state_dict(raw, model, spec, source),
+                           source=source, assign=True)
+    return kind

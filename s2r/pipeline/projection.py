@@ -12,6 +12,7 @@ import numpy as np
 
 from s2r.cache import Cache
 from s2r.embed import embed_frameset, embeddings_key
+from s2r.embed.keys import get_or_compute
 from s2r.progress import ProgressCallback
 from s2r.projection import PROJECTION_VERSION, Projection, project
 
@@ -54,12 +55,13 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
     params = {"mode": mode, "max_per_domain": max_per_domain, "perplexity": float(perplexity),
               "pca_dim": int(pca_dim), "seed": int(seed), "k": int(k), "n_iter": int(n_iter),
               "early_exaggeration_iter": int(early_exaggeration_iter)}
-    key = {"kind": "projection", "version": PROJECTION_VERSION,
-           "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
-                                        device=device), "params": params}
+    make_key = lambda: {  # noqa: E731
+        "kind": "projection", "version": PROJECTION_VERSION, "params": params,
+        "embeddings": embeddings_key(frameset, encoder_id, precision=precision, device=device)}
 
     def compute() -> dict:
         return project(np.asarray(Z), frameset.domain, n_jobs=n_jobs, progress=progress,
                        **params).to_json()
 
-    return Projection.from_json(cache.get_or_compute_json(key, compute))
+    return Projection.from_json(get_or_compute(cache, "json", make_key, compute,
+                                               encoder=encoder_id))

@@ -27,6 +27,7 @@ import numpy as np
 
 from s2r.cache import Cache
 from s2r.embed import embed_frames
+from s2r.embed.keys import get_or_compute
 from s2r.embed.resolve import build, spec_of, weights_fingerprint
 from s2r.errors import MetricError
 from s2r.metrics.validation import check_choice, check_number
@@ -153,7 +154,8 @@ def _demonstration_data(embedder: _Embedder, params: RolloutParams, cache,
         return np.concatenate([embedder(f, s) for f, s in frames_z]).astype(np.float32)
 
     Z = (compute() if cache is False else
-         cache.get_or_compute_array(_demo_key(embedder.spec.id, params), compute))
+         get_or_compute(cache, "array", lambda: _demo_key(embedder.spec.id, params), compute,
+                        encoder=embedder.spec))
     episode = np.repeat(np.arange(len(states)), [len(s) for s in states])
     return np.asarray(Z), np.concatenate(states), np.concatenate(actions), episode
 
@@ -238,7 +240,8 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
 
         if cache is False:
             return compute()
-        return cache.get_or_compute_json(rollout_key(encoder_id, params, look, gap), compute)
+        return get_or_compute(cache, "json", lambda: rollout_key(encoder_id, params, look, gap),
+                              compute, encoder=encoder_id)
 
     return {"sim": one("sim", 0.0), "real": {float(g): one("real", float(g)) for g in gaps}}
 

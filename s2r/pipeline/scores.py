@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 
 from s2r.cache import Cache
 from s2r.embed import embed_frameset, embedding_precision, embeddings_key
+from s2r.embed.keys import get_or_compute
 from s2r.encoders import get_spec, status
 from s2r.errors import MetricError
 from s2r.metrics.dis import check_pca_dim
@@ -93,8 +94,9 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
     else:
         if cache is None:
             cache = Cache()
-        key = score_key(frameset, encoder_id, params, precision=precision, device=device)
-        record = cache.get_or_compute_json(key, compute)
+        record = get_or_compute(
+            cache, "json", lambda: score_key(frameset, encoder_id, params, precision=precision,
+                                             device=device), compute, encoder=encoder_id)
     if meta["dim"] is None:       # the width of a dataset-dependent "embedding" (state)
         meta["dim"] = record.get("embedding_dim")
     return {"encoder": meta, "dataset": {"name": frameset.name,

@@ -99,7 +99,9 @@ def test_normalisation_and_backends():
     assert clip.backend == "open_clip" and clip.identifier == "ViT-B-32-quickgelu"
     assert clip.tag == "openai" and clip.mean[0] == pytest.approx(0.4815, abs=1e-4)
     assert get_spec("vit").mean == (0.5, 0.5, 0.5)
-    assert get_spec("resnet18").pretrained_name == "resnet18.tv_in1k"
+    assert get_spec("resnet18").pretrained_name == "resnet18.a1_in1k"  # the paper's (timm 1.0.9)
+    assert get_spec("resnet101").pretrained_name == "resnet101.a1h_in1k"
+    assert get_spec("resnet18.tv").pretrained_name == "resnet18.tv_in1k"
     assert dict(get_spec("dinov2-b").model_kwargs) == {"img_size": 224}
     assert get_spec("r3m-resnet50").checkpoint.mapping == "r3m"
     assert get_spec("hrp-resnet18").checkpoint.arch == "resnet18-gn16"
@@ -132,16 +134,17 @@ def test_list_encoders_wildcards_and_random_controls():
                                                       "r3m-resnet50"]
     assert [s.id for s in list_encoders("clip-*-1?")] == ["clip-base-16", "clip-large-14"]
     plain = list_encoders()
-    assert len(plain) == 28 and not any(s.random_init for s in plain)
+    assert len(plain) == 32 and not any(s.random_init for s in plain)
+    assert {"resnet18.tv", "resnet34.tv", "resnet50.tv", "resnet101.tv"} <= {s.id for s in plain}
     assert {"pixels", "efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2",
             "state"} <= {s.id for s in plain}
     full = list_encoders(include_random=True)
     randoms = [s for s in full if s.random_init]
-    assert len(randoms) == 26  # every architecture; pixels and state have no weights
+    assert len(randoms) == 30  # every architecture; pixels and state have no weights
     assert {s.id for s in randoms} == {s.id + "@random" for s in plain
                                        if s.id not in ("pixels", "state")}
     assert [s.id for s in list_encoders("resnet18*", include_random=True)] == [
-        "resnet18", "resnet18@random"]
+        "resnet18", "resnet18.tv", "resnet18@random", "resnet18.tv@random"]
 
 
 def test_random_variant_is_labelled_honestly():
@@ -178,7 +181,7 @@ def test_status_states_and_how_to_get_weights(no_network, tmp_path, monkeypatch)
     assert "r3m_resnet50.pt" in ckpt.message and "S2R_WEIGHTS_DIR" in ckpt.message
     hub = status("resnet18")
     assert hub.state == "weights-missing" and hub.file.endswith("resnet18.safetensors")
-    assert hub.url == ("https://huggingface.co/timm/resnet18.tv_in1k/resolve/main/"
+    assert hub.url == ("https://huggingface.co/timm/resnet18.a1_in1k/resolve/main/"
                        "model.safetensors")
     assert "run once online" in hub.message and hub.url in hub.message
     clip = status("clip-base-16")
@@ -199,7 +202,7 @@ def test_status_finds_files_in_the_weights_folder(no_network, tmp_path, monkeypa
 
 def test_status_finds_the_hub_cache_without_network(no_network, tmp_path, monkeypatch):
     cache = tmp_path / "hf"
-    repo = cache / "models--timm--resnet34.tv_in1k"
+    repo = cache / "models--timm--resnet34.a1_in1k"
     (repo / "refs").mkdir(parents=True)
     (repo / "refs" / "main").write_text("0123abcd")
     snap = repo / "snapshots" / "0123abcd"
@@ -254,7 +257,7 @@ def test_cli_lists_with_status(capsys, no_network):
 
     assert main(["encoders", "--json", "--all"]) == 0
     records = json.loads(capsys.readouterr().out)
-    assert len(records) == 54
+    assert len(records) == 62
     by_id = {r["id"]: r for r in records}
     for key in ("id", "name", "table_number", "architecture", "pretraining_data",
                 "params_m", "dim", "status"):

@@ -16,7 +16,8 @@ from typing import Optional
 from s2r.encoders import factory
 from s2r.encoders.backends.base import FileBackend
 from s2r.encoders.backends.timm import timm_create
-from s2r.encoders.checkpoints import MAPPINGS, checkpoint_state_dict, get_mapping
+from s2r.encoders.checkpoints import (MAPPINGS, checkpoint_state_dict, get_mapping,
+                                     locate_state_dict)
 from s2r.encoders.fields import check_fields, choices, is_name, is_text_list, one_of
 from s2r.encoders.spec import CheckpointSpec, EncoderSpec
 from s2r.encoders.suggest import did_you_mean
@@ -115,6 +116,13 @@ class CheckpointBackend(FileBackend):
         ck = spec.checkpoint
         return checkpoint_state_dict(raw, model, mapping=ck.mapping, key_paths=ck.key_paths,
                                      source=source)
+
+    def file_format(self, raw, model, spec, source: str) -> str:
+        ck = spec.checkpoint
+        where, _ = locate_state_dict(raw, tuple(ck.key_paths) or get_mapping(ck.mapping).key_paths,
+                                     source=source)
+        return (f"{ck.mapping} release layout, state dict at "
+                f"{repr(where) if where else 'the top level'}")
 
     def parse_ref(self, rest: str, text: str):
         if rest.count(":") < 1:

@@ -130,6 +130,11 @@ class OpenClipBackend(FileBackend):
     def adapt_state_dict(self, raw, model, spec, source: str) -> dict:
         return open_clip_state_dict(raw, model, source)
 
+    def file_format(self, raw, model, spec, source: str) -> str:
+        keys = extract_state_dict(raw, ("", "state_dict", "model"), source=source)
+        return ("open_clip (whole CLIP model; image tower 'visual.*')"
+                if any(k.startswith("visual.") for k in keys) else "open_clip image tower")
+
     def parse_ref(self, rest: str, text: str):
         if rest.count(":") < 1:
             return None

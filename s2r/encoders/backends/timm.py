@@ -50,24 +50,106 @@ def _timm_filter_fn(model):
     return getattr(module, "checkpoint_filter_fn", None) or getattr(module, "_filter_fn", None)
 
 
-def timm_state_dict(raw, model, source: str) -> dict:
-    """A timm-format state_dict for ``model`` from a file's contents (hub
-    ``model.safetensors``, or an original release that the model's own
-    ``checkpoint_filter_fn`` converts), minus the classifier the embedding model lacks."""
+def _call_filter_fn(filter_fn, state_dict: dict, model) -> dict:
+    """``filter_fn(state_dict, model)``, else ``filter_fn(state_dict)``: timm's own calling
+    convention (timm/models/_builder.py, ``load_pretrained``: "for backwards compat with filter
+    fn that take one arg"); VGG's ``_filter_fn`` takes one argument."""
+    try:
+        return filter_fn(state_dict, model)
+    except TypeError:
+        return filter_fn(state_dict)
+
+
+def dinov2_pos_embed(pos_embed, grid, *, offset: float = 0.1):
+    """DINOv2's position embedding for a ``grid`` of patches, resized as DINOv2 does it.
+
+    Follows ``DinoVisionTransformer.interpolate_pos_encoding``
+    (facebookresearch/dinov2, dinov2/models/vision_transformer.py): bicubic, *no*
+    antialiasing, and the historical ``interpolate_offset=0.1`` passed as a scale factor
+    ``(g + 0.1) / M`` (so the sampling grid differs from ``size=(g, g)``). timm's load-time
+    ``resample_abs_pos_embed`` uses antialiased bicubic at ``size=(g, g)`` instead. Since s2r
+    always feeds the encoder its fixed input size, resizing once at load time equals
+    DINOv2's run-time resize for every frame.
+
+    Parameters
+    ----------
+    pos_embed : Tensor of shape (1, P + M*M, C)
+        The released embedding (``P`` prefix tokens, an M x M patch grid; M = 37 for the
+        518-pixel DINOv2 release).
+    grid : (int, int)
+        Target patch grid (height, width), e.g. (16, 16) at 224 pixels.
+
+    Returns
+    -------
+    Tensor of shape (1, P + gh*gw, C), the dtype of ``pos_embed``.
+    """
+    import math
+
+    import torch
+    import torch.nn.functional as F
+
+    n = pos_embed.shape[1]
+    m = math.isqrt(n)
+    prefix = n - m * m if m * m != n else 0
+    m = math.isqrt(n - prefix)
+    gh, gw = (int(g) for g in grid)
+    dim = pos_embed.shape[-1]
+    patches = pos_embed[:, prefix:].float().reshape(1, m, m, dim).permute(0, 3, 1, 2)
+    out = F.interpolate(patches, mode="bicubic", antialias=False,
+                        scale_factor=((gh + offset) / m, (gw + offset) / m))
+    if tuple(out.shape[-2:]) != (gh, gw):
+        raise EncoderError(f"DINOv2 position embedding: {m}x{m} resized to "
+                           f"{tuple(out.shape[-2:])}, expected {(gh, gw)}")
+    out = out.permute(0, 2, 3, 1).reshape(1, gh * gw, dim)
+    return torch.cat((pos_embed[:, :prefix].float(), out), dim=1).to(pos_embed.dtype)
+
+
+def _upstream_resizes(state_dict: dict, model) -> dict:
+    """Position embeddings resized the way the weights' authors do it, before timm's filter
+    (which would otherwise resample them its own way): DINOv2 models only."""
+    pos = state_dict.get("pos_embed")
+    own = getattr(model, "pos_embed", None)
+    if ("dinov2" not in type(model).__module__ + str(model.pretrained_cfg.get("architecture"))
+            or pos is None or own is None or tuple(pos.shape) == tuple(own.shape)):
+        return state_dict
+    return {**state_dict, "pos_embed": dinov2_pos_embed(pos, model.patch_embed.grid_size)}
+
+
+def timm_file_format(raw, model, source: str) -> tuple:
+    """``(state_dict, format)``: a timm-format state_dict for ``model`` from a file's contents
+    and the format the file was in.
+
+    Formats: ``"timm"`` (timm's own keys: the hub's ``model.safetensors``; torchvision's
+    ResNets use the same keys), or, when the model's own ``checkpoint_filter_fn`` /
+    ``_filter_fn`` renamed keys, ``"torchvision"`` (VGG: ``classifier.0/3/6``) or
+    ``"original release"`` (e.g. a ViT release converted by timm). The classifier the
+    embedding model lacks is dropped.
+    """
     state_dict = extract_state_dict(raw, ("", "state_dict", "model", "state_dict_ema"),
                                     source=source)
-    state_dict = strip_prefix(state_dict, "module.")
+    state_dict = _upstream_resizes(strip_prefix(state_dict, "module."), model)
+    kind = "timm"
     filter_fn = _timm_filter_fn(model)
     if filter_fn is not None:
         try:
-            state_dict = filter_fn(state_dict, model)
+            filtered = _call_filter_fn(filter_fn, state_dict, model)
         except Exception:  # noqa: BLE001 - not that release's format: load as is, report keys
-            pass
+            filtered = state_dict
+        if set(filtered) != set(state_dict):
+            kind = ("torchvision" if type(model).__module__.endswith(".vgg")
+                    else "original release")
+        state_dict = filtered
     own = model.state_dict()
     heads = model.pretrained_cfg.get("classifier") or ()
     heads = (heads,) if isinstance(heads, str) else tuple(heads)
     return {k: v for k, v in state_dict.items()
-            if k in own or not any(k.startswith(h + ".") for h in heads)}
+            if k in own or not any(k.startswith(h + ".") for h in heads)}, kind
+
+
+def timm_state_dict(raw, model, source: str) -> dict:
+    """A timm-format state_dict for ``model`` from a file's contents (see
+    :func:`timm_file_format`)."""
+    return timm_file_format(raw, model, source)[0]
 
 
 def spec_from_timm(name: str, /, *, id: Optional[str] = None, **fields) -> EncoderSpec:
@@ -132,6 +214,9 @@ class TimmBackend(FileBackend):
 
     def adapt_state_dict(self, raw, model, spec, source: str) -> dict:
         return timm_state_dict(raw, model, source)
+
+    def file_format(self, raw, model, spec, source: str) -> str:
+        return timm_file_format(raw, model, source)[1]
 
     def parse_ref(self, rest: str, text: str):
         return spec_from_timm(rest, id=text) if rest else None
