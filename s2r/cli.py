@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import os
 import sys
@@ -53,28 +54,32 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
 
 def dataset_from_args(args: argparse.Namespace):
     """Load the FrameSet named by the shared dataset arguments; each dataset warning
-    (:class:`s2r.datasets.DataWarning`, e.g. an action key that holds rewards) is printed once
-    as a ``warning: ...`` line on stderr."""
+    (:class:`s2r.datasets.DataWarning`, e.g. an action key that holds rewards, or a foreign
+    one such as PIL's) is printed once as a ``warning: ...`` line on stderr."""
     import warnings
 
     from s2r.datasets import DataWarning, load_dataset
     from s2r.progress import tqdm_progress
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DataWarning)
-        try:
-            with tqdm_progress("loading dataset") as progress:
-                return load_dataset(args.dataset, image_key=args.image_key,
-                                    action_key=args.action_key, state_key=args.state_key,
-                                    progress=progress)
-        finally:
-            shown = set()
-            for w in caught:
-                if not issubclass(w.category, DataWarning):
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-                elif str(w.message) not in shown:
-                    shown.add(str(w.message))
-                    print(f"warning: {w.message}", file=sys.stderr)
+    # Collect inside catch_warnings, print after leaving it: re-emitting a warning while the
+    # recording is on appends to the list being walked (a foreign warning looped forever).
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.simplefilter("always", DataWarning)
+            try:
+                with tqdm_progress("loading dataset") as progress:
+                    return load_dataset(args.dataset, image_key=args.image_key,
+                                        action_key=args.action_key, state_key=args.state_key,
+                                        progress=progress)
+            finally:
+                caught = list(recorded)
+    finally:
+        # One line each, once; a foreign warning (PIL, zarr, numpy) names its category.
+        lines = [str(w.message) if issubclass(w.category, DataWarning)
+                 else f"{w.category.__name__}: {w.message}" for w in caught]
+        for line in dict.fromkeys(lines):
+            print(f"warning: {line}", file=sys.stderr)
 
 
 #: Help of every command's ``--encoder``.
@@ -203,16 +208,44 @@ def output_folder(text: str, *, flag: str = "--out") -> Path:
 
 @contextlib.contextmanager
 def atomic_output(path: Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path`` (same suffix) and move it onto ``path`` when
-    the block succeeds, so an interrupted write never leaves a truncated output file."""
+    """Yield a new temporary file next to ``path`` (same suffix) and move it onto ``path``
+    when the block succeeds, so an interrupted write or a full disk never leaves a truncated
+    output file. The temporary file is created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` under
+    a random name (a planted file or link there is never written through); ``os.replace``
+    then replaces ``path`` itself (a link at ``path`` is replaced, not its target)."""
+    import secrets
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    while True:
+        tmp = path.with_name(f".{path.stem}.tmp-{secrets.token_hex(6)}{path.suffix}")
+        try:
+            os.close(os.open(tmp, flags, 0o666))
+            break
+        except FileExistsError:
+            continue
     try:
         yield tmp
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
+        if tmp.exists() or tmp.is_symlink():
             tmp.unlink()
+
+
+#: Write failures of the machine, not of s2r: one ``error:`` line instead of a traceback.
+_DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+                errno.EFBIG: "the file is larger than this system allows",
+                errno.EROFS: "the file system is read-only"}
+
+
+def disk_error_line(exc: OSError) -> Optional[str]:
+    """The one line for a write that failed because of the disk (None for other errors)."""
+    what = _DISK_ERRORS.get(exc.errno)
+    if what is None:
+        return None
+    where = f" writing {exc.filename}" if exc.filename else ""
+    return (f"cannot finish{where}: {what} ({exc.strerror}); nothing was written to the "
+            "output (free some space and run the command again)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -241,4 +274,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        line = disk_error_line(exc)
+        if line is None or args.debug:
+            raise
+        print(f"error: {line}", file=sys.stderr)
+        return 2
     return int(result or 0)

@@ -162,18 +162,71 @@ class SubsetImages:
         return self.source.read(self.indices[as_indices(indices, self.shape[0])])
 
 
+#: The most pixels one frame may have: PIL's decompression-bomb threshold (``MAX_IMAGE_PIXELS``,
+#: 89.5 Mpx; PIL itself refuses twice that). A frame is checked from its header, before decoding.
+MAX_FRAME_PIXELS = 89_478_485
+
+
+def pil_image():
+    """``PIL.Image``, with its ``DecompressionBombWarning`` silenced: it fires exactly for the
+    frames :func:`check_frame_pixels` refuses with a clear error (same threshold), so it would
+    only add a second, foreign line (set once, process-wide: filters are global and
+    ``catch_warnings`` is not thread-safe around decoding threads)."""
+    import warnings
+
+    from PIL import Image
+
+    warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
+    return Image
+
+
+def check_frame_pixels(im, where: str) -> None:
+    """Refuse an opened PIL image whose header announces more than :data:`MAX_FRAME_PIXELS`
+    (a 20000x20000 PNG of a few kB would take 1.2 GB decoded)."""
+    width, height = im.size
+    if width * height > MAX_FRAME_PIXELS:
+        raise frame_too_large(where, f"{width}x{height} pixels")
+
+
+def frame_too_large(where: str, size: str) -> DataError:
+    """The error for a frame over :data:`MAX_FRAME_PIXELS` (``size`` as known)."""
+    return DataError(f"{where}: the image is {size}, over the limit of {MAX_FRAME_PIXELS:,} "
+                     "pixels per frame (PIL's decompression-bomb limit); resize the frames")
+
+
+def bomb_size(exc: Exception) -> str:
+    """What PIL's ``DecompressionBombError`` says of the image's size."""
+    import re
+
+    found = re.search(r"\((\d+) pixels\)", str(exc))
+    return f"{int(found.group(1)):,} pixels" if found else "too large"
+
+
+def to_rgb_array(im) -> np.ndarray:
+    """A decoded PIL image as ``uint8 (H, W, 3)``. A palette with byte transparency
+    (pngquant's output) goes through RGBA, as PIL asks (its direct RGB conversion warns)."""
+    if im.mode == "P" and "transparency" in im.info:
+        im = im.convert("RGBA")
+    return np.asarray(im.convert("RGB"), dtype=np.uint8)
+
+
 def decode_image_file(path: Path, *, expected_hw: tuple | None = None) -> np.ndarray:
     """Decode one PNG/JPEG file to ``uint8 (H, W, 3)``, with errors that name the file."""
-    from PIL import Image, UnidentifiedImageError
+    from PIL import UnidentifiedImageError
+
+    Image = pil_image()
 
     try:
         with Image.open(path) as im:
+            check_frame_pixels(im, str(path))
             im.load()
             if im.mode not in ("RGB", "L", "RGBA", "P"):
                 raise DataError(f"{path}: image mode {im.mode!r} is not 8-bit RGB")
-            arr = np.asarray(im.convert("RGB"), dtype=np.uint8)
+            arr = to_rgb_array(im)
     except FileNotFoundError:
         raise DataError(f"{path}: image file does not exist") from None
+    except Image.DecompressionBombError as exc:  # PIL refuses twice its limit at open()
+        raise frame_too_large(str(path), bomb_size(exc)) from None
     except (UnidentifiedImageError, OSError, SyntaxError) as exc:
         from s2r.datasets._lfs import check_not_lfs_pointer
 

@@ -21,6 +21,10 @@ Environment overrides (for tests, benches and demos):
     Comma-separated encoder ids computed by default (and automatically on first visit).
 ``S2R_AUTOCOMPUTE``
     ``0`` turns off the automatic first-visit computation of the default set.
+``S2R_DATA_ROOTS``
+    Folders (separated by ``os.pathsep``) under which a dataset path from a page URL is
+    opened; default: the working folder and the home folder. A link cannot make the server
+    read, or walk, anything else.
 """
 
 from __future__ import annotations
@@ -243,13 +247,55 @@ def read_url(params: Mapping[str, Sequence[str]]) -> tuple[dict, list[str]]:
     return values, warnings
 
 
+def data_roots() -> list[str]:
+    """The folders a dataset path from a page URL may lie under (``$S2R_DATA_ROOTS``, else
+    the working folder and the home folder), resolved."""
+    env = os.environ.get("S2R_DATA_ROOTS", "").strip()
+    roots = [r for r in env.split(os.pathsep) if r.strip()] if env else \
+        [os.getcwd(), os.path.expanduser("~")]
+    return [os.path.realpath(r) for r in roots]
+
+
+#: What a single folder from a link must hold to be opened: a dataset's own files (checked
+#: without listing the folder, so a link to a big folder costs nothing).
+DATASET_MARKERS = ("actions.csv", "actions.parquet", os.path.join("meta", "info.json"))
+
+
+def _url_path_problem(text: str, single: bool) -> Optional[str]:
+    """Why the path ``text`` of a link is not opened (None: it may be), naming only ``text``."""
+    real = os.path.realpath(text)
+    if not any(os.path.commonpath([real, root]) == root for root in data_roots()):
+        return (f"{text!r} is outside the folders this app opens from a link "
+                "(S2R_DATA_ROOTS: by default the working folder and the home folder)")
+    if single and os.path.isdir(real) and not any(
+            os.path.isfile(os.path.join(real, m)) for m in DATASET_MARKERS):
+        return (f"{text!r} is not a dataset folder (no actions.csv, actions.parquet or "
+                "meta/info.json)")
+    return None
+
+
 def _dataset_from_url(parts: list[str], warnings: list[str]) -> Spec | None:
     """The dataset spec of ``?dataset=`` values, or None (and a warning) when the library
-    cannot use it."""
-    from s2r.datasets import parse_spec
+    cannot use it, a path lies outside :func:`data_roots`, or a demo asks to lift its size
+    limit (``large=``: only a person at the command line may)."""
+    from s2r.datasets import LARGE_OPTION, parse_spec
     from s2r.errors import S2RError
 
     spec: Spec = parts[0] if len(parts) == 1 else parts
+    for part in parts:
+        if names_demo(part):
+            options = part.partition(":")[2].split(",")
+            problem = (f"{part!r} lifts the demo's size limit ({LARGE_OPTION}=), which a link "
+                       "may not" if any(o.split("=")[0].strip() == LARGE_OPTION
+                                        for o in options) else None)
+        elif part.startswith("hf:"):
+            problem = None
+        else:
+            problem = _url_path_problem(part, single=len(parts) == 1)
+        if problem is not None:
+            warnings.append(f"The link's dataset cannot be opened here: {problem}. Showing the "
+                            "default dataset instead.")
+            return None
     try:
         parse_spec(spec)
     except S2RError as exc:

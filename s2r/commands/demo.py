@@ -34,6 +34,8 @@ def register(subparsers) -> None:
                    help="actions table format (default csv)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the s2r layout of an existing non-empty folder")
+    p.add_argument("--large", action="store_true",
+                   help="lift the demo's size limit (50,000 frames, 2 GiB of pixels)")
     p.set_defaults(func=run)
 
 
@@ -46,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     # Validate through the same spec parser as "demo:key=value" so limits and messages agree.
     options = {k: getattr(args, k) for k in DEMO_DEFAULTS}
     spec = "demo:" + ",".join(f"{k}={str(v).lower()}" for k, v in options.items())
+    if args.large:
+        spec += ",large=true"
     parse_spec(spec)
     check_out(output_folder(args.out), args.overwrite)  # before rendering anything
     with tqdm_progress("rendering demo") as cb:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import os
 from pathlib import Path
 
 from s2r.cli import add_command, add_runtime_args, atomic_output, dataset_from_args, output_file
@@ -206,6 +207,9 @@ def run(args: argparse.Namespace) -> int:
     out = output_file(args.out, tuple(FORMATS))
     pairwise = output_file(args.pairwise, tuple(FORMATS), flag="--pairwise") if args.pairwise \
         else None
+    if pairwise is not None and os.path.abspath(pairwise) == os.path.abspath(out):
+        raise S2RError(f"--pairwise {args.pairwise!r} is the same file as --out; the "
+                       "comparisons would replace the scores: give two paths")
     if args.merge:
         if args.encoders:
             raise S2RError("--merge takes leaderboard files, not --encoders")

@@ -27,7 +27,8 @@ from s2r.datasets._checks import DataWarning, existing_path
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
 
-__all__ = ["DEMO_DEFAULTS", "DataWarning", "load_dataset", "parse_spec", "storage_identity"]
+__all__ = ["DEMO_DEFAULTS", "DataWarning", "LARGE_OPTION", "MAX_DEMO_BYTES", "MAX_DEMO_FRAMES",
+           "load_dataset", "parse_spec", "storage_identity"]
 
 Spec = Union[str, Path, Sequence[Union[str, Path]]]
 
@@ -50,15 +51,19 @@ _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 _FILE_KINDS = {".zarr": "furniturebench", ".hdf5": "robomimic", ".h5": "robomimic"}
 
 
+def _parse_bool(key: str, text: str, spec: str) -> bool:
+    low = text.strip().lower()
+    if low in _TRUE + _FALSE:
+        return low in _TRUE
+    raise DataError(f"dataset spec {spec!r}: option {key}={text!r} must be true or false")
+
+
 def _parse_demo_value(key: str, text: str, spec: str):
     """Convert one ``key=value`` of a demo spec to the type of its default."""
     default = DEMO_DEFAULTS[key]
     where = f"dataset spec {spec!r}: option {key}={text!r}"
     if isinstance(default, bool):
-        low = text.strip().lower()
-        if low in _TRUE + _FALSE:
-            return low in _TRUE
-        raise DataError(f"{where} must be true or false")
+        return _parse_bool(key, text, spec)
     try:
         return int(text) if isinstance(default, int) else float(text)
     except ValueError:
@@ -66,14 +71,42 @@ def _parse_demo_value(key: str, text: str, spec: str):
         raise DataError(f"{where} must be {kind}") from None
 
 
+#: The demo's size limit, checked before rendering: frames in both domains, and the bytes they
+#: take decoded (frames x height x width x 3). ``large=true`` in the spec (``--large`` for
+#: ``python -m s2r demo``) lifts it, explicitly.
+MAX_DEMO_FRAMES = 50_000
+MAX_DEMO_BYTES = 2 * 1024**3
+LARGE_OPTION = "large"
+
+
+def check_demo_size(options: dict, where: str) -> None:
+    """Raise :class:`DataError` when the demo ``options`` ask for more than the size limit."""
+    frames = 2 * int(options["episodes"]) * int(options["steps"])
+    nbytes = frames * int(options["height"]) * int(options["width"]) * 3
+    if frames > MAX_DEMO_FRAMES or nbytes > MAX_DEMO_BYTES:
+        raise DataError(f"{where}: {options['episodes']} episodes x {options['steps']} steps x 2 "
+                        f"domains = {frames:,} frames of {options['height']}x{options['width']} "
+                        f"({nbytes / 1024**3:.1f} GiB) is over the demo's limit of "
+                        f"{MAX_DEMO_FRAMES:,} frames and {MAX_DEMO_BYTES // 1024**3} GiB; add "
+                        f"{LARGE_OPTION}=true to render it anyway")
+
+
 def _parse_demo(spec: str) -> dict:
     from s2r.datasets.demo import check_demo_params  # the demo's own limits, one source of truth
 
     options = dict(DEMO_DEFAULTS)
     _, _, rest = spec.partition(":")
+    seen, large = set(), False
     for item in filter(None, (s.strip() for s in rest.split(","))):
         key, eq, value = item.partition("=")
         key = key.strip()
+        if key in seen:
+            raise DataError(f"dataset spec {spec!r}: option {key!r} is given twice; give each "
+                            "option once")
+        seen.add(key)
+        if key == LARGE_OPTION:
+            large = _parse_bool(key, value.strip(), spec)
+            continue
         if key not in DEMO_DEFAULTS:
             raise DataError(f"dataset spec {spec!r}: unknown demo option {key!r}; known options: "
                             f"{', '.join(DEMO_DEFAULTS)}")
@@ -84,6 +117,8 @@ def _parse_demo(spec: str) -> dict:
         check_demo_params(**options)
     except DataError as exc:
         raise DataError(f"dataset spec {spec!r}: {str(exc).replace('make_demo: ', '')}") from None
+    if not large:
+        check_demo_size(options, f"dataset spec {spec!r}")
     return {"kind": "demo", "options": options}
 
 

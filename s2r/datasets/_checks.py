@@ -19,6 +19,11 @@ from s2r.errors import DataError
 _MAX_LISTED = 12
 
 
+#: The largest episode, step or frame index s2r takes from a dataset (a 1e19 step would
+#: overflow int64 and send loops over steps far past any real episode).
+MAX_INDEX = 2**31 - 1
+
+
 class DataWarning(UserWarning):
     """A dataset loads but something in it looks wrong (e.g. an action key that holds
     rewards); the CLI prints each as one ``warning: ...`` line."""

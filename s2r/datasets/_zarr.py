@@ -54,6 +54,8 @@ def open_store(path, where: str):
     import zarr
 
     p = existing_path(path, "zarr store")
+    if p.is_dir():
+        check_store_files(p, where)
     try:
         if is_zip_store(p) and p.is_file():
             return zarr.open_group(store=zarr.storage.ZipStore(p, mode="r"), mode="r")
@@ -64,6 +66,30 @@ def open_store(path, where: str):
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise DataError(f"{where}: not a readable zarr group ({type(exc).__name__}: {first}); "
                         f"{_LAYOUT}") from None
+
+
+def check_store_files(root: Path, where: str) -> None:
+    """Refuse a folder store holding anything but folders and regular files (links followed):
+    reading a FIFO blocks forever, a link to ``/dev/zero`` never ends, and a metadata name
+    (``.zarray``) that is a folder sends zarr into a loop. Checked before zarr opens it."""
+    import stat
+
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            try:
+                mode = path.stat().st_mode
+            except OSError:
+                raise DataError(f"{where}: {path} is a broken link; a zarr store holds "
+                                "folders and regular files") from None
+            if name in _METADATA and not stat.S_ISREG(mode):
+                raise DataError(f"{where}: {path} is not a regular file; zarr metadata "
+                                f"({name}) is a small JSON file")
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a device"
+                        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+                raise DataError(f"{where}: {path} is {kind}; a zarr store holds folders and "
+                                "regular files (reading it would block or never end)")
 
 
 def array_keys(group, where: str = "zarr store") -> list[str]:

@@ -40,13 +40,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
 from s2r.datasets._checks import (
-    check_finite, check_nonempty, check_same_frame_size, existing_path, missing_key,
+    MAX_INDEX, check_finite, check_nonempty, check_same_frame_size, existing_path, missing_key,
     steps_within_episodes,
 )
 from s2r.datasets._lfs import check_not_lfs_pointer
@@ -146,6 +147,14 @@ def _read_meta(root: Path) -> dict:
     if names is not None and (not isinstance(names, list) or not names
                               or not all(isinstance(n, str) for n in names)):
         raise DataError(f"{path}: action_names must be a non-empty list of column names, got {names!r}")
+    if names is not None:
+        clash = [n for n in names if n in RESERVED_COLUMNS or n.startswith(STATE_PREFIX)]
+        repeated = [n for n in dict.fromkeys(names) if names.count(n) > 1]
+        if clash or repeated:
+            raise DataError(f"{path}: action_names {names!r}: "
+                            + (f"{clash[0]!r} is a reserved column (domain, file, episode, "
+                               "step, state.*)" if clash else f"{repeated[0]!r} is listed twice")
+                            + "; each action needs its own column")
     return meta
 
 
@@ -153,10 +162,13 @@ def _integer_column(df, column: str, where: str) -> np.ndarray:
     import pandas as pd
 
     values = pd.to_numeric(df[column], errors="coerce").to_numpy(dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values)))
+    with np.errstate(invalid="ignore"):
+        bad = np.flatnonzero(~np.isfinite(values) | (values != np.round(values))
+                             | (values < 0) | (values > MAX_INDEX))
     if bad.size:
         r = int(bad[0])
-        raise DataError(f"{where}: column {column!r} must hold integers; row {r} "
+        raise DataError(f"{where}: column {column!r} must hold integers in [0, {MAX_INDEX}]; "
+                        f"row {r} "
                         f"(file {df['file'].iloc[r]!r}) has {df[column].iloc[r]!r}")
     return values.astype(np.int64)
 
@@ -350,16 +362,26 @@ def check_out(out, overwrite: bool = False) -> Path:
     return out
 
 
-def _prepare_out(out: Path, overwrite: bool) -> None:
+def _remove_layout(out: Path) -> None:
+    """Remove only what the layout owns from ``out`` (other files there stay)."""
+    for entry in _LAYOUT_ENTRIES:
+        p = out / entry
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        elif p.exists() or p.is_symlink():
+            p.unlink()
+
+
+def _publish(staging: Path, out: Path, overwrite: bool) -> None:
+    """Move the complete layout written in ``staging`` into ``out`` (renames on one file
+    system: a reader sees the old layout or the new one's entries, never half a frame file)."""
     check_out(out, overwrite)
-    if out.is_dir() and any(out.iterdir()):
-        for entry in _LAYOUT_ENTRIES:  # remove only what the layout owns
-            p = out / entry
-            if p.is_dir():
-                shutil.rmtree(p)
-            elif p.exists():
-                p.unlink()
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True)
+    if overwrite:
+        _remove_layout(out)
+    for entry in sorted(staging.iterdir()):
+        os.replace(entry, out / entry.name)
+    staging.rmdir()
 
 
 def write_folder(frameset: FrameSet, out, *, table: str = "csv", overwrite: bool = False,
@@ -391,14 +413,30 @@ def write_folder(frameset: FrameSet, out, *, table: str = "csv", overwrite: bool
     Path
         ``out``.
     """
-    import pandas as pd
-    from PIL import Image
-
     if table not in ("csv", "parquet"):
         raise DataError(f"table format must be 'csv' or 'parquet', got {table!r}")
     action_cols = _action_columns(frameset)
     out = Path(out)
-    _prepare_out(out, overwrite)
+    check_out(out, overwrite)
+    # Everything is written into a fresh sibling folder first (mkdtemp: O_EXCL, private) and
+    # moved into place once complete: a full disk or an interrupt leaves nothing half-written.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.s2r-tmp-", dir=out.parent))
+    try:
+        _write_layout(frameset, staging, action_cols, table, batch_size, progress)
+        _publish(staging, out, overwrite)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return out
+
+
+def _write_layout(frameset: FrameSet, out: Path, action_cols: list, table: str,
+                  batch_size: int, progress) -> None:
+    """The body of :func:`write_folder`, into the empty folder ``out``."""
+    import pandas as pd
+    from PIL import Image
+
     n = len(frameset)
     files = [f"{i:06d}.png" for i in range(n)]
     for d in DOMAINS:
@@ -430,4 +468,3 @@ def write_folder(frameset: FrameSet, out, *, table: str = "csv", overwrite: bool
     meta = {"format": "s2r-folder", "version": 1, "name": frameset.name,
             "action_names": action_cols, "written_from": frameset.source}
     (out / META_NAME).write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    return out

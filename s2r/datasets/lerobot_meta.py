@@ -21,6 +21,7 @@ from typing import Optional
 
 import numpy as np
 
+from s2r.datasets._checks import MAX_INDEX
 from s2r.errors import DataError
 
 #: LeRobot's own tolerance on timestamps: ``LeRobotDataset(tolerance_s=1e-4)`` and
@@ -30,7 +31,6 @@ from s2r.errors import DataError
 TOLERANCE_S = 1e-4
 #: Bounds on the numbers s2r takes from metadata (beyond them a field is refused, not used).
 MAX_FPS = 10_000
-MAX_INDEX = 2**31 - 1
 
 
 def _int_field(value, where: str, name: str, *, low: int = 0, high: int = MAX_INDEX) -> int:

@@ -17,6 +17,7 @@ Both read lazily and keep the FrameSet picklable (the copy reopens its files whe
 from __future__ import annotations
 
 import io
+import os
 import threading
 from collections import OrderedDict
 from fractions import Fraction
@@ -27,7 +28,8 @@ import numpy as np
 from s2r.datasets._lfs import check_not_lfs_pointer
 from s2r.errors import DataError
 from s2r.identity import digest, files_identity
-from s2r.images import as_indices
+from s2r.images import (as_indices, bomb_size, check_frame_pixels, frame_too_large,
+                        pil_image, to_rgb_array)
 
 #: Decoders kept open at once (one per video file).
 MAX_OPEN_VIDEOS = 8
@@ -52,6 +54,8 @@ def probe_video(path: str) -> dict:
     """
     import av
 
+    if os.path.exists(path) and not os.path.isfile(path):  # a FIFO or device would block
+        raise DataError(f"{path}: not a regular file; expected an MP4 video as LeRobot writes")
     try:
         with av.open(path) as container:
             if not container.streams.video:
@@ -239,12 +243,17 @@ class VideoFrames:
 
 def decode_png(data, where: str) -> np.ndarray:
     """PNG/JPEG bytes to ``uint8 (H, W, 3)``; a bad stream raises :class:`DataError`."""
-    from PIL import Image, UnidentifiedImageError
+    from PIL import UnidentifiedImageError
+
+    Image = pil_image()
 
     try:
         with Image.open(io.BytesIO(data)) as im:
+            check_frame_pixels(im, where)
             im.load()
-            return np.asarray(im.convert("RGB"), dtype=np.uint8)
+            return to_rgb_array(im)
+    except Image.DecompressionBombError as exc:
+        raise frame_too_large(where, bomb_size(exc)) from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
         raise DataError(f"{where}: unreadable or truncated image bytes ({exc})") from None
 

@@ -61,11 +61,38 @@ def _open(path, label: str):
         raise DataError(f"{label}: not a readable HDF5 file ({exc})") from None
 
 
+def _check_links_inside(f, where: str) -> None:
+    """Refuse HDF5 external links and virtual datasets that read another file: the file's
+    content must come from the file (h5py would follow them anywhere on the disk)."""
+    import h5py
+
+    def outside(name, link):  # a message, which also stops the visit
+        if isinstance(link, h5py.ExternalLink):
+            return (f"{name} is an HDF5 external link to {link.filename}:{link.path}; a "
+                    "dataset file must hold its own data (copy it in, e.g. with h5repack)")
+        if isinstance(link, h5py.HardLink):
+            obj = f.get(name)
+            if isinstance(obj, h5py.Dataset) and obj.is_virtual and any(
+                    src.file_name not in (".", f.filename) for src in obj.virtual_sources()):
+                return (f"{name} is a virtual dataset that reads other files; a dataset file "
+                        "must hold its own data")
+        return None
+
+    found = f.visititems_links(outside)
+    if found is not None:
+        raise DataError(f"{where}: {found}")
+
+
 def _demo_names(f, where: str, filter_key: Optional[str]) -> list[str]:
     if "data" not in f:
         raise missing_key("data", list(f.keys()), where, "group")
-    names = sorted((k for k in f["data"].keys() if _DEMO.match(k)),
-                   key=lambda k: int(_DEMO.match(k).group(1)))
+    _check_links_inside(f, where)
+    others = [k for k in f["data"].keys() if not _DEMO.match(k)]
+    if others:
+        raise DataError(f"{where}: data/{others[0]} is not named demo_N (N a number); robomimic "
+                        "files hold their demonstrations as data/demo_0, data/demo_1, ...; "
+                        "rename it or move it out of data/")
+    names = sorted(f["data"].keys(), key=lambda k: int(_DEMO.match(k).group(1)))
     if filter_key is None:
         return names
     masks = f["mask"] if "mask" in f else {}

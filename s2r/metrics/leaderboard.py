@@ -148,8 +148,15 @@ def read_records(path: PathLike) -> list[dict]:
         except Exception as exc:
             raise DataError(f"leaderboard file {str(path)!r} could not be read as CSV: "
                             f"{exc}") from None
+        if "encoder.id" not in frame.columns:
+            raise DataError(f"leaderboard file {str(path)!r} has no 'encoder.id' column "
+                            f"(columns: {', '.join(map(str, frame.columns[:5]))}); is this a "
+                            "file written by 'python -m s2r score'?")
         records = [unflatten_record({k: _plain(v) for k, v in row.items()})
                    for row in frame.to_dict(orient="records")]
+    if not records:
+        raise DataError(f"leaderboard file {str(path)!r} holds no score records; is this a "
+                        "file written by 'python -m s2r score'?")
     for i, r in enumerate(records):
         if not isinstance(r.get("encoder"), dict) or "id" not in r["encoder"]:
             raise DataError(f"leaderboard file {str(path)!r}: record {i} has no encoder id "

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,9 @@ class Case:
     library : a call that must raise :class:`S2RError` with the same words (dataset faults).
     outputs : paths that must not exist after the command (nothing written).
     env : environment variables set while the command runs.
+    kept : paths that must still exist afterwards, with the same bytes (nothing deleted or
+        written through a link).
+    not_words : what stderr must not contain (e.g. the bytes of a file it must not print).
     """
 
     argv: list
@@ -50,6 +54,8 @@ class Case:
     library: Optional[Callable] = None
     outputs: list = field(default_factory=list)
     env: dict = field(default_factory=dict)
+    kept: list = field(default_factory=list)
+    not_words: list = field(default_factory=list)
 
 
 def dataset_case(root: Path, spec, kwargs: dict, words: list, read=None) -> Case:
@@ -664,6 +670,249 @@ def cli_case_lerobot_hub_ref_leaves_the_cache(root):
                 env={"HF_HUB_CACHE": str(root / "hub"), "HF_HUB_OFFLINE": "1"})
 
 
+# Files, folders and stores that are not what they claim; sizes bounded before work.
+def _png_header_only(path: Path, width: int, height: int) -> None:
+    """A PNG whose header announces ``width x height`` pixels with almost no data (what a
+    decompression bomb looks like to a reader: a few bytes on disk)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(
+            ">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr)
+                     + chunk(b"IDAT", zlib.compress(b"\x00" * 64)) + chunk(b"IEND", b""))
+
+
+def case_frame_size_bomb(root):
+    folder = _folder(root)
+    _png_header_only(folder / "sim" / "000000.png", 20000, 20000)  # first frame: decoded at load
+    return [str(folder)], {}, ["sim/000000.png", "the image is 400,000,000 pixels",
+                               "over the limit of 89,478,485 pixels per frame"]
+
+
+def case_frame_size_over_the_limit(root):
+    folder = _folder(root)
+    _png_header_only(folder / "real" / "000007.png", 10000, 10000)  # under PIL's own refusal
+    return [str(folder)], {}, ["real/000007.png", "the image is 10000x10000 pixels",
+                               "over the limit of 89,478,485 pixels per frame"]
+
+
+def case_table_step_huge(root):
+    def edit(df):
+        df["step"] = df["step"].astype(float)
+        df.loc[3, "step"] = 1e19
+        return df
+    return [_edit_table(_folder(root), edit)], {}, [
+        "actions.csv", "column 'step' must hold integers in [0, 2147483647]", "row 3", "1e+19"]
+
+
+def case_table_episode_1e400(root):
+    folder = _folder(root)
+    text = (folder / "actions.csv").read_text().splitlines()
+    header = text[0].split(",")
+    row = text[2].split(",")
+    row[header.index("episode")] = "1e400"
+    text[2] = ",".join(row)
+    (folder / "actions.csv").write_text("\n".join(text) + "\n")
+    return [str(folder)], {}, ["actions.csv", "column 'episode' must hold integers", "row 1"]
+
+
+def _action_names(root, names) -> str:
+    import json
+
+    folder = _folder(root)
+    meta = json.loads((folder / "s2r.json").read_text())
+    meta["action_names"] = names
+    (folder / "s2r.json").write_text(json.dumps(meta))
+    return str(folder)
+
+
+def case_action_names_collide_with_step(root):
+    return [_action_names(root, ["act0", "step"])], {}, [
+        "s2r.json", "'step' is a reserved column", "each action needs its own column"]
+
+
+def case_action_names_repeated(root):
+    return [_action_names(root, ["act0", "act0"])], {}, [
+        "s2r.json", "'act0' is listed twice"]
+
+
+def case_robomimic_demo_not_named_demo_n(root):
+    demos = robomimic_demos([3, 2])
+    demos["trial_b"] = demos.pop("demo_1")
+    write_hdf5(root / "s.hdf5", demos)
+    write_hdf5(root / "r.hdf5", robomimic_demos([3]))
+    return [str(root / "s.hdf5"), str(root / "r.hdf5")], {}, [
+        "s.hdf5", "data/trial_b is not named demo_N"]
+
+
+def case_robomimic_external_link(root):
+    import h5py
+
+    write_hdf5(root / "s.hdf5", robomimic_demos([3]))
+    write_hdf5(root / "r.hdf5", robomimic_demos([3]))
+    write_hdf5(root / "elsewhere.hdf5", robomimic_demos([3]))
+    with h5py.File(root / "s.hdf5", "a") as f:
+        del f["data/demo_0/obs/agentview_image"]
+        f["data/demo_0/obs/agentview_image"] = h5py.ExternalLink(
+            str(root / "elsewhere.hdf5"), "/data/demo_0/obs/agentview_image")
+    return [str(root / "s.hdf5"), str(root / "r.hdf5")], {}, [
+        "s.hdf5", "data/demo_0/obs/agentview_image is an HDF5 external link to",
+        "elsewhere.hdf5"]
+
+
+def case_zarr_chunk_is_a_fifo(root):
+    spec = _zarr_pair(root)
+    chunk = _chunk_file(Path(spec[0]), "color_image2", 4)
+    chunk.unlink()
+    os.mkfifo(chunk)
+    return spec, {}, ["sim (", "color_image2/1.0.0.0 is a FIFO (named pipe)",
+                      "would block or never end"]
+
+
+def case_zarr_chunk_links_to_dev_zero(root):
+    spec = _zarr_pair(root)
+    chunk = _chunk_file(Path(spec[1]), "color_image2", 0)
+    chunk.unlink()
+    chunk.symlink_to("/dev/zero")
+    return spec, {}, ["real (", "color_image2/0.0.0.0 is a device"]
+
+
+def case_zarr_metadata_is_a_folder(root):
+    spec = _zarr_pair(root)
+    meta = Path(spec[0]) / "color_image2" / ".zarray"
+    meta.unlink()
+    meta.mkdir()
+    return spec, {}, ["sim (", "color_image2/.zarray is not a regular file",
+                      "zarr metadata (.zarray) is a small JSON file"]
+
+
+def case_demo_too_large(root):
+    return "demo:episodes=1000000,steps=1000000", {}, [
+        "2,000,000,000,000 frames", "over the demo's limit of 50,000 frames and 2 GiB",
+        "add large=true"]
+
+
+def case_demo_option_repeated(root):
+    return "demo:episodes=2,episodes=3", {}, ["option 'episodes' is given twice"]
+
+
+def cli_case_demo_command_too_large(root):
+    out = root / "d"
+    return Case(["demo", "--out", str(out), "--episodes", "1000000", "--steps", "1000000"],
+                ["over the demo's limit", "add large=true"], outputs=[out])
+
+
+def _users_files(root: Path) -> list:
+    """A folder of a user's files, with an ``arrays/`` sub-folder like a cache's."""
+    folder = root / "thesis"
+    (folder / "arrays").mkdir(parents=True)
+    files = [folder / "arrays" / "thesis.txt", folder / "notes.txt",
+             folder / "arrays" / ("0" * 32 + ".npy")]  # even one named like an entry
+    for f in files:
+        f.write_text(f"the user's {f.name}")
+    return files
+
+
+def cli_case_cache_clear_a_folder_of_user_files(root):
+    files = _users_files(root)
+    return Case(["cache", "clear", "--cache-dir", str(root / "thesis")],
+                ["thesis is not an s2r cache folder", "no .s2r-cache marker",
+                 "nothing was deleted"], kept=files, outputs=[root / "thesis" / ".s2r-cache"])
+
+
+def cli_case_cache_clear_arrays_is_a_link(root):
+    from s2r.cache import Cache
+
+    cache = Cache(root / "cache")
+    cache.get_or_compute_json({"kind": "k"}, lambda: {"x": 1})
+    cache.close()
+    elsewhere = root / "elsewhere"
+    elsewhere.mkdir()
+    kept = elsewhere / ("1" * 32 + ".npy")
+    kept.write_text("someone's array")
+    import shutil
+
+    shutil.rmtree(root / "cache" / "arrays")
+    (root / "cache" / "arrays").symlink_to(elsewhere)
+    return Case(["cache", "clear", "--cache-dir", str(root / "cache")],
+                ["cache/arrays is a symbolic link", "deletes nothing through links"],
+                kept=[kept])
+
+
+_NO_MIRROR = "http://127.0.0.1:1"  # nothing answers: a check that came after it would say so
+
+
+def _weights_case(root, plant) -> Case:
+    weights = root / "w"
+    weights.mkdir()
+    target = root / "precious.txt"
+    target.write_text("must not be overwritten")
+    words = plant(weights, target)
+    return Case(["weights", "fetch", "vip"], ["vip: ", *words], kept=[target],
+                env={"S2R_WEIGHTS_DIR": str(weights), "S2R_WEIGHTS_MIRROR": _NO_MIRROR})
+
+
+def cli_case_weights_part_is_a_link(root):
+    def plant(weights, target):
+        (weights / "vip_resnet50.pt.part").symlink_to(target)
+        return ["vip_resnet50.pt.part is a symbolic link", "does not download through a link"]
+    return _weights_case(root, plant)
+
+
+def cli_case_weights_destination_is_a_link(root):
+    def plant(weights, target):
+        (weights / "vip_resnet50.pt").symlink_to(root / "no-such-file.pt")
+        return ["vip_resnet50.pt is a symbolic link"]
+    return _weights_case(root, plant)
+
+
+def cli_case_weights_destination_is_a_folder(root):
+    def plant(weights, target):
+        (weights / "vip_resnet50.pt").mkdir()
+        return ["vip_resnet50.pt exists and is not a regular file"]
+    return _weights_case(root, plant)
+
+
+def cli_case_weights_dir_is_a_file(root):
+    plain = _plain_file(root)
+    return Case(["weights", "fetch", "vip"], ["vip: the weights folder", "plain.txt is not a "
+                                              "folder"], kept=[plain],
+                env={"S2R_WEIGHTS_DIR": str(plain), "S2R_WEIGHTS_MIRROR": _NO_MIRROR})
+
+
+def cli_case_checkpoint_is_a_system_file(root):
+    out = root / "e.npz"
+    return Case(["embed", TINY_DEMO, "--encoder", "ckpt:resnet18:/etc/passwd", "--no-cache",
+                 "--out", str(out)], ["/etc/passwd is not a checkpoint"], outputs=[out],
+                not_words=["root:", "b'"])
+
+
+def cli_case_score_out_is_the_pairwise_file(root):
+    out = root / "s.json"
+    return Case(["score", TINY_DEMO, "--encoders", "pixels", "--out", str(out), "--pairwise",
+                 str(root / "." / "s.json")], ["--pairwise", "is the same file as --out"],
+                outputs=[out])
+
+
+def cli_case_score_merge_an_unrelated_csv(root):
+    other = root / "budget.csv"
+    other.write_text("item,cost\npaper,3\n")
+    return Case(["score", "--merge", str(other), "--out", str(root / "s.json")],
+                ["budget.csv' has no 'encoder.id' column", "item, cost",
+                 "written by 'python -m s2r score'"], outputs=[root / "s.json"], kept=[other])
+
+
+def cli_case_score_merge_an_empty_list(root):
+    other = root / "empty.json"
+    other.write_text("[]")
+    return Case(["score", "--merge", str(other), "--out", str(root / "s.csv")],
+                ["empty.json' holds no score records"], outputs=[root / "s.csv"])
+
+
 def _plain_file(root: Path) -> Path:
     path = root / "plain.txt"
     path.write_text("not a folder")
@@ -944,14 +1193,22 @@ def test_cli_main_exits_2_with_message(built, capsys, name):
     from s2r.cli import main
 
     case = built[name]
+    before = {str(p): Path(p).read_bytes() for p in case.kept}
+    start = time.perf_counter()
     with pytest.MonkeyPatch.context() as mp:
         for key, value in case.env.items():
             mp.setenv(key, value)
         code = main(case.argv)
+    took = time.perf_counter() - start
     out, err = capsys.readouterr()
     _assert_clean_failure(code, out, err, case.words)
     for path in case.outputs:
         assert not Path(path).exists(), f"{path} was written"
+    for path, data in before.items():
+        assert Path(path).read_bytes() == data, f"{path} was changed or deleted"
+    for w in case.not_words:
+        assert w not in err, f"{w!r} in {err!r}"
+    assert took < 30, f"{name} took {took:.1f} s"
 
 
 # Two cases (a load-time and a read-time error) through a real ``python -m s2r`` process: each

@@ -3,6 +3,8 @@ dashboard (:func:`open_app`) with its environment (:func:`use_env`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import APP
@@ -17,8 +19,10 @@ TIMEOUT = 300
 
 
 def use_env(monkeypatch, cache_dir) -> None:
-    """The app's environment: its own cache folder, the tiny demo, :data:`ENCODERS`."""
+    """The app's environment: its own cache folder, the tiny demo, :data:`ENCODERS`, and
+    links may name datasets in the test's folder (the cache folder's parent)."""
     monkeypatch.setenv("S2R_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("S2R_DATA_ROOTS", str(Path(cache_dir).parent))
     monkeypatch.setenv("S2R_DEMO_SPEC", TINY)
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", ",".join(ENCODERS))
 

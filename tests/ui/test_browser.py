@@ -85,7 +85,8 @@ def test_files_on_disk_keep_the_encoders_and_a_reload_keeps_the_scores(tmp_path)
     shows them, also after a reload (the URL names the dataset and the encoders)."""
     sim, real = robomimic_pair(tmp_path)
     env = {"S2R_CACHE_DIR": str(tmp_path / "cache"), "S2R_DEMO_SPEC": TINY,
-           "S2R_DEFAULT_ENCODERS": ENCODERS[1], "S2R_AUTOCOMPUTE": "0"}
+           "S2R_DEFAULT_ENCODERS": ENCODERS[1], "S2R_AUTOCOMPUTE": "0",
+           "S2R_DATA_ROOTS": str(tmp_path)}  # the reload reads the files from the URL
     with running_app(env, log_path=tmp_path / "streamlit.log") as url, browser_page() as page:
         page.goto(url)
         before = _chips(page, 1)

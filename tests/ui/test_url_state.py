@@ -9,6 +9,8 @@ named in a warning.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.ui.apptest import (
@@ -178,7 +180,8 @@ def test_a_url_of_unknown_encoders_only_selects_the_defaults(tmp_path, monkeypat
     assert at.multiselect(key=S.HOME_ENCODERS).value == list(ENCODERS)
 
 
-def test_url_params_read_back_to_the_same_state(tmp_path):
+def test_url_params_read_back_to_the_same_state(tmp_path, monkeypatch):
+    monkeypatch.setenv("S2R_DATA_ROOTS", str(tmp_path))
     sim, real = robomimic_pair(tmp_path)
     state = {S.DATASET_SPEC: [sim, real], S.ENCODERS_SELECTED: ["pixels", "resnet18@random"],
              S.DATASET_KEYS: {"image_key": "agentview_image", "action_key": None,
@@ -189,3 +192,84 @@ def test_url_params_read_back_to_the_same_state(tmp_path):
     values, warnings = S.read_url({k: v if isinstance(v, list) else [v]
                                    for k, v in params.items()})
     assert warnings == [] and values == state
+
+
+# ----------------------------------------------------------------------------- hostile links
+# A link's dataset is opened only under S2R_DATA_ROOTS (default: the working folder and the
+# home folder), only when it is a dataset, within a bounded time; the warning names only what
+# the link says. Each case: the ``?dataset=`` values -> the words of the one warning.
+def _hostile_links(tmp_path: Path) -> dict:
+    inside = tmp_path / "allowed"
+    inside.mkdir()
+    (inside / "to_usr").symlink_to("/usr")
+    (inside / "plain").mkdir()
+    (inside / "plain" / "notes.txt").write_text("not a dataset")
+    return {
+        "a system folder": (["/usr"], ["'/usr' is outside the folders this app opens"]),
+        "dot-dots out of the root": ([str(inside / ".." / ".." / "etc")],
+                                     ["is outside the folders", "S2R_DATA_ROOTS"]),
+        "a link inside the root to /usr": ([str(inside / "to_usr")], ["to_usr' is outside"]),
+        "the root itself, not a dataset": ([str(inside)], ["is not a dataset folder"]),
+        "a folder of notes": ([str(inside / "plain")], ["plain' is not a dataset folder"]),
+        "two files outside": (["/etc/passwd", "/etc/hosts"], ["'/etc/passwd' is outside"]),
+        "a demo too large": (["demo:episodes=1000000,steps=1000000"],
+                             ["2,000,000,000,000 frames", "over the demo's limit"]),
+        "a demo lifting its limit": (["demo:episodes=2,large=true"],
+                                     ["lifts the demo's size limit (large=)", "a link may not"]),
+        "a repeated demo option": (["demo:episodes=2,episodes=3"],
+                                   ["option 'episodes' is given twice"]),
+    }
+
+
+def test_hostile_links_are_refused_quickly_naming_only_what_they_say(tmp_path, monkeypatch):
+    import os
+    import time
+
+    monkeypatch.setenv("S2R_DATA_ROOTS", str(tmp_path / "allowed"))
+    for name, (parts, words) in _hostile_links(tmp_path).items():
+        start = time.perf_counter()
+        values, warnings = S.read_url({S.Q_DATASET: parts})
+        took = time.perf_counter() - start
+        assert values == {} and len(warnings) == 1, (name, warnings)
+        assert "Showing the default dataset instead" in warnings[0], name
+        for w in words:
+            assert w in warnings[0], (name, w, warnings[0])
+        rest = warnings[0]
+        for part in parts:
+            rest = rest.replace(repr(part), "")
+        for server_path in (str(tmp_path), "/usr", "/etc", os.path.expanduser("~")):
+            assert server_path not in rest, (name, server_path, warnings[0])
+        assert took < 2.0, (name, took)  # no walk of what the link names
+
+
+def test_the_default_roots_are_the_working_and_home_folders(monkeypatch):
+    import os
+
+    monkeypatch.delenv("S2R_DATA_ROOTS", raising=False)
+    assert S.data_roots() == [os.path.realpath(os.getcwd()),
+                              os.path.realpath(os.path.expanduser("~"))]
+    monkeypatch.setenv("S2R_DATA_ROOTS", os.pathsep.join(["/data/a", "/data/b"]))
+    assert S.data_roots() == ["/data/a", "/data/b"]
+
+
+def test_a_link_to_a_dataset_under_the_roots_opens(tmp_path, monkeypatch):
+    monkeypatch.setenv("S2R_DATA_ROOTS", str(tmp_path))
+    sim, real = robomimic_pair(tmp_path)
+    values, warnings = S.read_url({S.Q_DATASET: [sim, real]})
+    assert warnings == [] and values[S.DATASET_SPEC] == [sim, real]
+
+
+def test_the_app_opened_on_a_system_folder_shows_the_default_at_once(tmp_path, monkeypatch):
+    import time
+
+    use_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = open_app(query={S.Q_DATASET: "/usr"})
+    start = time.perf_counter()
+    at.run()
+    took = time.perf_counter() - start
+    no_exception(at)
+    text = _warnings(at)
+    assert "'/usr' is outside the folders this app opens" in text and "/usr/" not in text
+    assert S.parse_demo_spec(at.session_state[S.DATASET_SPEC])["episodes"] == 4
+    assert took < 25, took  # the tiny demo loads; /usr is never walked (17 s before)
