@@ -15,20 +15,20 @@ Errors meant for the user (:class:`s2r.errors.S2RError`) print one line and exit
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import importlib
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Optional, Sequence
 
+from s2r.atomic import atomic_path
 from s2r.errors import S2RError
 
 # Order = order in ``--help``. Each name is a module in s2r/commands/.
 COMMANDS = ("demo", "info", "encoders", "weights", "embed", "score", "project", "saliency",
-            "validate", "figure", "app", "cache")
+            "validate", "train_encoder", "figure", "app", "cache")
 
 
 def add_dataset_args(parser: argparse.ArgumentParser) -> None:
@@ -206,30 +206,8 @@ def output_folder(text: str, *, flag: str = "--out") -> Path:
     return path
 
 
-@contextlib.contextmanager
-def atomic_output(path: Path) -> Iterator[Path]:
-    """Yield a new temporary file next to ``path`` (same suffix) and move it onto ``path``
-    when the block succeeds, so an interrupted write or a full disk never leaves a truncated
-    output file. The temporary file is created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` under
-    a random name (a planted file or link there is never written through); ``os.replace``
-    then replaces ``path`` itself (a link at ``path`` is replaced, not its target)."""
-    import secrets
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    while True:
-        tmp = path.with_name(f".{path.stem}.tmp-{secrets.token_hex(6)}{path.suffix}")
-        try:
-            os.close(os.open(tmp, flags, 0o666))
-            break
-        except FileExistsError:
-            continue
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists() or tmp.is_symlink():
-            tmp.unlink()
+#: An output written to a new temporary sibling and renamed into place (see :mod:`s2r.atomic`).
+atomic_output = atomic_path
 
 
 #: Write failures of the machine, not of s2r: one ``error:`` line instead of a traceback.

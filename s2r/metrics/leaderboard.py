@@ -22,6 +22,7 @@ from typing import Iterable, Sequence, Union
 
 import numpy as np
 
+from s2r.atomic import atomic_path
 from s2r.errors import DataError
 from s2r.metrics.scoring import REFERENCE_KEYS, SCORE_KEYS
 
@@ -107,19 +108,16 @@ def write_records(records: Sequence[dict], path: PathLike) -> Path:
     """Write records to ``path`` (``.json`` nested, ``.csv`` flattened); returns the path."""
     path = Path(path)
     suffix = _check_format(path)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    if suffix == ".json":
-        tmp.write_text(json.dumps(list(records), indent=1, allow_nan=False) + "\n")
-    else:
-        frame = records_to_frame(records)
-        for col in frame.columns:
-            if frame[col].map(lambda v: isinstance(v, (list, dict))).any():
-                frame[col] = frame[col].map(
-                    lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
-        frame.to_csv(tmp, index=False)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:  # nothing half-written, nothing written through a link
+        if suffix == ".json":
+            tmp.write_text(json.dumps(list(records), indent=1, allow_nan=False) + "\n")
+        else:
+            frame = records_to_frame(records)
+            for col in frame.columns:
+                if frame[col].map(lambda v: isinstance(v, (list, dict))).any():
+                    frame[col] = frame[col].map(
+                        lambda v: json.dumps(v) if isinstance(v, (list, dict)) else v)
+            frame.to_csv(tmp, index=False)
     return path
 
 

@@ -1246,3 +1246,156 @@ def test_cli_debug_reraises(built):
     with pytest.raises(S2RError, match="does not exist"):
         main(["--debug", *built["missing_folder"].argv])
 
+
+
+# ----------------------------------------------------------------------------- issue 21
+# Hostile inputs whose right outcome is not an error: each test asserts that outcome exactly.
+def test_a_foreign_warning_while_loading_is_printed_once_and_never_loops(capsys, monkeypatch):
+    """A warning from another library while a dataset loads used to be re-emitted into the
+    list being walked (``catch_warnings(record=True)``): every command hung, memory growing."""
+    import warnings
+
+    import s2r.datasets as datasets
+    from s2r.cli import main
+    from s2r.datasets import DataWarning
+
+    real_load = datasets.load_dataset
+
+    def load_with_warnings(*args, **kwargs):
+        for _ in range(3):
+            warnings.warn("Palette images with Transparency expressed in bytes should be "
+                          "converted to RGBA images", UserWarning)
+            warnings.warn("action key holds rewards", DataWarning)
+        warnings.warn("invalid value encountered in cast", RuntimeWarning)
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(datasets, "load_dataset", load_with_warnings)
+    start = time.perf_counter()
+    assert main(["info", TINY_DEMO]) == 0
+    assert time.perf_counter() - start < 30
+    out, err = capsys.readouterr()
+    lines = [line for line in re.split(r"[\r\n]+", err) if line.startswith("warning: ")]
+    assert lines == ["warning: UserWarning: Palette images with Transparency expressed in bytes "
+                     "should be converted to RGBA images",
+                     "warning: action key holds rewards",
+                     "warning: RuntimeWarning: invalid value encountered in cast"]
+    import json
+
+    assert json.loads(out)["frames"] == {"sim": 8, "real": 8}  # the dataset, loaded
+
+
+def test_a_palette_png_with_byte_transparency_loads_without_a_warning(tmp_path, capsys):
+    """What pngquant writes: mode P with a bytes transparency table (PIL warns on a direct RGB
+    conversion); it loads, decoded through RGBA, exit 0, no warning."""
+    from PIL import Image
+
+    from s2r.cli import main
+
+    folder = _folder(tmp_path)
+    first = folder / "sim" / "000000.png"
+    rgb = np.asarray(Image.open(first).convert("RGB"))
+    Image.fromarray(rgb).convert("P").save(first, transparency=b"\x00" * 4)
+    assert isinstance(Image.open(first).info["transparency"], bytes)
+    assert main(["info", str(folder)]) == 0
+    _, err = capsys.readouterr()
+    assert "warning" not in err.lower()
+    frame = load_dataset(str(folder)).read_images([0])[0]
+    expected = np.asarray(Image.open(first).convert("RGBA").convert("RGB"))
+    assert frame.shape == (12, 16, 3) and np.array_equal(frame, expected)
+
+
+def test_cache_clear_deletes_its_entries_and_nothing_else(tmp_path, capsys):
+    """A marked cache: its entries go; a user's files left in it (in arrays/, in a
+    sub-folder, at the top) stay."""
+    from s2r.cache import Cache
+    from s2r.cli import main
+
+    cache = Cache(tmp_path / "c")
+    cache.get_or_compute_array({"kind": "a"}, lambda: np.ones(4))
+    cache.get_or_compute_json({"kind": "j"}, lambda: {"x": 1})
+    cache.close()
+    assert (tmp_path / "c" / ".s2r-cache").is_file()
+    mine = [tmp_path / "c" / "arrays" / "thesis.txt", tmp_path / "c" / "notes.txt",
+            tmp_path / "c" / "arrays" / "sub" / "x.npy"]
+    for path in mine:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("mine")
+    assert main(["cache", "clear", "--cache-dir", str(tmp_path / "c")]) == 0
+    assert "removed 2 entries" in capsys.readouterr().out
+    assert all(p.read_text() == "mine" for p in mine)
+    assert not list((tmp_path / "c" / "arrays").glob("*.npy"))
+    assert Cache(tmp_path / "c").ls() == []
+
+
+def test_cache_clear_of_a_folder_that_does_not_exist_creates_nothing(tmp_path, capsys):
+    from s2r.cli import main
+
+    assert main(["cache", "clear", "--cache-dir", str(tmp_path / "none")]) == 0
+    assert "removed 0 entries" in capsys.readouterr().out
+    assert not (tmp_path / "none").exists()
+
+
+def test_a_link_the_user_made_inside_their_own_folder_is_followed(tmp_path):
+    """Documented: a dataset folder's own links (frames kept on another disk) are followed;
+    only paths that the metadata writes (``..``, absolute) must stay inside the folder."""
+    import shutil
+
+    folder = _folder(tmp_path)
+    disk = tmp_path / "other_disk"
+    shutil.move(str(folder / "real"), disk)
+    (folder / "real").symlink_to(disk)
+    fs = load_dataset(str(folder))
+    assert fs.n_frames("real") == 7 and fs.read_images([13]).shape == (1, 12, 16, 3)
+
+
+def test_a_disk_error_is_one_line_for_each_kind():
+    import errno
+
+    from s2r.cli import disk_error_line
+
+    line = disk_error_line(OSError(errno.ENOSPC, "No space left on device", "/x/out.npz"))
+    assert line == ("cannot finish writing /x/out.npz: the disk is full (No space left on "
+                    "device); nothing was written to the output (free some space and run the "
+                    "command again)")
+    assert "quota" in disk_error_line(OSError(errno.EDQUOT, "Disk quota exceeded"))
+    assert disk_error_line(OSError(errno.ENOENT, "No such file")) is None
+
+
+def _full_disk_run(argv, limit_bytes: int, cwd: Path):
+    """``python -m s2r ARGV`` where no file may grow past ``limit_bytes`` (RLIMIT_FSIZE, the
+    kernel refuses the write with EFBIG, as a full disk refuses it with ENOSPC: both take the
+    same path, :func:`s2r.cli.disk_error_line`)."""
+    import resource
+    import signal
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+
+    return subprocess.run([sys.executable, "-m", "s2r", *argv], cwd=REPO, preexec_fn=limit,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+                          text=True, timeout=180)
+
+
+FULL_DISK = {
+    "embed": lambda d: ["embed", TINY_DEMO, "--encoder", "pixels", "--no-cache", "--out",
+                        str(d / "e.npz")],
+    "demo": lambda d: ["demo", "--out", str(d / "ds"), "--episodes", "2", "--steps", "4",
+                       "--height", "64", "--width", "80"],
+    "score": lambda d: ["score", TINY_DEMO, "--encoders", "pixels", "--no-cache", "--pca-dim", "8", "--n-boot",
+                        "20", "--out", str(d / "s.json")],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", sorted(FULL_DISK))
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, command):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    proc = _full_disk_run(FULL_DISK[command](out_dir), 1024, tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in re.split(r"[\r\n]+", proc.stderr) if line.strip()]
+    assert [line for line in lines if "error" in line] == [lines[-1]], proc.stderr
+    assert lines[-1].startswith("error: cannot finish") and "nothing was written to the " \
+        "output" in lines[-1], lines[-1]
+    assert list(out_dir.iterdir()) == [], list(out_dir.iterdir())  # no output, no temp file
