@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 
-from s2r.cli import add_command, add_runtime_args, cache_from_args, dataset_from_args, output_folder
+from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
+                     dataset_from_args, output_folder)
 from s2r.errors import S2RError
 
 _GAP = 4  # white pixels between the sim and the real overlay
@@ -129,7 +130,8 @@ def run(args) -> int:
         png = f"pair_{k:02d}_sim{int(i)}_real{int(j)}.png"
         image = side_by_side(overlay(result.sim_frames[k], result.sim.maps[k]),
                              overlay(result.real_frames[k], result.real.maps[k]))
-        Image.fromarray(image).save(out / png)
+        with atomic_output(out / png) as tmp:
+            Image.fromarray(image).save(tmp)
         m = measures[k]
         pairs.append(_finite_or_none({
             "sim_index": int(i), "real_index": int(j), "png": png,
@@ -147,7 +149,8 @@ def run(args) -> int:
               "encoder": encoder.spec.id, "method": args.method, "target": result.target,
               "has_masks": frameset.has_masks, "agreement_grid": 56, "pairs": pairs,
               "summary": summary}
-    (out / "saliency.json").write_text(json.dumps(report, indent=2) + "\n")
+    with atomic_output(out / "saliency.json") as tmp:
+        tmp.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {len(pairs)} pair overlays and saliency.json to {out}/ "
           f"({encoder.spec.id}, {args.method}, target {result.target})")
     for p in pairs:

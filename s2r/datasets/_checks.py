@@ -24,6 +24,27 @@ _MAX_LISTED = 12
 MAX_INDEX = 2**31 - 1
 
 
+#: The columns of s2r's own tables; no action may be named like one of them.
+RESERVED_COLUMNS = ("domain", "file", "episode", "step")
+
+
+def check_action_names(names: list, where: str, reserved_prefix: str = "state.") -> None:
+    """Refuse repeated action names and names that collide with s2r's own columns
+    (:data:`RESERVED_COLUMNS`, ``state.*``): they would collide in every table s2r writes.
+
+    Raises
+    ------
+    DataError
+        Naming ``where`` (the file and field) and the first offending name.
+    """
+    clash = [n for n in names if n in RESERVED_COLUMNS or n.startswith(reserved_prefix)]
+    repeated = [n for n in dict.fromkeys(names) if names.count(n) > 1]
+    if clash or repeated:
+        why = (f"{clash[0]!r} is a reserved column ({', '.join(RESERVED_COLUMNS)}, "
+               f"{reserved_prefix}*)" if clash else f"{repeated[0]!r} is listed twice")
+        raise DataError(f"{where}: {why}; each action needs its own column")
+
+
 class DataWarning(UserWarning):
     """A dataset loads but something in it looks wrong (e.g. an action key that holds
     rewards); the CLI prints each as one ``warning: ...`` line."""

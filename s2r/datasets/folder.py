@@ -47,8 +47,8 @@ from typing import Optional
 import numpy as np
 
 from s2r.datasets._checks import (
-    MAX_INDEX, check_finite, check_nonempty, check_same_frame_size, existing_path, missing_key,
-    steps_within_episodes,
+    MAX_INDEX, RESERVED_COLUMNS, check_action_names, check_finite, check_nonempty,
+    check_same_frame_size, existing_path, missing_key, steps_within_episodes,
 )
 from s2r.datasets._lfs import check_not_lfs_pointer
 from s2r.errors import DataError
@@ -59,7 +59,6 @@ from s2r.progress import ProgressCallback, report
 
 TABLE_NAMES = ("actions.csv", "actions.parquet")
 META_NAME = "s2r.json"
-RESERVED_COLUMNS = ("domain", "file", "episode", "step")
 STATE_PREFIX = "state."
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 _LAYOUT_ENTRIES = ("sim", "real", "masks", *TABLE_NAMES, META_NAME)
@@ -148,13 +147,7 @@ def _read_meta(root: Path) -> dict:
                               or not all(isinstance(n, str) for n in names)):
         raise DataError(f"{path}: action_names must be a non-empty list of column names, got {names!r}")
     if names is not None:
-        clash = [n for n in names if n in RESERVED_COLUMNS or n.startswith(STATE_PREFIX)]
-        repeated = [n for n in dict.fromkeys(names) if names.count(n) > 1]
-        if clash or repeated:
-            raise DataError(f"{path}: action_names {names!r}: "
-                            + (f"{clash[0]!r} is a reserved column (domain, file, episode, "
-                               "step, state.*)" if clash else f"{repeated[0]!r} is listed twice")
-                            + "; each action needs its own column")
+        check_action_names(names, f"{path}: action_names {names!r}", STATE_PREFIX)
     return meta
 
 

@@ -39,8 +39,8 @@ from typing import Optional
 import numpy as np
 
 from s2r.datasets._checks import (
-    check_finite, check_nonempty, check_same_frame_size, existing_path, missing_key, place,
-    steps_within_episodes, warn_if_signal_like,
+    check_action_names, check_finite, check_nonempty, check_same_frame_size, existing_path,
+    missing_key, place, steps_within_episodes, warn_if_signal_like,
 )
 from s2r.datasets.lerobot_hub import hub_repo, is_hub_id, local_root
 from s2r.datasets.lerobot_meta import (
@@ -88,11 +88,15 @@ def cameras(info: dict) -> list[str]:
             if isinstance(v, dict) and v.get("dtype") in CAMERA_DTYPES]
 
 
-def _names(feature: dict, dim: int) -> Optional[list]:
+def _names(feature: dict, dim: int, where: str) -> Optional[list]:
+    """The action names info.json gives (None when it gives none that fit); repeated names or
+    names of s2r's own columns (``domain``, ``file``, ``episode``, ``step``) are refused: they
+    would collide in every table s2r writes."""
     names = feature.get("names") if isinstance(feature, dict) else None
     if isinstance(names, dict) and len(names) == 1:
         names = next(iter(names.values()))
     if isinstance(names, list) and len(names) == dim and all(isinstance(n, str) for n in names):
+        check_action_names(names, where)
         return list(names)
     return None
 
@@ -387,7 +391,8 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
         images = ParquetImages([str(root / f) for f in data_files], file_of, row_of, camera,
                                shape, root=root)
 
-    names = _names(features.get(action_key), actions.shape[1])
+    names = _names(features.get(action_key), actions.shape[1],
+                   f"{info_path}: features[{action_key!r}].names")
     source = {"path": str(root.resolve()), "camera": camera, "codebase_version": version,
               "action_key": action_key, "state_key": ",".join(state_cols) or None,
               "mode": "video" if is_video else "image", "hub": hub}

@@ -172,3 +172,4 @@ def check_timestamps(timestamps: np.ndarray, frame_index: Optional[np.ndarray],
             f"(row {r + 1}) in episode {int(episode[r])}; at fps {fps:g} consecutive frames are "
             f"{1 / fps:.6f} s apart (LeRobot's tolerance {TOLERANCE_S:g} s): duplicated, "
             "reversed or missing frames")
+

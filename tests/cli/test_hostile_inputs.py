@@ -658,6 +658,31 @@ def case_lerobot_feature_not_an_object(root):
                       "with a 'dtype'"]
 
 
+def _lerobot_action_names(root, edit) -> list:
+    import json
+
+    spec = _lerobot_pair(root)
+    path = Path(spec[1]) / "meta" / "info.json"
+    info = json.loads(path.read_text())
+    edit(info["features"]["action"]["names"])
+    path.write_text(json.dumps(info))
+    return spec
+
+
+def case_lerobot_action_named_episode(root):
+    def edit(names):
+        names[3] = "episode"
+    return _lerobot_action_names(root, edit), {}, [
+        "real/meta/info.json: features['action'].names", "'episode' is a reserved column"]
+
+
+def case_lerobot_action_names_repeated(root):
+    def edit(names):
+        names[1] = names[0]
+    return _lerobot_action_names(root, edit), {}, [
+        "features['action'].names", "'pos_x' is listed twice"]
+
+
 def cli_case_lerobot_hub_ref_leaves_the_cache(root):
     spec = _lerobot_pair(root)
     hub = root / "hub" / "datasets--org--ds"
