@@ -32,8 +32,10 @@ def register(subparsers) -> None:
     f.set_defaults(func=run_fetch)
     v = sub.add_parser("verify", help="check the files against their pinned sha256",
                        description="Compare every file pinned in the weights folder's "
-                                   "manifest.json with its sha256 (exit 2 if any changed or "
-                                   "is missing).")
+                                   "manifest.json with its sha256, and load every encoder's "
+                                   "file found there, saying which format it is in (timm, "
+                                   "torchvision, a release's layout); exit 2 if any changed, "
+                                   "is missing or does not load.")
     v.set_defaults(func=run_verify)
 
 
@@ -87,11 +89,35 @@ def run_verify(args: argparse.Namespace) -> int:
     results = verify_pinned()
     if not results:
         print(f"nothing pinned in {manifest_path()}")
-        return 0
     for _, _, message in results:
         print(message)
-    bad = [name for name, ok, _ in results if not ok]
+    bad = [name for name, ok, _ in results if not ok] + _report_formats()
     if bad:
-        raise EncoderError(f"{len(bad)} weights file(s) differ from their pinned sha256 or "
-                           f"are missing: {', '.join(bad)}")
+        raise EncoderError(f"{len(bad)} weights file(s) differ from their pinned sha256, are "
+                           f"missing or do not load: {', '.join(bad)}")
     return 0
+
+
+def _report_formats() -> list:
+    """Print, for every registry encoder whose weights file is in the weights folder (pinned
+    or placed by hand), the layout found in it (timm, torchvision, a release's) once it
+    loads strictly into the architecture; the files that do not load."""
+    from s2r.encoders import list_encoders
+    from s2r.encoders.backends.base import FileBackend
+    from s2r.encoders.backend import get_backend
+    from s2r.encoders.locate import find_local_weights
+    from s2r.encoders.weights import file_format
+    from s2r.errors import EncoderError
+
+    bad = []
+    for spec in list_encoders():
+        path = (find_local_weights(spec)
+                if isinstance(get_backend(spec.backend), FileBackend) else None)
+        if path is None:
+            continue
+        try:
+            print(f"{spec.id}: {path} loads ({file_format(spec, path)} format)")
+        except EncoderError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            bad.append(path.name)
+    return bad
