@@ -222,12 +222,30 @@ class GroupMoments:
                    floor_sse: np.ndarray) -> None:
         """Add, per group, the squared standardised errors (scored dims) of frames ``rows``
         under ``model`` to ``sse`` and under its training mean action to ``floor_sse``."""
+        path_sse = np.zeros((len(sse), 1))
+        self.add_path_errors(model, model.B[None], rows, path_sse, floor_sse)
+        sse += path_sse[:, 0]
+
+    def add_path_errors(self, model: LinearModel, coefs: np.ndarray, rows: np.ndarray,
+                        sse: np.ndarray, floor_sse: np.ndarray) -> None:
+        """:meth:`add_errors` for several coefficient matrices of one training set at once.
+
+        ``coefs`` of shape (P, r, A) (e.g. one per ridge penalty, :func:`path_coefficients`)
+        share ``model``'s centring and action scaling; ``sse`` of shape (G, P) receives the
+        per-group errors of each. One pass over the frames: ``rows * r * P * A`` flops.
+        """
+        P = coefs.shape[0]
+        flat = np.ascontiguousarray(coefs.transpose(1, 0, 2)).reshape(self.dim, -1)
+        G = sse.shape[0]
         for start in range(0, rows.size, _CHUNK):
             r = rows[start:start + _CHUNK]
-            target = (self.Y[r] - model.y_center) / model.y_scale
-            err = (target - predict(model, self.x(r))) ** 2
-            np.add.at(sse, self.group[r], err[:, model.scored].sum(axis=1))
-            np.add.at(floor_sse, self.group[r], (target ** 2)[:, model.scored].sum(axis=1))
+            target = ((self.Y[r] - model.y_center) / model.y_scale)[:, model.scored]
+            pred = ((self.x(r) - model.x_center) @ flat).reshape(len(r), P, -1)
+            err = ((target[:, None, :] - pred[:, :, model.scored]) ** 2).sum(axis=2)
+            g = self.group[r]
+            for j in range(P):
+                sse[:, j] += np.bincount(g, weights=err[:, j], minlength=G)
+            floor_sse += np.bincount(g, weights=(target ** 2).sum(axis=1), minlength=G)
 
     def raw_model(self, model: LinearModel) -> tuple[np.ndarray, np.ndarray]:
         """``(W (D, A), b (A,))`` mapping RAW embeddings to the model's standardised actions."""
@@ -319,48 +337,21 @@ def transfer_moments(m_train: Moments, m_test: Moments, alpha: float):
     return score_from_sse(sse, m_test.n, model.scored), floor, per_dim, model
 
 
-@dataclass
-class RidgePath:
-    """Eigendecomposition of a training set's ridge system: any penalty in one product."""
+def path_coefficients(m_train: Moments, alphas) -> tuple[LinearModel, np.ndarray]:
+    """Ridge fits of one training set for every penalty of a grid.
 
-    vals: np.ndarray        # (r,) eigenvalues of M = Xc'Xc / n
-    vecs: np.ndarray        # (r, r)
-    R: np.ndarray           # (r, A) right-hand side
-    model: LinearModel      # template (centring, scaling, tau; B unset)
-
-
-def ridge_path(m_train: Moments) -> RidgePath:
-    """Decompose the ridge system of ``m_train`` once (see :func:`sse_alpha_path`)."""
-    M, R, model = normal_equations(m_train)
-    vals, vecs = np.linalg.eigh(M)
-    return RidgePath(vals, vecs, R, model)
-
-
-def sse_alpha_path(m_train, m_test: Moments, alphas) -> np.ndarray:
-    """Summed squared standardised test errors (scored dims) for every alpha, ``(len(alphas),)``.
-
-    ``m_train`` is the training set's :class:`Moments` or its :class:`RidgePath` (one
-    eigendecomposition serves every alpha and every test set).
+    Returns the template :class:`LinearModel` (centring, action scaling, ``tau``; ``B``
+    unset) and the coefficients ``(len(alphas), r, A)``: for each finite penalty exactly
+    :func:`fit_moments`'s (one Cholesky solve of the ``r x r`` system each, the normal
+    equations formed once), 0 for ``inf`` (the mean action).
     """
-    path = m_train if isinstance(m_train, RidgePath) else ridge_path(m_train)
-    vals, vecs, model = path.vals, path.vecs, path.model
-    tau = model.tau
-    sxx, sxy, syy = _centered(m_test, model.x_center, model.y_center)
-    keep = model.scored
-    P = vecs.T @ path.R[:, keep]                         # (r, a)
-    T = vecs.T @ sxx @ vecs                              # (r, r)
-    C = vecs.T @ (sxy[:, keep] / model.y_scale[keep])    # (r, a)
-    base = float((syy[keep] / model.y_scale[keep] ** 2).sum())
-    top = max(float(vals.max()), 0.0)
-    out = []
-    for alpha in alphas:
-        if not np.isfinite(alpha):     # the mean action: B = 0
-            out.append(base)
-            continue
-        ok = (vals + alpha * tau > PINV_RTOL * top) & (top > 0)
-        Bt = np.where(ok, 1.0 / np.where(ok, vals + alpha * tau, 1.0), 0.0)[:, None] * P
-        out.append(base - 2 * float((Bt * C).sum()) + float((Bt * (T @ Bt)).sum()))
-    return np.maximum(np.array(out), 0.0)
+    M, R, model = normal_equations(m_train)
+    out = np.zeros((len(alphas),) + R.shape)
+    if model.tau > 0:
+        for i, alpha in enumerate(alphas):
+            if np.isfinite(alpha):
+                out[i] = solve_ridge(M, R, alpha * model.tau)
+    return model, out
 
 
 def sse_moments(model: LinearModel, m: Moments) -> np.ndarray:

@@ -75,7 +75,7 @@ def heldout_action_score(Z, domain, actions, episode, *, alpha: Alpha = DEFAULT_
 def select_ridge_alpha(Z, domain, actions, episode, *, alphas=ALPHA_GRID,
                        n_folds: int = DEFAULT_N_FOLDS, seed: int = 0) -> AlphaSelection:
     """Pick the ridge penalty by episode-grouped, domain-stratified cross-validation over all
-    the frames given (one eigendecomposition per fold serves the whole grid).
+    the frames given (the normal equations of each fold formed once, solved per penalty).
 
     The scores use it inside each training set only (nested); call this to look at the
     cross-validation curve of a dataset.

@@ -29,41 +29,213 @@ from s2r.metrics.validation import check_choice, check_embeddings, check_number
 Alpha = Union[float, str]
 
 
+#: How a penalty is chosen from the cross-validation curve (:func:`choose_penalty`):
+#: ``"min"`` the best cross-validated score; ``"1se-finite"`` the largest finite penalty
+#: within one standard error of the best, the mean action only when it is the best;
+#: ``"1se"`` the largest penalty within one standard error, the mean action included (the
+#: rule before SCORE_VERSION 4, kept for the measurement in bench/bench_penalty_rule.py).
+PENALTY_RULES = ("min", "1se-finite", "1se")
+#: The rule of every ``alpha="auto"`` choice (chosen by measurement: README, "The ridge
+#: penalty").
+DEFAULT_PENALTY_RULE = "min"
+
+
+def choose_penalty(alphas, scores, se, rule: str = DEFAULT_PENALTY_RULE):
+    """Index of the chosen penalty on cross-validation curves.
+
+    Parameters
+    ----------
+    alphas : sequence of float, ascending
+        The grid (``inf`` last when present).
+    scores, se : ndarray of shape (..., P)
+        Cross-validated score of each penalty and its standard error over the folds; leading
+        dimensions are independent curves (e.g. bootstrap replicates).
+    rule : {"min", "1se-finite", "1se"}
+        See :data:`PENALTY_RULES`. Ties go to the larger penalty.
+
+    Returns
+    -------
+    ndarray of int, shape (...)
+    """
+    check_choice("rule", rule, PENALTY_RULES)
+    a = np.asarray(alphas, dtype=float)
+    s = np.round(np.asarray(scores, dtype=float), 12)
+    P = a.size
+    best = P - 1 - np.argmax(s[..., ::-1], axis=-1)          # last maximum: larger alpha
+    if rule == "min":
+        return best
+    s_best = np.take_along_axis(s, best[..., None], -1)
+    se_best = np.take_along_axis(np.asarray(se, dtype=float), best[..., None], -1)
+    within = s >= s_best - se_best
+    if rule == "1se-finite":
+        within &= np.isfinite(a)
+    within |= np.arange(P) == best[..., None]
+    return P - 1 - np.argmax(within[..., ::-1], axis=-1)    # largest alpha within
+
+
 @dataclass(frozen=True)
-class TestErrors:
-    """Squared errors of fitted probes on their test frames, summed per group (episode or time
-    block): the held-out, transfer and training scores and their floors are ratios of
-    weighted sums of these, so a bootstrap replicate (group weights) costs two dot products.
+class PenaltyPath:
+    """One probe's per-group test errors at every grid penalty, and the cross-validation
+    errors its penalty is chosen from.
 
     Attributes
     ----------
-    sse, floor_sse : ndarray of shape (G,)
-        Summed squared standardised errors of each group's test frames under the probe, and
-        under that probe's training mean action (the floor). 0 for groups that are not test
-        frames of any probe (e.g. the source domain of a transfer score).
-    count : ndarray of shape (G,)
-        Number of (frame, scored action dim) entries of each group.
     alphas : tuple of float
-        Penalty of each probe (one per outer fold for the held-out score).
-    constant_action_dims : tuple of int
-        Dims constant in some training set (left out there).
+        The grid, ascending (one value for a fixed penalty).
+    sse : ndarray of shape (G, P)
+        Summed squared standardised errors of each test group's frames under the probe
+        fitted with each penalty (0 outside the test groups).
+    floor_sse : ndarray of shape (G,)
+        The same under the training mean action.
+    count : ndarray of shape (G,)
+        ``(frame, scored action dim)`` entries of each test group (0 elsewhere).
+    cv_sse : ndarray of shape (G, P) or None
+        Validation errors of the inner folds' probes (each training group scored by the probe
+        fitted on the other inner folds); None for a fixed penalty.
+    cv_count : ndarray of shape (G,) or None
+    cv_fold : ndarray of shape (G,), int, or None
+        Inner fold of each training group (-1 outside the training set).
+    rule : str
     """
 
+    alphas: tuple
     sse: np.ndarray
     floor_sse: np.ndarray
     count: np.ndarray
-    alphas: tuple
-    constant_action_dims: tuple
+    cv_sse: Optional[np.ndarray] = None
+    cv_count: Optional[np.ndarray] = None
+    cv_fold: Optional[np.ndarray] = None
+    rule: str = DEFAULT_PENALTY_RULE
+    constant_action_dims: tuple = ()
 
-    def score(self, weights=None) -> float:
-        """AS (eq. 2) of a replicate (group ``weights``; default all ones)."""
-        w = np.ones_like(self.sse) if weights is None else weights
-        return 1.0 - float(w @ self.sse) / float(w @ self.count)
+    def choices(self, weights) -> np.ndarray:
+        """Index of the penalty chosen in each replicate ``weights (B, G)``, ``(B,)``."""
+        B = np.atleast_2d(weights).shape[0]
+        if self.cv_sse is None or len(self.alphas) == 1:
+            return np.zeros(B, dtype=np.int64)
+        scores, se = cv_curve(self.cv_sse, self.cv_count, self.cv_fold, weights)
+        return choose_penalty(self.alphas, scores, se, self.rule)
 
-    def floor(self, weights=None) -> float:
+
+def cv_curve(cv_sse, cv_count, cv_fold, weights) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, se)`` of shape (B, P): the pooled cross-validated score of each penalty
+    (``1 - sum w sse / sum w count``) and its standard error over the inner folds
+    (``std(per-fold scores, ddof=1) / sqrt(folds)``; folds a replicate did not draw are left
+    out), for replicates ``weights (B, G)`` of the groups' validation errors."""
+    W = np.atleast_2d(np.asarray(weights, dtype=float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores = 1.0 - (W @ cv_sse) / (W @ cv_count)[:, None]
+        per_fold = []
+        for k in np.unique(cv_fold[cv_fold >= 0]):
+            m = cv_fold == k
+            d = (W[:, m] @ cv_count[m])[:, None]
+            per_fold.append(np.where(d > 0, 1.0 - (W[:, m] @ cv_sse[m]) / d, np.nan))
+        per_fold = np.array(per_fold)                          # (K, B, P)
+        ok = np.isfinite(per_fold)
+        n_ok = ok.sum(axis=0)                                  # (B, P)
+        mean = np.where(ok, per_fold, 0.0).sum(axis=0) / np.maximum(n_ok, 1)
+        ss = np.where(ok, (per_fold - mean) ** 2, 0.0).sum(axis=0)
+    se = np.where(n_ok > 1, np.sqrt(ss / np.maximum(n_ok - 1, 1) / np.maximum(n_ok, 1)), 0.0)
+    return scores, se
+
+
+def _grid(alphas) -> tuple:
+    """Validated penalty grid, ascending."""
+    alphas = tuple(sorted(float(a) for a in alphas))
+    if not alphas:
+        raise MetricError("alphas: give at least one ridge penalty to choose from")
+    for a in alphas:
+        _check_alpha(a)
+    return alphas
+
+
+def _check_alpha(alpha) -> float:
+    if alpha == float("inf"):      # the no-information probe (the training mean action)
+        return float(alpha)
+    check_number("alpha", alpha, low=0)
+    return float(alpha)
+
+
+def _check_auto(alpha: str) -> None:
+    if alpha != "auto":
+        raise MetricError(f"ridge alpha must be a number >= 0 or 'auto', got {alpha!r}")
+
+
+@dataclass(frozen=True)
+class TestErrors:
+    """Squared errors of probes on their test frames, summed per group (episode or time block),
+    at every penalty of each probe's grid: the held-out, transfer and training scores and their
+    floors are ratios of weighted sums of these. A bootstrap replicate (group weights) chooses
+    each probe's penalty again from its reweighted cross-validation errors and then costs a
+    few dot products.
+
+    Attributes
+    ----------
+    paths : tuple of PenaltyPath
+        One per probe (one per outer fold for the held-out score), on disjoint test groups.
+    """
+
+    paths: tuple
+
+    @property
+    def constant_action_dims(self) -> tuple:
+        """Dims constant in some training set (left out there)."""
+        return tuple(sorted({j for p in self.paths for j in p.constant_action_dims}))
+
+    @staticmethod
+    def _weights(weights, G):
+        w = np.ones(G) if weights is None else np.asarray(weights, dtype=float)
+        return np.atleast_2d(w), w.ndim == 2
+
+    def choices(self, weights=None) -> np.ndarray:
+        """Chosen grid index of each probe, ``(P,)`` (or ``(B, P)`` for weights ``(B, G)``)."""
+        W, many = self._weights(weights, self.count.size)
+        out = np.stack([p.choices(W) for p in self.paths], axis=1)
+        return out if many else out[0]
+
+    def score(self, weights=None, choices=None):
+        """AS (eq. 2) of a replicate (group ``weights`` ``(G,)``, default all ones; or ``(B, G)``
+        for many, then an array), each probe with the penalty the replicate chooses."""
+        W, many = self._weights(weights, self.count.size)
+        idx = self.choices(W) if choices is None else np.atleast_2d(choices)
+        num = np.zeros(len(W))
+        for j, p in enumerate(self.paths):
+            num += np.take_along_axis(W @ p.sse, idx[:, j:j + 1], axis=1)[:, 0]
+        out = 1.0 - num / (W @ self.count)
+        return out if many else float(out[0])
+
+    def floor(self, weights=None):
         """AS of the training mean action (the no-information floor) on the same frames."""
-        w = np.ones_like(self.sse) if weights is None else weights
-        return 1.0 - float(w @ self.floor_sse) / float(w @ self.count)
+        W, many = self._weights(weights, self.count.size)
+        out = 1.0 - (W @ self.floor_sse) / (W @ self.count)
+        return out if many else float(out[0])
+
+    @property
+    def count(self) -> np.ndarray:
+        """``(G,)`` scored entries of each test group."""
+        return sum(p.count for p in self.paths)
+
+    @property
+    def floor_sse(self) -> np.ndarray:
+        return sum(p.floor_sse for p in self.paths)
+
+    @property
+    def sse(self) -> np.ndarray:
+        """``(G,)`` errors of each group under its probe with the penalty chosen on all data."""
+        idx = self.choices()
+        return sum(p.sse[:, i] for p, i in zip(self.paths, idx))
+
+    @property
+    def alphas(self) -> tuple:
+        """Penalty of each probe chosen on all data (one per outer fold for held-out)."""
+        return tuple(float(p.alphas[i]) for p, i in zip(self.paths, self.choices()))
+
+    def choice_shares(self, weights) -> dict:
+        """Share of (replicate, probe) choices that fell on each grid value: ``alpha -> share``
+        (the probes of one score share one grid)."""
+        idx = self.choices(weights)
+        grid = self.paths[0].alphas
+        return {float(a): float(np.mean(idx == i)) for i, a in enumerate(grid)}
 
 
 @dataclass(frozen=True)
@@ -134,11 +306,14 @@ class ProbeData:
     folds : Folds, optional
         Use these folds (e.g. those of another embedding of the same frames, so that the
         state ceiling and an encoder are scored on identical splits).
+    rule : str, optional
+        How ``alpha="auto"`` chooses the penalty (:data:`PENALTY_RULES`; default
+        :data:`DEFAULT_PENALTY_RULE`).
     """
 
     def __init__(self, Z, domain, actions, episode, *, n_folds: int = DEFAULT_N_FOLDS,
                  seed: int = 0, memory_mb: float = 2048.0, need_actions: bool = True,
-                 folds: Optional[Folds] = None):
+                 folds: Optional[Folds] = None, rule: Optional[str] = None):
         checked = check_embeddings(Z, domain, actions if need_actions else None, episode)
         if checked.episode is None:
             raise MetricError("episode ids are required (held-out splits and the bootstrap "
@@ -149,7 +324,9 @@ class ProbeData:
         f = self.folds
         self.group_is_real = f.group_domain == "real"
         self.gm = None
-        self._paths: dict = {}
+        self.rule = DEFAULT_PENALTY_RULE if rule is None else rule
+        check_choice("rule", self.rule, PENALTY_RULES)
+        self._errs: dict = {}
         if need_actions:
             if checked.actions is None:
                 raise MetricError("actions are required for the action probes")
@@ -162,15 +339,52 @@ class ProbeData:
             self.n_per_group = self.gm.n
 
     # --------------------------------------------------------------- penalty selection
-    def _ridge_path(self, train) -> "mom.RidgePath":
-        """Eigendecomposition of the ridge system of the groups ``train`` (cached: nested
-        selection meets each training set twice)."""
-        key = np.asarray(train, bool).tobytes()
-        if key not in self._paths:
-            self._paths[key] = mom.ridge_path(self.gm.combine(np.asarray(train, float)))
-        return self._paths[key]
+    def _errors(self, train, test, alphas: tuple):
+        """Per-group errors on the groups ``test`` of the probes fitted on ``train`` with each
+        penalty: ``(sse (G, P), floor_sse (G,), count (G,), scored (A,))`` (cached).
 
-    def select_alpha(self, alphas=ALPHA_GRID, *, groups=None) -> AlphaSelection:
+        The training set's normal equations are formed once and solved for each penalty;
+        one pass over the test frames scores every penalty.
+        """
+        train, test = np.asarray(train, bool), np.asarray(test, bool)
+        key = (train.tobytes(), test.tobytes(), alphas)
+        if key in self._errs:
+            return self._errs[key]
+        G = self.folds.n_groups
+        model, coefs = mom.path_coefficients(self.gm.combine(train.astype(float)), alphas)
+        sse, floor_sse = np.zeros((G, len(alphas))), np.zeros(G)
+        if model.scored.any():
+            self.gm.add_path_errors(model, coefs, np.flatnonzero(test[self.folds.group]), sse,
+                                    floor_sse)
+        count = np.where(test, self.n_per_group * int(model.scored.sum()), 0.0)
+        self._errs[key] = out = (sse, floor_sse, count, model.scored)
+        return out
+
+    def _cv_errors(self, mask: np.ndarray, alphas: tuple, scope: np.ndarray):
+        """Leave-one-fold-out errors inside the training groups ``mask``:
+        ``(cv_sse (G, P), cv_count (G,), cv_fold (G,))``. Each inner probe is fitted on
+        ``mask`` minus one fold and scores that fold's groups; ``scope`` (containing ``mask``)
+        only widens the frames scored at once so that nested selections share passes."""
+        f = self.folds
+        ks = np.unique(f.group_fold[mask])
+        if ks.size < 2:
+            raise MetricError(
+                "cannot choose the ridge penalty by cross-validation: the training frames hold "
+                f"{ks.size} fold(s) and at least 2 are needed; give a fixed ridge alpha or more "
+                "episodes")
+        cv_sse, cv_count = np.zeros((f.n_groups, len(alphas))), np.zeros(f.n_groups)
+        cv_fold = np.full(f.n_groups, -1, dtype=np.int64)
+        for k in ks:
+            held = mask & (f.group_fold == k)
+            sse, _, count, _ = self._errors(mask & ~held, scope & ~(mask & ~held), alphas)
+            cv_sse[held], cv_count[held], cv_fold[held] = sse[held], count[held], k
+        if cv_count.sum() == 0:
+            raise MetricError("every action dimension is constant in the training frames of "
+                              "every fold: there is nothing for the action probe to predict")
+        return cv_sse, cv_count, cv_fold
+
+    def select_alpha(self, alphas=ALPHA_GRID, *, groups=None,
+                     rule: Optional[str] = None) -> AlphaSelection:
         """Choose the ridge penalty by leave-one-fold-out over the folds of ``groups``.
 
         Parameters
@@ -180,53 +394,45 @@ class ProbeData:
         groups : ndarray of shape (G,), bool, optional
             The groups to choose on (a training set); default all. Each of their folds is
             held out in turn and scored by probes fitted on the others.
+        rule : str, optional
+            :data:`PENALTY_RULES` (default: this object's rule).
         """
-        alphas = tuple(float(a) for a in alphas)
-        if not alphas:
-            raise MetricError("alphas: give at least one ridge penalty to choose from")
-        for a in alphas:
-            if not a == float("inf"):
-                check_number("alpha", a, low=0)
-        f = self.folds
-        mask = np.ones(f.n_groups, bool) if groups is None else np.asarray(groups, bool)
-        ks = np.unique(f.group_fold[mask])
-        if ks.size < 2:
-            raise MetricError(
-                "cannot choose the ridge penalty by cross-validation: the training frames hold "
-                f"{ks.size} fold(s) and at least 2 are needed; give a fixed ridge alpha or more "
-                "episodes")
-        sse = np.zeros((ks.size, len(alphas)))
-        count = np.zeros(ks.size)
-        for i, k in enumerate(ks):
-            test = mask & (f.group_fold == k)
-            path = self._ridge_path(mask & ~test)
-            m_test = self.gm.combine(test.astype(float))
-            sse[i] = mom.sse_alpha_path(path, m_test, alphas)
-            count[i] = m_test.n * int(path.model.scored.sum())
-        if count.sum() == 0:
-            raise MetricError("every action dimension is constant in the training frames of "
-                              "every fold: there is nothing for the action probe to predict")
-        scores = 1.0 - sse.sum(axis=0) / count.sum()
-        per_fold = 1.0 - sse[count > 0] / count[count > 0, None]
-        se = (per_fold.std(axis=0, ddof=1) / np.sqrt(len(per_fold)) if len(per_fold) > 1
-              else np.zeros(len(alphas)))
-        best = max(range(len(alphas)), key=lambda i: (round(scores[i], 12), alphas[i]))
-        within = [i for i in range(len(alphas)) if scores[i] >= scores[best] - se[best]]
-        chosen = max(within, key=lambda i: alphas[i])
-        return AlphaSelection(alphas[chosen], alphas, tuple(float(v) for v in scores),
-                              tuple(float(v) for v in se), alphas[best], int(ks.size))
+        alphas = _grid(alphas)
+        mask = np.ones(self.folds.n_groups, bool) if groups is None else np.asarray(groups, bool)
+        cv = self._cv_errors(mask, alphas, mask)
+        scores, se = cv_curve(*cv, np.ones((1, self.folds.n_groups)))
+        rule = rule or self.rule
+        chosen = int(choose_penalty(alphas, scores, se, rule)[0])
+        best = int(choose_penalty(alphas, scores, se, "min")[0])
+        return AlphaSelection(alphas[chosen], alphas, tuple(float(v) for v in scores[0]),
+                              tuple(float(v) for v in se[0]), alphas[best],
+                              int(np.unique(cv[2][cv[2] >= 0]).size), rule)
 
     def resolve_alpha(self, alpha: Alpha, *, groups=None) -> float:
         """``alpha`` itself, or the choice of :meth:`select_alpha` on ``groups`` when it is
         ``"auto"``."""
         if isinstance(alpha, str):
-            if alpha != "auto":
-                raise MetricError(f"ridge alpha must be a number >= 0 or 'auto', got {alpha!r}")
+            _check_auto(alpha)
             return self.select_alpha(groups=groups).alpha
-        if alpha == float("inf"):      # the no-information probe (the training mean action)
-            return float(alpha)
-        check_number("alpha", alpha, low=0)
-        return float(alpha)
+        return _check_alpha(alpha)
+
+    def penalty_path(self, alpha: Alpha, train, test, *, scope=None) -> PenaltyPath:
+        """The probe fitted on the groups ``train`` and scored on ``test``: at the fixed
+        ``alpha``, or (``"auto"``) at every value of the grid with the cross-validation errors
+        inside ``train`` that choose among them (again in every bootstrap replicate)."""
+        train, test = np.asarray(train, bool), np.asarray(test, bool)
+        if isinstance(alpha, str):
+            _check_auto(alpha)
+            alphas = _grid(ALPHA_GRID)
+            cv = self._cv_errors(train, alphas, train if scope is None else scope)
+        else:
+            alphas, cv = (_check_alpha(alpha),), (None, None, None)
+        sse, floor_sse, count, scored = self._errors(train, test, alphas)
+        if not scored.any():
+            raise MetricError("every action dimension is constant in the training frames: "
+                              "there is nothing for the action probe to predict")
+        return PenaltyPath(alphas, sse, floor_sse, count, *cv, rule=self.rule,
+                           constant_action_dims=tuple(int(j) for j in np.flatnonzero(~scored)))
 
     # --------------------------------------------------------------- ridge scores
     def domain_moments(self, weights=None) -> tuple["mom.Moments", "mom.Moments"]:
@@ -239,50 +445,50 @@ class ProbeData:
         return mom.fit_scored(self.gm.combine(np.asarray(groups, float)), alpha)
 
     def test_errors(self, fits) -> TestErrors:
-        """Per-group errors of probes on their test groups.
+        """Per-group errors of fitted probes on their test groups.
 
         ``fits``: ``(alpha, model, test_groups)`` triples; each probe is scored on the frames
         of its ``test_groups`` (bool ``(G,)``, disjoint between probes).
         """
-        f = self.folds
-        sse, floor_sse, cnt = (np.zeros(f.n_groups) for _ in range(3))
-        alphas, constant = [], set()
+        G = self.folds.n_groups
+        paths = []
         for alpha, model, test_groups in fits:
-            alphas.append(float(alpha))
-            constant |= {int(j) for j in np.flatnonzero(~model.scored)}
-            self.gm.add_errors(model, np.flatnonzero(test_groups[f.group]), sse, floor_sse)
-            cnt[test_groups] = self.n_per_group[test_groups] * int(model.scored.sum())
-        return TestErrors(sse, floor_sse, cnt, tuple(alphas), tuple(sorted(constant)))
+            test_groups = np.asarray(test_groups, bool)
+            sse, floor_sse = np.zeros((G, 1)), np.zeros(G)
+            self.gm.add_path_errors(model, model.B[None], np.flatnonzero(test_groups[
+                self.folds.group]), sse, floor_sse)
+            count = np.where(test_groups, self.n_per_group * int(model.scored.sum()), 0.0)
+            paths.append(PenaltyPath((float(alpha),), sse, floor_sse, count, rule=self.rule,
+                                     constant_action_dims=tuple(
+                                         int(j) for j in np.flatnonzero(~model.scored))))
+        return TestErrors(tuple(paths))
 
     def heldout(self, alpha: Alpha) -> TestErrors:
         """Out-of-fold errors per group; ``alpha="auto"`` selects the penalty by nested
-        cross-validation (inside each outer training set)."""
+        cross-validation (inside each outer training set; again in each replicate)."""
         f = self.folds
         if isinstance(alpha, str) and f.n_folds < 3:
             raise MetricError(
                 f"nested penalty selection needs at least 3 episode folds, got {f.n_folds} "
                 "(too few episodes in a domain); give a fixed ridge alpha or more episodes")
-        fits = []
-        for k in range(f.n_folds):
-            train = f.group_fold != k
-            a = self.resolve_alpha(alpha, groups=train)
-            fits.append((a, self.fit(a, train), ~train))
-        return self.test_errors(fits)
+        everything = np.ones(f.n_groups, bool)
+        return TestErrors(tuple(
+            self.penalty_path(alpha, f.group_fold != k, f.group_fold == k, scope=everything)
+            for k in range(f.n_folds)))
 
     def transfer(self, alpha: Alpha, source: str = "sim") -> TestErrors:
         """Errors on the other domain's frames of the probe fitted on every ``source`` frame
-        (``alpha="auto"``: chosen by cross-validation over the ``source`` episodes only); its
-        floor predicts the ``source`` mean action."""
+        (``alpha="auto"``: chosen by cross-validation over the ``source`` episodes only, with
+        the rule of the held-out probes); its floor predicts the ``source`` mean action."""
         check_choice("source", source, ("sim", "real"))
         train = self.group_is_real if source == "real" else ~self.group_is_real
-        a = self.resolve_alpha(alpha, groups=train)
-        return self.test_errors([(a, self.fit(a, train), ~train)])
+        return TestErrors((self.penalty_path(alpha, train, ~train),))
 
     def train(self, alpha: float) -> TestErrors:
         """Errors of the probe fitted on all frames, on those same frames (the paper's
         training AS; its floor is 0 by construction)."""
         everything = np.ones(self.folds.n_groups, bool)
-        return self.test_errors([(alpha, self.fit(alpha, everything), everything)])
+        return TestErrors((self.penalty_path(alpha, everything, everything),))
 
     def train_null(self, alpha: float) -> float:
         """Mean training AS over permutations of the actions across all frames (closed form,

@@ -96,10 +96,7 @@ class AlphaSelection:
     Attributes
     ----------
     alpha : float
-        The chosen penalty: the **largest** one whose cross-validated score is within one
-        standard error of the best score (the one-standard-error rule of Breiman et al. and
-        glmnet's ``lambda.1se``). It prefers the simpler probe when the data cannot tell them
-        apart, so that noise does not pick a penalty (``inf``: the mean action).
+        The chosen penalty (see ``rule``; ``inf``: the mean action).
     alphas : tuple of float
         The grid.
     cv_scores : tuple of float
@@ -110,6 +107,12 @@ class AlphaSelection:
         The penalty with the best cross-validated score.
     n_folds : int
         Folds the choice was made on.
+    rule : str
+        ``"min"``: the best cross-validated score; ``"1se-finite"``: the largest finite
+        penalty within one standard error of the best (the one-standard-error rule of Breiman
+        et al. and glmnet's ``lambda.1se``), the mean action only when it is the best;
+        ``"1se"``: the same with the mean action among the candidates
+        (:data:`s2r.metrics.probe_data.PENALTY_RULES`).
     """
 
     alpha: float
@@ -118,6 +121,7 @@ class AlphaSelection:
     cv_se: tuple
     best: float
     n_folds: int
+    rule: str = "min"
 
 
 def constant_dims_warning(constant) -> tuple:

@@ -86,7 +86,8 @@ def _feature_scaling(Z, chunk: int = 4096) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)
 
 
-def partner_ranks(Z, queries, partners, gallery, *, standardise: bool = True) -> RetrievalRanks:
+def partner_ranks(Z, queries, partners, gallery, *, standardise: bool = True,
+                  block_elements: int = _BLOCK_ELEMENTS) -> RetrievalRanks:
     """Rank of each query's partner among the gallery frames by embedding distance.
 
     Parameters
@@ -101,6 +102,9 @@ def partner_ranks(Z, queries, partners, gallery, *, standardise: bool = True) ->
         Frame indices ranked for every query.
     standardise : bool, default True
         Standardise each feature over all frames of ``Z`` first (see the module docstring).
+    block_elements : int
+        Memory bound: queries are ranked in blocks of ``block_elements / R`` rows (the
+        result does not depend on it).
 
     Returns
     -------
@@ -117,24 +121,24 @@ def partner_ranks(Z, queries, partners, gallery, *, standardise: bool = True) ->
                           "partners")
     if not np.isin(partners, gallery).all():
         raise MetricError("paired retrieval: every partner must be a gallery (real) frame")
-    mean, scale = _feature_scaling(Z) if standardise else (0.0, 1.0)
+    mean, feature_scale = _feature_scaling(Z) if standardise else (0.0, 1.0)
 
     def rows(idx):
-        return (np.asarray(Z[idx], dtype=np.float64) - mean) / scale
+        return (np.asarray(Z[idx], dtype=np.float64) - mean) / feature_scale
 
     G = rows(gallery)
     g_sq = (G ** 2).sum(axis=1)
     closer = np.empty(queries.size, dtype=np.int64)
     ties = np.empty(queries.size, dtype=np.int64)
-    block = max(1, _BLOCK_ELEMENTS // max(1, len(gallery)))
+    block = max(1, int(block_elements) // max(1, len(gallery)))
     for start in range(0, queries.size, block):
         q = rows(queries[start:start + block])
         p = rows(partners[start:start + block])
         # Squared distances up to the per-query constant |q|^2.
         d = g_sq[None, :] - 2.0 * (q @ G.T)
         d_partner = ((p ** 2).sum(axis=1) - 2.0 * (q * p).sum(axis=1))[:, None]
-        scale = np.maximum(np.abs(d).max(axis=1, keepdims=True), 1e-300)
-        tol = 1e-9 * scale     # equal up to round-off
+        # Equal up to round-off, relative to each query's largest distance term.
+        tol = 1e-9 * np.maximum(np.abs(d).max(axis=1, keepdims=True), 1e-300)
         closer[start:start + block] = (d < d_partner - tol).sum(axis=1)
         ties[start:start + block] = (np.abs(d - d_partner) <= tol).sum(axis=1) - 1
     ties = np.maximum(ties, 0)

@@ -22,6 +22,12 @@ What a record holds (keys of :data:`SCORE_KEYS`, each with ``_ci_low``/``_ci_hig
   ``paired_retrieval_chance`` / ``paired_retrieval_mrr_chance``; None without pairs);
 - ``sim2real_score`` = ``sqrt(clip(transfer_score_skill, 0, 1) * clip(dis, 0, 1))``.
 
+With ``ridge_alpha="auto"`` each held-out and transfer probe (and its state ceiling) chooses
+its penalty by episode cross-validation inside its training set
+(:func:`s2r.metrics.probe_data.choose_penalty`), and every bootstrap replicate chooses it
+again from its own resampled cross-validation errors, so the intervals include the choice;
+``ridge_alpha_choice`` says how often each value was chosen.
+
 Scores that cannot be estimated (too few episodes, :data:`~s2r.metrics.baselines.MIN_EPISODES`)
 are None and ``not_estimable`` says why. Intervals are BCa intervals of the episode bootstrap
 (:mod:`s2r.metrics.bootstrap`); the replicates of the ranked scores are kept
@@ -51,7 +57,7 @@ from s2r.progress import ProgressCallback, report
 #: Version of the scoring procedure; part of every score cache key. Bump it whenever a change
 #: here or in a module this one uses (dis, the probes, probe_data, bootstrap, ...) changes any
 #: number of a record.
-SCORE_VERSION = 3
+SCORE_VERSION = 4
 
 #: The action scores that get a floor, a ceiling and a skill.
 ACTION_SCORES = ("action_score_heldout", "transfer_score", "transfer_score_reverse")
@@ -145,7 +151,9 @@ class _Scorer:
                     "perfect prediction instead")
 
     def _action_scores(self, w: np.ndarray) -> dict:
-        """Held-out and transfer scores with floors and ceilings of a replicate."""
+        """Held-out and transfer scores with floors and ceilings of a replicate (``w (G,)``),
+        or of many (``w (B, G)``: arrays); each probe's penalty chosen again on the
+        replicate's cross-validation errors."""
         out = {}
         for k, errors in self.errors.items():
             out[k], out[f"{k}_floor"] = errors.score(w), errors.floor(w)
@@ -153,7 +161,9 @@ class _Scorer:
                 out[f"{k}_ceiling"] = self.ceiling[k].score(w)
         return out
 
-    def scores(self, w: np.ndarray) -> dict:
+    def scores(self, w: np.ndarray, action: Optional[dict] = None) -> dict:
+        """Every score of the replicate ``w (G,)``; ``action``: its :meth:`_action_scores`
+        when already computed (for many replicates at once)."""
         p = self.params
         sim_w, real_w = w * ~self.is_real, w * self.is_real
         sim_c = sim_w @ self.p_sum / (sim_w @ self.n)
@@ -165,7 +175,7 @@ class _Scorer:
                "action_score_train": self.train.score(w),
                "domain_probe_accuracy": self.evidence.balanced_accuracy(w),
                "domain_separability": self.evidence.separability(w)}
-        out.update(self._action_scores(w))
+        out.update(self._action_scores(w) if action is None else action)
         for k, ref in self.reference.items():
             out[f"{k}_skill"] = skill(out[k], out[f"{k}_floor"], out.get(f"{k}_ceiling"), ref)
         if "transfer_score_skill" in out:
@@ -181,6 +191,30 @@ class _Scorer:
 def _alpha_json(alpha: float):
     """A penalty for a JSON record: the number, or ``"inf"`` for the mean-action probe."""
     return float(alpha) if np.isfinite(alpha) else "inf"
+
+
+#: A penalty choice is flagged unstable when more than this share of the bootstrap replicates
+#: (of each outer fold's choice, for the held-out score) flips between the mean action and a
+#: fitted probe against the choice on all data.
+UNSTABLE_CHOICE_SHARE = 1.0 / 3.0
+
+
+def _choice_record(errors, weights: Optional[np.ndarray]) -> dict:
+    """How stable a score's penalty choice is: the choice on all data, the share of bootstrap
+    replicates choosing each grid value, and whether the mean action / fitted probe decision
+    flips in more than :data:`UNSTABLE_CHOICE_SHARE` of them."""
+    grid = errors.paths[0].alphas
+    point = errors.choices()
+    rec = {"alpha": [_alpha_json(grid[i]) for i in point], "grid": [_alpha_json(a) for a in grid],
+           "share": None, "mean_action_share": None, "flip_share": None, "unstable": False}
+    if weights is not None and len(weights) and len(grid) > 1:
+        reps = errors.choices(np.asarray(weights, dtype=np.float64))        # (B, P)
+        mean_action = ~np.isfinite(np.asarray(grid))
+        flip = float(np.mean(mean_action[reps] != mean_action[point][None, :]))
+        rec.update(share=[float(np.mean(reps == i)) for i in range(len(grid))],
+                   mean_action_share=float(np.mean(mean_action[reps])), flip_share=flip,
+                   unstable=bool(flip > UNSTABLE_CHOICE_SHARE))
+    return rec
 
 
 def _bootstrap_id(weights: np.ndarray, strata: np.ndarray) -> str:
@@ -213,8 +247,10 @@ def _replicates(scorer: "_Scorer", weights: np.ndarray, keys, progress, offset: 
     """Every score of every replicate (rows of ``weights``): ``key -> (B,)``."""
     out = {k: np.empty(len(weights)) for k in keys}
     diffs = []
-    for b, w in enumerate(weights):
-        values = scorer.scores(np.asarray(w, dtype=np.float64))
+    W = np.asarray(weights, dtype=np.float64)
+    action = scorer._action_scores(W) if len(W) else {}
+    for b, w in enumerate(W):
+        values = scorer.scores(w, {k: float(v[b]) for k, v in action.items()})
         diffs.append(values["_dis_diff"])
         for k in keys:
             out[k][b] = values[k]
@@ -261,6 +297,9 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
         :data:`REFERENCE_KEYS`, ``not_estimable`` (key -> reason), ``skill_reference`` (per
         action score: ``"ceiling"`` or ``"perfect"``), ``params``, ``n_frames`` /
         ``n_episodes`` (per domain), ``heldout_unit``, ``n_folds``, ``ridge_alpha_used``,
+        ``ridge_alpha_choice`` (per action score: ``alpha`` chosen on all data per probe,
+        ``grid``, ``share`` of bootstrap replicates choosing each grid value,
+        ``mean_action_share``, ``flip_share``, ``unstable``),
         ``dis_explained_variance``, ``constant_action_dims``, ``paired_retrieval_queries``,
         ``replicates`` (key -> bootstrap values of :data:`RANKED_KEYS`), ``bootstrap_id``,
         ``score_version`` and ``warnings``.
@@ -295,7 +334,7 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
     point = scorer.scores(np.ones(f.n_groups))
     keys = [k for k in SCORE_KEYS if k in point]
     intervals = {k: (None, None) for k in keys}
-    replicates, boot_id = {}, None
+    replicates, boot_id, weights = {}, None, None
     if n_boot > 0:
         weights = group_bootstrap_weights(f.group_domain, n_boot, seed=params.seed)
         boot_id = _bootstrap_id(weights, f.group_domain)
@@ -345,6 +384,7 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
             "action_score_train": float(params.train_alpha),
             **{k: ([_alpha_json(a) for a in e.alphas] if k == "action_score_heldout"
                    else _alpha_json(e.alphas[0])) for k, e in scorer.errors.items()}},
+        "ridge_alpha_choice": {k: _choice_record(e, weights) for k, e in scorer.errors.items()},
         "embedding_dim": int(checked.Z.shape[1]),
         "dis_explained_variance": float(scorer.space.explained_variance_ratio.sum()),
         "constant_action_dims": scorer.constant,

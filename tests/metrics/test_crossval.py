@@ -17,17 +17,18 @@ from tests.helpers.metrics_data import linear_data
 
 
 # --------------------------------------------------------------------------- held-out
-def test_shuffled_actions_score_exactly_their_floor():
+def test_shuffled_actions_score_at_their_floor():
     Z, domain, Y, episode = linear_data(n_episodes=20, steps=15, dim=20)
     rng = np.random.default_rng(1)
     shuffled = Y[rng.permutation(len(Y))]
     real = heldout_action_score(Z, domain, Y, episode)
     null = heldout_action_score(Z, domain, shuffled, episode)
     assert real.value > 0.8 and real.value > real.floor + 0.8
-    # No penalty beats the mean action within one standard error: the mean is chosen and
-    # the score is its floor (~0, slightly below: the test episodes' mean differs).
-    assert null.alphas == (float("inf"),) * 5
-    assert null.value == pytest.approx(null.floor, abs=1e-12)
+    # Nothing beats the mean action: the cross-validated choice is the mean or a penalty that
+    # shrinks the probe towards it, so the score sits at its floor (~0, slightly below: the
+    # test episodes' mean differs), never clearly above it.
+    assert sum(a >= 1.0 for a in null.alphas) >= 3
+    assert null.value == pytest.approx(null.floor, abs=0.01) and null.value <= null.floor + 1e-3
     assert -0.1 < null.floor < 0.02
 
 
@@ -105,21 +106,27 @@ def test_choosing_the_penalty_on_the_test_folds_would_inflate_the_score():
     Z, Y = rng.normal(size=(n, 100)), rng.normal(size=(n, 2))
     leaky = max(select_ridge_alpha(Z, domain, Y, episode).cv_scores)
     nested = heldout_action_score(Z, domain, Y, episode)
-    assert nested.value == pytest.approx(nested.floor, abs=1e-12)
+    assert nested.value <= nested.floor + 1e-3
     assert leaky > nested.value + 0.01
 
 
-def test_alpha_selection_matches_refitting_each_alpha_and_takes_one_standard_error():
+def test_alpha_selection_matches_refitting_each_alpha_and_applies_each_rule():
     Z, domain, Y, episode = linear_data(n_episodes=10, steps=10, dim=30, noise=2.0)
     grid = (1e-5, 1e-3, 1e-1, 10.0, float("inf"))
     sel = select_ridge_alpha(Z, domain, Y, episode, alphas=grid)
     each = [heldout_action_score(Z, domain, Y, episode, alpha=a).value for a in grid[:-1]]
     assert np.allclose(sel.cv_scores[:-1], each, atol=1e-9)
     assert sel.best == grid[int(np.argmax(sel.cv_scores))]
-    # One-standard-error rule: the largest penalty within one SE of the best score.
+    # The default rule: the best cross-validated score.
+    assert sel.rule == "min" and sel.alpha == sel.best
+    # One-standard-error rules: the largest penalty within one SE of the best score (the
+    # mean action included or not).
+    data = ProbeData(Z, domain, Y, episode)
     best = grid.index(sel.best)
     within = [a for a, v in zip(grid, sel.cv_scores) if v >= sel.cv_scores[best] - sel.cv_se[best]]
-    assert sel.alpha == max(within) and sel.alpha >= sel.best
+    assert data.select_alpha(grid, rule="1se").alpha == max(within) >= sel.best
+    finite = [a for a in within if np.isfinite(a)]
+    assert data.select_alpha(grid, rule="1se-finite").alpha == max(finite)
     assert sel.cv_scores[-1] < max(sel.cv_scores)      # the mean action is worse here
     auto = heldout_action_score(Z, domain, Y, episode)
     assert set(auto.alphas) <= set(ALPHA_GRID)
@@ -161,10 +168,11 @@ def test_transfer_equals_least_squares_on_the_other_domain():
     assert transfer_score(Z, domain, Y2, episode=episode, alpha="auto").alpha == auto.alpha
     with pytest.raises(MetricError, match="episode ids"):
         transfer_score(Z, domain, Y, alpha="auto")
-    # Noise actions: "auto" chooses the mean action (inf), whose score is its floor.
+    # Noise actions: "auto" chooses a penalty that shrinks the probe to (almost) the mean
+    # action, whose score is the floor.
     noise = np.random.default_rng(5).normal(size=Y.shape)
     null = transfer_score(Z, domain, noise, episode=episode, alpha="auto")
-    assert null.alpha == float("inf") and null.value == pytest.approx(null.floor, abs=1e-12)
+    assert null.alpha >= 1.0 and null.value == pytest.approx(null.floor, abs=0.01)
 
 
 def test_transfer_drops_when_real_features_shift():

@@ -67,3 +67,52 @@ def test_query_subsampling_and_bad_input():
         partner_ranks(Z, [0], [1], [2, 3])
     with pytest.raises(MetricError, match="partners"):
         partner_ranks(Z, [0, 1], [2], [2, 3])
+
+
+def _brute_force_ranks(Z, queries, partners, gallery):
+    """Reference: standardise, then count strictly closer gallery frames per query (no ties
+    in continuous data)."""
+    mean, std = Z.mean(axis=0), Z.std(axis=0)
+    X = (Z - mean) / std
+    d = ((X[queries][:, None, :] - X[gallery][None, :, :]) ** 2).sum(axis=2)
+    dp = ((X[queries] - X[partners]) ** 2).sum(axis=1)
+    closer = (d < dp[:, None] - 1e-9).sum(axis=1)
+    return closer
+
+
+def test_one_block_and_many_blocks_give_identical_ranks():
+    # Features on very different scales, so a block that reused another block's numbers
+    # (the former `scale` shadowing: queries divided by the previous block's round-off
+    # tolerances) would rank differently; 37 queries in blocks of 5 leave a short last block.
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(137, 6)) * np.array([1e3, 1.0, 1e-2, 7.0, 0.5, 30.0]) + 4.0
+    queries, gallery = np.arange(37), np.arange(37, 137)
+    partners = rng.choice(gallery, size=37)
+    one = partner_ranks(Z, queries, partners, gallery)
+    many = partner_ranks(Z, queries, partners, gallery, block_elements=5 * gallery.size)
+    assert np.array_equal(one.top1, many.top1)
+    assert np.array_equal(one.reciprocal_rank, many.reciprocal_rank)
+    closer = _brute_force_ranks(Z, queries, partners, gallery)
+    assert np.allclose(one.reciprocal_rank, 1.0 / (closer + 1))
+
+
+@pytest.mark.slow
+def test_score_embeddings_ranks_20000_frames_of_2048_dims_with_state():
+    # Several default-size retrieval blocks (4e6 / 10,000 real frames = 400 queries each,
+    # the 4,096 queries end in a short block): the size at which the shadowed `scale` ended
+    # in a broadcasting traceback.
+    from s2r.metrics.params import ScoreParams
+    from s2r.metrics.scoring import score_embeddings
+
+    rng = np.random.default_rng(0)
+    n, dim, episodes = 20_000, 2048, 20
+    state = rng.normal(size=(n, 3))
+    Z = (state @ rng.normal(size=(3, dim)) + rng.normal(size=(n, dim))).astype(np.float32)
+    domain = np.repeat(["sim", "real"], n // 2)
+    episode = np.repeat(np.arange(episodes), n // episodes)
+    actions = state[:, :2] + 0.1 * rng.normal(size=(n, 2))
+    r = score_embeddings(Z, domain, actions, episode, state=state,
+                         params=ScoreParams(pca_dim=8, n_boot=20), memory_mb=256)
+    assert r["paired_retrieval_queries"] == 4096
+    chance = r["paired_retrieval_mrr_chance"]
+    assert chance < r["paired_retrieval_mrr"] <= 1.0

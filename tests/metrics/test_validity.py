@@ -171,7 +171,8 @@ def _transfer_truth(data, model, beta, shift, cov):
 
 def test_transfer_score_interval_covers_the_truth_95_percent():
     # 300 data sets of 12 sim + 12 real episodes (episode effects make frames correlated);
-    # the truth is the sim-trained probe's expected score on the real population.
+    # the truth is the sim-trained probe's expected score on the real population. A strong
+    # signal here; tests/metrics/test_coverage_selection.py covers weak ones at 6-24 episodes.
     rng = np.random.default_rng(0)
     dim, n_ep, steps, shift = 4, 12, 10, 0.5
     beta = np.linspace(-1, 1, dim * 2).reshape(dim, 2)
@@ -189,9 +190,8 @@ def test_transfer_score_interval_covers_the_truth_95_percent():
         truth = _transfer_truth(data, data.fit(errors.alphas[0], f.group_domain == "sim"),
                                 beta, shift, cov)
         w = group_bootstrap_weights(f.group_domain, 1000, seed=s).astype(float)
-        reps = 1.0 - (w @ errors.sse) / (w @ errors.count)
-        jw = jackknife_weights(f.group_domain)
-        jack = 1.0 - (jw @ errors.sse) / (jw @ errors.count)
+        reps = errors.score(w)                   # the penalty chosen again in each replicate
+        jack = errors.score(jackknife_weights(f.group_domain))
         lo, hi = bca_interval(reps, errors.score(), jack, 0.95, n_groups=n_ep)
         covered += lo <= truth <= hi
     assert 0.90 <= covered / n_sims <= 0.98
