@@ -70,6 +70,9 @@ def existing_path(path, what: str = "dataset path") -> Path:
     p = Path(path).expanduser()
     if not p.exists():
         raise DataError(f"{what} {str(p)!r} does not exist")
+    if not (p.is_file() or p.is_dir()):  # a FIFO or a device: reading it blocks or never ends
+        raise DataError(f"{what} {str(p)!r} is not a regular file or folder (a FIFO or a "
+                        "device?)")
     return p
 
 

@@ -815,6 +815,21 @@ def case_zarr_metadata_is_a_folder(root):
                       "zarr metadata (.zarray) is a small JSON file"]
 
 
+def case_hdf5_is_a_fifo(root):
+    os.mkfifo(root / "s.hdf5")
+    write_hdf5(root / "r.hdf5", robomimic_demos([3]))
+    return [str(root / "s.hdf5"), str(root / "r.hdf5")], {}, [
+        "s.hdf5' is not a regular file or folder (a FIFO or a device?)"]
+
+
+def case_lerobot_video_is_a_fifo(root):
+    spec = _lerobot_pair(root)
+    video = Path(spec[0]) / LEROBOT_VIDEO
+    video.unlink()
+    os.mkfifo(video)
+    return spec, {}, ["file-000.mp4: not a regular file", "expected an MP4 video"]
+
+
 def case_demo_too_large(root):
     return "demo:episodes=1000000,steps=1000000", {}, [
         "2,000,000,000,000 frames", "over the demo's limit of 50,000 frames and 2 GiB",
