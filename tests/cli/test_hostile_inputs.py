@@ -1439,3 +1439,24 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, command):
     assert lines[-1].startswith("error: cannot finish") and "nothing was written to the " \
         "output" in lines[-1], lines[-1]
     assert list(out_dir.iterdir()) == [], list(out_dir.iterdir())  # no output, no temp file
+
+
+def test_an_output_never_opens_what_is_at_its_temporary_name(tmp_path, monkeypatch):
+    """The temporary sibling is created O_EXCL|O_NOFOLLOW: a link planted at the name it
+    draws first is skipped (never written through) and the output still lands in place."""
+    import secrets
+
+    from s2r.atomic import atomic_path
+
+    target = tmp_path / "precious.txt"
+    target.write_text("keep")
+    (tmp_path / ".out.tmp-aaaaaaaaaaaa.json").symlink_to(target)
+    names = iter(["aaaaaaaaaaaa", "bbbbbbbbbbbb"])
+    monkeypatch.setattr(secrets, "token_hex", lambda n: next(names))
+    with atomic_path(tmp_path / "out.json") as tmp:
+        assert tmp.name == ".out.tmp-bbbbbbbbbbbb.json"
+        tmp.write_text('{"ok": 1}')
+    assert target.read_text() == "keep"
+    assert (tmp_path / "out.json").read_text() == '{"ok": 1}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".out.tmp-aaaaaaaaaaaa.json", "out.json", "precious.txt"]
