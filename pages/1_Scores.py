@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, compute, loaders, tables, widgets
+from ui import charts, compute, figures, loaders, tables, widgets
 from ui import state as S
 
 frameset, records = widgets.results_page(
@@ -42,6 +42,7 @@ chart = charts.score_scatter(df, y=y, error_bars=error_bars, labels=labels,
                              selected=state.get(S.SELECTION_ENCODER))
 event = st.altair_chart(chart, on_select="rerun", key=S.SCORES_CHART,
                         selection_mode=charts.PICK, width="stretch")
+figures.chart_download(chart, f"s2r_scores_{y}", "scores.fig")
 st.caption("Colour: architecture (CNN blue, Transformer orange, as in the paper; grey raw "
            "pixels, green the robot-state reference). Shape: pretraining data (circle = "
            "manipulation, square = general, triangle = none: random init, pixels, state). Size: "
@@ -86,15 +87,21 @@ else:
                                                       method=method)
                     st.caption("sim/real agreement (Spearman of the two maps): "
                                f"{widgets.fmt(agree, 2)}")
+            figures.colorbar()
+            figures.grid_download([figures.pair_row(frameset, chosen, s, r, method=method,
+                                                    label=f"sim {s} / real {r}")
+                                   for s, r in widgets.gallery_pairs(frameset)],
+                                  f"s2r_saliency_{chosen}", "scores.saliency.fig")
         with right:
             st.markdown("**t-SNE of sim and real embeddings** (joint map)")
             with st.spinner(f"t-SNE of {chosen} (cached after the first time)..."):
                 proj = loaders.projection(frameset, chosen, mode="joint")
             pdf = loaders.projection_frame(frameset, proj)
-            st.altair_chart(charts.projection_scatter(pdf, title=str(row["label"]),
-                                                      subtitle=f"mixing number {proj.mixing:.2f} "
-                                                               "(1 = sim and real fully mixed)"),
-                            width="stretch", key="scores.tsne")
+            tsne = charts.projection_scatter(pdf, title=str(row["label"]),
+                                             subtitle=f"mixing number {proj.mixing:.2f} "
+                                                      "(1 = sim and real fully mixed)")
+            st.altair_chart(tsne, width="stretch", key="scores.tsne")
+            figures.chart_download(tsne, f"s2r_tsne_{chosen}", "scores.tsne.fig")
             st.page_link("pages/2_Projection.py", label="More t-SNE options",
                          icon=":material/bubble_chart:")
             st.page_link("pages/3_Saliency.py", label="Pick frames and targets",
@@ -111,6 +118,9 @@ st.caption("Each score: estimate [95% interval]; n/a = not estimable (too few ep
            "robot-state ceiling. Train AS null: the paper's training AS on shuffled actions "
            "(the training AS ranks nothing where it is close). Retrieval chance: the MRR of a "
            "random ranking.")
+penalty_note = tables.unstable_penalty_note(df)
+if penalty_note:
+    st.warning(penalty_note)
 d1, d2, _ = st.columns([1, 1, 4])
 d1.download_button("Download CSV", compute.records_file(list(records.values()), ".csv"),
                    "s2r_scores.csv", "text/csv", key="scores.csv",

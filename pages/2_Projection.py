@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, loaders, widgets
+from ui import charts, figures, loaders, widgets
 from ui import state as S
 
 frameset, records = widgets.results_page(
@@ -58,13 +58,13 @@ for col, eid in zip(cols, chosen):
             continue
         bar.empty()
         df = loaders.projection_frame(frameset, proj)
-        event = st.altair_chart(
-            charts.projection_scatter(df, title=widgets.encoder_label(eid),
-                                      subtitle=f"mixing number {proj.mixing:.2f} · "
-                                               f"{proj.params['n_sim']} sim + "
-                                               f"{proj.params['n_real']} real frames"),
-            on_select="rerun", selection_mode=charts.FRAME_PICK, width="stretch",
-            key=f"projection.chart.{eid}")
+        chart = charts.projection_scatter(df, title=widgets.encoder_label(eid),
+                                          subtitle=f"mixing number {proj.mixing:.2f} · "
+                                                   f"{proj.params['n_sim']} sim + "
+                                                   f"{proj.params['n_real']} real frames")
+        event = st.altair_chart(chart, on_select="rerun", selection_mode=charts.FRAME_PICK,
+                                width="stretch", key=f"projection.chart.{eid}")
+        figures.chart_download(chart, f"s2r_tsne_{eid}_{mode}", f"projection.fig.{eid}")
         st.metric("Mixing number", f"{proj.mixing:.2f}",
                   help=f"Average share of other-domain frames among each frame's "
                        f"{proj.params.get('k', 15)} nearest neighbours in embedding space, "

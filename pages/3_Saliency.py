@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import loaders, widgets
+from ui import figures, loaders, widgets
 from ui import state as S
 
 frameset, records = widgets.results_page(
@@ -70,6 +70,10 @@ for sim_idx, real_idx in pairs:
     st.markdown(f"**Sim/real agreement: {widgets.fmt(agree, 2)}** "
                 f"(Spearman rank correlation of the two maps; sim frame {sim_idx}, "
                 f"real frame {real_idx})")
+figures.colorbar()
+figures.grid_download([figures.pair_row(frameset, encoder_id, s, r, method=method, target=target,
+                                        action_dim=action_dim, label=f"sim {s} / real {r}")
+                       for s, r in pairs], f"s2r_saliency_{encoder_id}_{target}", "saliency.fig")
 if len(agreements) > 1:
     st.metric("Mean sim/real agreement", widgets.fmt(float(np.nanmean(agreements)), 2))
 if frameset.domain.size and not frameset.has_masks:

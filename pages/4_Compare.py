@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import loaders, widgets
+from ui import figures, loaders, widgets
 from ui import state as S
 
 frameset, records = widgets.results_page(
@@ -15,7 +15,7 @@ frameset, records = widgets.results_page(
     "domains? Encoder agreement (per column): do the two encoders look at the same places?",
     "two encoders side by side on one frame pair")
 state = st.session_state
-ids = widgets.saliency_encoders(records)
+ids = widgets.saliency_encoders(records, note=False)  # only the two shown get notes
 if len(ids) < 2:
     st.info("Compute at least two image encoders on the home page to compare them.")
     st.page_link(widgets.HOME, label="Go to the home page", icon=":material/home:")
@@ -68,3 +68,9 @@ foot[0].markdown("**Encoder agreement**")
 for j, domain in enumerate(("sim", "real")):
     foot[1 + j].metric(f"A vs B on the {domain} frame",
                        widgets.fmt(widgets.agreement(maps[enc_a][j], maps[enc_b][j]), 2))
+figures.colorbar()
+figures.grid_download([figures.pair_row(frameset, e, sim_idx, real_idx,
+                                        method=loaders.default_method(e),
+                                        label=widgets.encoder_label(e)) for e in (enc_a, enc_b)],
+                      f"s2r_compare_{enc_a}_{enc_b}", "compare.fig",
+                      columns=(f"sim frame {sim_idx}", f"real frame {real_idx}"))

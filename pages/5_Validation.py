@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import compute, loaders, widgets
+from ui import compute, figures, loaders, widgets
 from ui import state as S
 from ui import validation as V
 
@@ -106,7 +106,9 @@ score = st.radio("Score (x axis)", list(V.SCORE_TITLES), horizontal=True, key=V.
                  format_func=lambda s: V.SCORE_TITLES[s].split(" (")[0])
 corr_all = next((c for c in report["correlations"]
                  if c["score"] == score and c["gap"] == "all"), None)
-st.altair_chart(V.success_scatter(df, score, correlation=corr_all), width="stretch")
+scatter = V.success_scatter(df, score, correlation=corr_all)
+st.altair_chart(scatter, width="stretch")
+figures.chart_download(scatter, f"s2r_validation_{score}", "validation.fig")
 gap_pick = st.radio("Correlations at", ["all", *gaps], horizontal=True, key=V.CORR_GAP,
                     format_func=lambda g: "all gaps" if g == "all" else f"gap {g:g}")
 st.dataframe(V.correlation_table(report, gap_pick), width="stretch", hide_index=True)
@@ -152,6 +154,7 @@ if widgets.has_image_model(enc):
         s1.image(pair["sim_overlay"], caption="sim look, same state", width="stretch")
         s2.image(pair["real_overlay"], caption="real look (seen by the policy)",
                  width="stretch")
+        figures.colorbar()
         st.markdown(f"**Sim/real agreement: {widgets.fmt(pair['agreement'], 2)}** (Spearman "
                     f"rank correlation of the two maps; {pair['method']}, target: embedding)")
 else:

@@ -14,7 +14,7 @@ import streamlit as st
 
 from s2r.errors import MetricError
 from s2r.metrics import pairwise
-from ui import charts
+from ui import charts, figures
 
 #: Columns of the compact table (home page) and the full one (Scores page).
 SUMMARY_METRICS = ("sim2real_score", "transfer_score_skill", "action_score_heldout_skill",
@@ -59,6 +59,19 @@ def score_table(df: pd.DataFrame, metrics: Sequence[str], tiers: Optional[dict] 
     return table, config
 
 
+def unstable_penalty_note(df: pd.DataFrame) -> Optional[str]:
+    """How to read the scores marked :data:`ui.charts.UNSTABLE_MARK` (the encoders whose probe
+    penalty choice flips in many bootstrap replicates), or None when there are none."""
+    if "penalty_note" not in df:
+        return None
+    flagged = [f"{label} ({note})" for label, note in zip(df["label"], df["penalty_note"]) if note]
+    if not flagged:
+        return None
+    return ("⚠ Unstable penalty choice: " + "; ".join(flagged) + ". The data cannot tell whether "
+            "a fitted probe beats the mean action for these encoders: read the whole interval, "
+            "not the value (it may be the floor, skill 0, on other episodes).")
+
+
 def not_estimable_note(records: Sequence[dict], key: str) -> Optional[str]:
     """One sentence naming the encoders whose ``key`` could not be estimated, and why."""
     reasons = {r["encoder"]["id"]: (r.get("not_estimable") or {}).get(key)
@@ -88,8 +101,9 @@ def ranking_section(records: Sequence[dict], state_key: str) -> None:
         return
     st.markdown(" > ".join("**{" + ", ".join(t) + "}**" for t in groups)
                 + "  \n" + _tier_sentence(groups))
-    st.altair_chart(charts.win_heatmap(matrix, title=RANKED[key]), key=f"{state_key}.heatmap",
-                    width="content")
+    heatmap = charts.win_heatmap(matrix, title=RANKED[key])
+    st.altair_chart(heatmap, key=f"{state_key}.heatmap", width="content")
+    figures.chart_download(heatmap, f"s2r_ranking_{key}", f"{state_key}.fig")
 
 
 def _tier_sentence(groups: Sequence[Sequence[str]]) -> str:

@@ -52,12 +52,12 @@ def no_image_model_note(encoder_ids: Sequence[str]) -> str:
             "saliency maps (scores and t-SNE: the Scores and Projection pages).")
 
 
-def saliency_encoders(encoder_ids: Sequence[str]) -> list[str]:
-    """The ids of ``encoder_ids`` that saliency can explain, in order; an ``st.info`` names
-    the ones left out (the ``state`` reference)."""
+def saliency_encoders(encoder_ids: Sequence[str], *, note: bool = True) -> list[str]:
+    """The ids of ``encoder_ids`` that saliency can explain, in order; with ``note``, an
+    ``st.info`` names the ones left out (the ``state`` reference)."""
     usable = [e for e in encoder_ids if has_image_model(e)]
     left_out = [e for e in encoder_ids if e not in usable]
-    if left_out:
+    if left_out and note:
         st.info(no_image_model_note(left_out))
     return usable
 

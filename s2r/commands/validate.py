@@ -5,6 +5,11 @@
     python -m s2r validate demo:paired=true,height=96,width=128 --gaps 0,0.5,1 \
         --rollouts 20 --out report.json
 
+Your robot's results instead of the demo's rollouts, on any dataset (no rollouts are run; see
+:mod:`s2r.commands.validate_real`)::
+
+    python -m s2r validate sim.zarr real.zarr --real-results results.csv --out report.json
+
 For every encoder: scores at every gap (cached), a policy trained on its sim embeddings of
 expert demonstrations, deployed in the sim look and in the real look at every gap (cached);
 then the Spearman/Kendall rank correlations, across encoders, between real success and each
@@ -15,7 +20,8 @@ from __future__ import annotations
 
 import json
 
-from s2r.cli import add_command, add_runtime_args, atomic_output, cache_from_args, output_file
+from s2r.cli import (add_command, add_dataset_args, add_runtime_args, atomic_output,
+                     cache_from_args, output_file)
 from s2r.errors import S2RError
 
 
@@ -32,10 +38,13 @@ def register(subparsers) -> None:
                     "rates (Wilson intervals) and every score, and the rank correlations "
                     "(Spearman, Kendall, bootstrap intervals over encoders and rollouts).",
         show_defaults=True)
-    p.add_argument("dataset", metavar="DATASET",
-                   help="a demo spec, e.g. 'demo:paired=true,height=96,width=128' (its gap is "
-                        "replaced by each of --gaps; paired=true makes paired retrieval "
-                        "available)")
+    add_dataset_args(p)  # closed loop: a demo spec, e.g. 'demo:paired=true,height=96,width=128'
+    # (its gap is replaced by each of --gaps; paired=true makes paired retrieval available)
+    p.add_argument("--real-results", default=None, metavar="FILE.csv",
+                   help="your robot's results instead of the demo's rollouts: a CSV of "
+                        "encoder,successes,trials (or encoder,success_rate), optionally task; "
+                        "correlated with the scores of DATASET (any dataset; the encoders are "
+                        "the table's; no rollouts are run)")
     p.add_argument("--encoders", default=",".join(DEFAULT_ENCODERS), metavar="A,B,...",
                    help="encoder ids or wildcards (at least 3)")
     p.add_argument("--gaps", default="0,0.5,1", metavar="G,G,...",
@@ -92,6 +101,13 @@ def run(args) -> int:
     from s2r.pipeline.validation import demo_options, validate
     from s2r.progress import tqdm_progress
 
+    if args.real_results:
+        from s2r.commands.validate_real import run_real_results
+
+        return run_real_results(args)
+    if len(args.dataset) != 1:
+        raise S2RError(f"DATASET: the closed loop needs one demo spec, got {args.dataset}")
+    args.dataset = args.dataset[0]
     out = output_file(args.out, (".json",))
     gaps = _gaps(args.gaps)
     ids = expand_encoder_ids(args.encoders)

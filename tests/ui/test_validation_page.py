@@ -56,3 +56,6 @@ def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, mon
     at.toggle(key=V.VIEW_SALIENCY).set_value(True).run()
     no_exception(at)
     assert any("Sim/real agreement" in m.value for m in at.markdown)
+    # the scatter's figure downloads and the overlays' colour bar (issue 27)
+    assert {b.proto.label for b in at.get("download_button")} >= {"SVG", "PDF", "PNG"}
+    assert any("red = most salient" in c.value for c in at.caption)

@@ -1,0 +1,79 @@
+"""``python -m s2r validate DATASET --real-results results.csv``: your robot's results against
+the scores (:mod:`s2r.pipeline.real_results`; no rollouts are run).
+
+The table's encoders are scored on DATASET (cached; an encoder that cannot be scored here, e.g.
+without its weights, is reported as missing scores); the report holds one row per table row
+(``real_results.rows``) and, per score and task, Spearman/Kendall with bootstrap intervals in
+``correlations[]`` with ``outcome: "real-results"``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from s2r.cli import atomic_output, cache_from_args, dataset_from_args, output_file
+from s2r.errors import S2RError
+
+
+def _print_summary(report: dict) -> None:
+    real = report["real_results"]
+    print(f"{'encoder':<24}{'task':<14}{'real success':>22}  {'transfer skill':>14}")
+    for r in real["rows"]:
+        text = f"{r['success_rate']:.2f}"
+        if r["success_ci_low"] is not None:
+            text += f" [{r['success_ci_low']:.2f}, {r['success_ci_high']:.2f}]"
+        skill = r.get("transfer_score_skill")
+        print(f"{r['encoder']:<24}{(r['task'] or '-'):<14}{text:>22}  "
+              f"{'n/a' if skill is None else f'{skill:.3f}':>14}")
+    for encoder, why in real["missing_scores"].items():
+        print(f"missing scores: {encoder} ({why})")
+    print("\nrank correlation with your real success, all tasks (Spearman [95% interval]):")
+    for c in report["correlations"]:
+        if c["task"] != "all":
+            continue
+        text = ("undefined (fewer than 3 encoders or a constant)" if c["spearman"] is None else
+                f"{c['spearman']:+.2f} [{c['spearman_ci_low']:+.2f}, "
+                f"{c['spearman_ci_high']:+.2f}]  Kendall {c['kendall']:+.2f}")
+        print(f"  {c['score']:<28}{text}")
+
+
+def run_real_results(args) -> int:
+    from s2r.pipeline import score_encoder
+    from s2r.pipeline.real_results import read_real_results, real_results_report
+    from s2r.progress import tqdm_progress
+
+    out = output_file(args.out, (".json",))
+    if args.n_boot < 1:
+        raise S2RError(f"--n-boot must be >= 1, got {args.n_boot}")
+    results = read_real_results(args.real_results)
+    ids = list(dict.fromkeys(r["encoder"] for r in results))
+    cache = cache_from_args(args)
+    frameset = dataset_from_args(args).require_domains()
+    records, missing = {}, {}
+    with tqdm_progress("score") as progress:
+        for k, encoder_id in enumerate(ids):
+            progress(k, len(ids), encoder_id)
+            try:
+                records[encoder_id] = score_encoder(frameset, encoder_id, cache=cache,
+                                                    device=args.device)
+            except S2RError as exc:   # weights missing here, ...: named, not fatal
+                missing[encoder_id] = str(exc)
+        progress(len(ids), len(ids), "done")
+    seed = args.seed or 0
+    joined = real_results_report(results, records, n_boot=args.n_boot, seed=seed)
+    report = {
+        "results": [],
+        "correlations": joined.pop("correlations"),
+        "real_results": {**joined, "file": str(args.real_results),
+                         "missing_scores": {e: missing.get(e, "not scored")
+                                            for e in joined["missing_scores"]}},
+        "params": {"dataset": frameset.name, "fingerprint": frameset.fingerprint,
+                   "encoders": ids, "n_boot": int(args.n_boot), "seed": seed,
+                   "outcome": "real-results"},
+    }
+    with atomic_output(out) as tmp:
+        tmp.write_text(json.dumps(report, indent=1))
+    _print_summary(report)
+    print(f"\nwrote {out}: {len(joined['rows'])} real results, "
+          f"{len(report['correlations'])} correlations")
+    return 0
