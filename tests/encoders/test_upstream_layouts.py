@@ -415,3 +415,28 @@ FORWARDS = {
     "vc1-b": lambda sd, f: ref_vit_b16(sd, f, mvp=False),
     "hrp-vit": lambda sd, f: ref_vit_b16(sd, f, mvp=False),
 }
+
+
+def test_dinov2_position_embedding_is_resized_as_dinov2_not_as_timm():
+    """s2r's load-time resize equals DINOv2's run-time ``interpolate_pos_encoding`` written
+    out above (:func:`dinov2_hub`) and differs from timm's antialiased resample, on a smooth
+    37 x 37 field (what a trained position embedding looks like)."""
+    from timm.layers import resample_abs_pos_embed
+
+    from s2r.encoders.backends.timm import dinov2_pos_embed
+
+    gen = torch.Generator().manual_seed(0)
+    yy, xx = torch.meshgrid(torch.linspace(0, 1, 37), torch.linspace(0, 1, 37), indexing="ij")
+    freq = torch.rand(16, 2, generator=gen) * 3
+    field = torch.sin(2 * torch.pi * (freq[:, :1, None] * yy + freq[:, 1:, None] * xx))
+    pos = torch.cat([torch.randn(1, 1, 16, generator=gen),
+                     field.permute(1, 2, 0).reshape(1, 37 * 37, 16)], dim=1)
+    ours = dinov2_pos_embed(pos, (16, 16))
+    grid = pos[:, 1:].reshape(1, 37, 37, 16).permute(0, 3, 1, 2)
+    upstream = F.interpolate(grid, mode="bicubic", antialias=False,
+                             scale_factor=(16.1 / 37, 16.1 / 37))
+    torch.testing.assert_close(ours[:, 1:], upstream.permute(0, 2, 3, 1).reshape(1, 256, 16))
+    torch.testing.assert_close(ours[:, :1], pos[:, :1])
+    timm_way = resample_abs_pos_embed(pos, (16, 16), num_prefix_tokens=1)
+    rel = float((timm_way[:, 1:] - ours[:, 1:]).norm() / ours[:, 1:].norm())
+    assert rel > 0.02, rel

@@ -2,8 +2,10 @@
 
 Inline reference ``timm:NAME[.TAG]`` (the default tag is pinned when omitted); config entry
 ``timm = "NAME[.TAG]"``. Weights: ``<id>.safetensors`` (or ``.pth``/``.pt``/``.bin``) in the
-weights folder, the hub cache, or a download when online; an original release is converted
-by the model's own ``checkpoint_filter_fn``.
+weights folder, the hub cache, or a download when online; a torchvision file (VGG) or an
+original release is converted by the model's own ``checkpoint_filter_fn`` / ``_filter_fn``,
+called as timm calls it; DINOv2 position embeddings are resized as DINOv2 does
+(:func:`dinov2_pos_embed`).
 """
 
 from __future__ import annotations
