@@ -262,6 +262,16 @@ def test_timm_entries_come_from_the_mirror_under_their_weights_file_name(site, w
     assert status("resnet18").file == str(weights / "resnet18.safetensors")
 
 
+def test_hrp_entries_download_the_hrp_release_zip(monkeypatch):
+    """data4robotics branch hrp_release, download_features.sh: the lab's release site (the
+    main branch's Box link predates HRP and has no hrp/ member)."""
+    monkeypatch.delenv(fetch_mod.MIRROR_ENV, raising=False)
+    url = "https://www.cs.cmu.edu/~data4robotics/release/features.zip"
+    for encoder_id in ("hrp-vit", "hrp-resnet18"):
+        assert fetch_mod.source_urls(fetch_mod.get_spec(encoder_id)) == [url]
+    assert fetch_mod.ZIP_MEMBERS["hrp-vit"][1] == ("*hrp/IN_hrp.pth",)
+
+
 def test_zip_without_the_member_is_refused(site, weights):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
