@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import compute, figures, loaders, widgets
+from ui import compute, figures, loaders, real_results, widgets
 from ui import state as S
 from ui import validation as V
 
@@ -19,6 +19,7 @@ widgets.page_header(
     "try to predict without a robot; the rank correlations below say how well each one does.")
 state = st.session_state
 widgets.encoder_config_or_stop()
+real_results.section()  # your robot's results against the scores
 
 from s2r.datasets.demo import ACTION_NAMES  # noqa: E402
 from s2r.pipeline.rollouts import POLICIES, RolloutParams, recorded_rollout  # noqa: E402

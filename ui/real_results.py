@@ -1,0 +1,132 @@
+"""Your robot's results on the Validation page: upload (or paste) a table of real success per
+encoder, see how well each score ranked your encoders (:mod:`s2r.pipeline.real_results`).
+
+The scores are the session's dataset's (the home page's choice), read from the session or the
+disk cache: nothing is computed here; encoders of the table without scores are named, with
+the way to compute them. ``python -m s2r validate DATASET --real-results FILE.csv`` writes the
+same correlations.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from s2r.errors import S2RError
+
+UPLOAD = "validation.real.upload"
+PASTE = "validation.real.paste"
+SCORE = "validation.real.score"
+TASK = "validation.real.task"
+#: Bootstrap replicates of each correlation.
+N_BOOT = 1000
+EXAMPLE = "encoder,successes,trials\nefficientnet-lite0,14,20\npixels,4,20\nstate,19,20"
+
+
+@st.cache_data(max_entries=16, show_spinner="Correlating your results with the scores...")
+def _report(data: bytes, name: str, fingerprint: str, found: tuple, _records: dict) -> dict:
+    from s2r.pipeline.real_results import read_real_results, real_results_report
+
+    return real_results_report(read_real_results(data, name=name), _records, n_boot=N_BOOT)
+
+
+def correlation_table(report: Mapping[str, Any], task: str = "all") -> pd.DataFrame:
+    """Spearman and Kendall of every score with your real success (one task or all)."""
+    from ui.validation import SCORE_TITLES
+
+    rows = []
+    for c in report["correlations"]:
+        if c["task"] != task:
+            continue
+        ok = c["spearman"] is not None
+        rows.append({"score": SCORE_TITLES.get(c["score"], c["score"]),
+                     "Spearman": round(c["spearman"], 2) if ok else None,
+                     "95% interval": (f"[{c['spearman_ci_low']:+.2f}, "
+                                      f"{c['spearman_ci_high']:+.2f}]") if ok else "undefined",
+                     "Kendall": round(c["kendall"], 2) if ok else None,
+                     "Kendall 95% interval": (f"[{c['kendall_ci_low']:+.2f}, "
+                                              f"{c['kendall_ci_high']:+.2f}]") if ok else "",
+                     "n": c["n"]})
+    return pd.DataFrame(rows)
+
+
+def success_scatter(rows: pd.DataFrame, score: str, title: str) -> alt.LayerChart:
+    """Your real success (y, Wilson interval when counts are given) against ``score``."""
+    data = rows[pd.to_numeric(rows.get(score), errors="coerce").notna()] \
+        if score in rows else rows[:0]
+    data = data.assign(task=data["task"].fillna("all"))
+    base = alt.Chart(data)
+    x = alt.X(f"{score}:Q", title=title, scale=alt.Scale(zero=False, nice=True, padding=20))
+    color = alt.Color("task:N", title="Task")
+    layers = [base.mark_rule(opacity=0.5).encode(x=x, y="success_ci_low:Q",
+                                                 y2="success_ci_high:Q", color=color)]
+    layers.append(base.mark_point(filled=True, size=90).encode(
+        x=x, y=alt.Y("success_rate:Q", title="Your real success rate",
+                      scale=alt.Scale(domain=[0, 1])), color=color,
+        tooltip=["encoder:N", "task:N", alt.Tooltip("success_rate:Q", format=".2f"),
+                 alt.Tooltip(f"{score}:Q", format=".3f")]))
+    layers.append(base.mark_text(align="left", dx=8, dy=-6, fontSize=10).encode(
+        x=x, y="success_rate:Q", text="encoder:N"))
+    return alt.layer(*layers).properties(
+        title=alt.TitleParams(f"Your real success vs {title}", anchor="start",
+                              subtitle="One point per encoder (and task); bars: 95% Wilson "
+                                       "intervals where counts are given."), height=360)
+
+
+def _table_bytes() -> tuple[Optional[bytes], str]:
+    upload = st.file_uploader("Results table (CSV)", type=["csv"], key=UPLOAD)
+    text = st.text_area("... or paste it", key=PASTE, height=110, placeholder=EXAMPLE)
+    if upload is not None:
+        return upload.getvalue(), upload.name
+    if text and text.strip():
+        return text.encode(), "pasted table"
+    return None, ""
+
+
+def section() -> None:
+    """The page section: upload box, correlations with intervals, scatter, missing scores."""
+    from ui import compute, figures, loaders, widgets
+    from ui.validation import SCORE_TITLES
+
+    with st.expander("**Your robot's results**: how well did each score rank your encoders?",
+                     expanded=bool(st.session_state.get(UPLOAD) or st.session_state.get(PASTE))):
+        st.caption("A CSV with `encoder, successes, trials` (or `encoder, success_rate`), "
+                   "optionally `task`: one row per encoder (and task) you ran on your robot. "
+                   "It is joined with the scores of the dataset chosen on the home page; "
+                   "Spearman/Kendall intervals resample your encoders and, with counts, each "
+                   "one's trials. No rollouts are run.")
+        data, name = _table_bytes()
+        if data is None:
+            return
+        from s2r.pipeline.real_results import read_real_results
+
+        try:
+            ids = tuple(dict.fromkeys(r["encoder"] for r in read_real_results(data, name=name)))
+        except S2RError as exc:
+            st.error(str(exc))
+            return
+        frameset = widgets.current_frameset()
+        records, _ = compute.lookup_records(st.session_state, frameset, ids,
+                                            loaders.get_cache())
+        report = _report(data, name, frameset.fingerprint, tuple(records), records)
+        if report["missing_scores"]:
+            st.warning(f"No scores on '{frameset.name}' yet for: "
+                       f"{', '.join(report['missing_scores'])}. Select them on the home page "
+                       "and press Compute scores (they are left out below).")
+        if not report["rows"]:
+            return
+        tasks = ["all", *report["tasks"]] if report["tasks"] else ["all"]
+        task = st.radio("Tasks", tasks, horizontal=True, key=TASK) if len(tasks) > 1 else "all"
+        st.dataframe(correlation_table(report, task), hide_index=True, width="stretch")
+        st.session_state.setdefault(SCORE, "transfer_score_skill")
+        score = st.radio("Score (x axis)", list(SCORE_TITLES), horizontal=True, key=SCORE,
+                         format_func=lambda s: SCORE_TITLES[s].split(" (")[0])
+        rows = pd.DataFrame(report["rows"])
+        if task != "all":
+            rows = rows[rows["task"] == task]
+        chart = success_scatter(rows, score, SCORE_TITLES[score])
+        st.altair_chart(chart, width="stretch", key="validation.real.chart")
+        figures.chart_download(chart, f"s2r_real_results_{score}", "validation.real.fig")
