@@ -6,16 +6,24 @@ on the drawing, the *mixing number*, computed in embedding space.
 
 Pipeline of :func:`project`
 ---------------------------
-1. **Subsample** at most ``max_per_domain`` frames per domain (uniformly at random without
-   replacement, seeded, kept in frame order), so both domains are represented whatever their
-   sizes and the cost stays bounded.
-2. **PCA to** ``pca_dim`` **(50) dimensions** (scikit-learn, fitted on the selected frames of
-   *both* domains so that directions in which real frames differ from sim ones are kept).
-   This is the standard t-SNE preprocessing: it removes noise dimensions and makes the
-   nearest-neighbour search of t-SNE fast; embeddings of 512-4096 dimensions otherwise
-   dominate the run time.
-3. **openTSNE** with PCA initialisation and a fixed seed (``random_state=seed``), perplexity
-   ``min(perplexity, (n_fit - 1) / 3)``.
+1. **PCA to** ``pca_dim`` **(50) dimensions** of *every* frame (scikit-learn, fitted on both
+   domains so that directions in which real frames differ from sim ones are kept; float32,
+   no float64 copy of a 50,000 x 2,048 matrix). This is the standard t-SNE preprocessing: it
+   removes noise dimensions and makes the nearest-neighbour searches fast.
+2. **Exact nearest neighbours** in that PCA space (scikit-learn, every core), computed once:
+   the first ``k`` give the **mixing number** (:func:`mixing_number`) of *every* frame, the
+   first ``3 x perplexity`` give t-SNE's affinities (openTSNE's ``PerplexityBasedNN`` with a
+   ``PrecomputedNeighbors`` index, so openTSNE does not search again).
+3. **Subsample** (only when ``max_per_domain`` is set): at most ``max_per_domain`` frames per
+   domain, spread over the episodes in proportion to their sizes (stratified by domain and
+   episode), seeded. The map is fitted on those; the mixing number still uses every frame.
+4. **openTSNE** with its recommended schedule (Belkina et al. 2019, openTSNE's defaults): PCA
+   initialisation, openTSNE's ``auto`` gradient (Barnes-Hut below 10,000 fitted frames, the
+   FFT-accelerated interpolation from 10,000 on), every core, ``early_exaggeration_iter`` (250)
+   iterations at exaggeration 12 with learning rate ``N / 12``, then up to ``n_iter``
+   iterations with learning rate ``N`` that **stop early** once the KL divergence falls by less
+   than ``kl_tol`` (relative) over :data:`_CALLBACK_EVERY` iterations. The KL divergence
+   reached is :attr:`Projection.kl_divergence`.
 
    - ``mode="joint"``: fit all selected frames together (the paper's plot).
    - ``mode="place-real"``: fit the map on the sim frames only, then place each real frame
@@ -27,9 +35,8 @@ Pipeline of :func:`project`
      from every sim frame is still placed next to the least distant ones): read that from
      the joint map, the mixing number and the domain invariance score.
 
-4. **Mixing number** (:func:`mixing_number`) of the selected frames, computed in the
-   ``pca_dim``-dimensional PCA space of the embeddings (the space t-SNE's neighbourhoods
-   come from), never on the 2-D map.
+The mixing number is computed in the ``pca_dim``-dimensional PCA space (the space t-SNE's
+neighbourhoods come from), never on the 2-D map, and always on every frame.
 
 Everything here is a function of arrays. Projecting a FrameSet's embeddings, cached by
 (embeddings key, parameters), is the pipeline's job (:func:`s2r.pipeline.project_frameset`).
@@ -48,9 +55,10 @@ from s2r.progress import ProgressCallback, report
 
 MODES = ("joint", "place-real")
 #: Bump when the computation changes in a way that invalidates cached projections.
-PROJECTION_VERSION = 2
-_CALLBACK_EVERY = 50
+PROJECTION_VERSION = 3
+_CALLBACK_EVERY = 50   # iterations between KL checks (progress and early stop)
 _TRANSFORM_ITER = 250  # openTSNE's TSNEEmbedding.transform default n_iter
+EARLY_EXAGGERATION = 12.0  # openTSNE's TSNE(early_exaggeration="auto") for N > 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,9 +74,14 @@ class Projection:
     domain : ndarray of shape (n,), str
         ``"sim"`` or ``"real"`` per point.
     mixing : float
-        :func:`mixing_number` of the projected frames in the PCA space of their embeddings.
+        :func:`mixing_number` of *every* frame given to :func:`project` (not only the drawn
+        ones) in the PCA space of their embeddings.
+    kl_divergence : float
+        KL divergence of the map's affinities (openTSNE's estimate at the last iteration; the
+        sim map's in ``place-real`` mode); NaN when unknown.
     params : dict
-        Every parameter used (mode, perplexity actually used, seed, pca_dim, counts...).
+        Every parameter used (mode, perplexity actually used, seed, pca_dim, counts,
+        ``n_frames`` given, ``n_iter_run`` normal-phase iterations actually run...).
     """
 
     coords: np.ndarray
@@ -76,6 +89,7 @@ class Projection:
     domain: np.ndarray
     mixing: float
     params: dict = field(default_factory=dict)
+    kl_divergence: float = float("nan")
 
     def __len__(self) -> int:
         return int(self.indices.size)
@@ -84,14 +98,15 @@ class Projection:
         """JSON-ready form (what the cache stores)."""
         return {"coords": self.coords.tolist(), "indices": self.indices.tolist(),
                 "domain": self.domain.tolist(), "mixing": float(self.mixing),
-                "params": dict(self.params)}
+                "kl_divergence": float(self.kl_divergence), "params": dict(self.params)}
 
     @classmethod
     def from_json(cls, data: dict) -> "Projection":
         coords = np.asarray(data["coords"], dtype=np.float32).reshape(-1, 2)
         return cls(coords=coords, indices=np.asarray(data["indices"], dtype=np.int64),
                    domain=np.asarray(data["domain"]).astype("<U4"),
-                   mixing=float(data["mixing"]), params=dict(data["params"]))
+                   mixing=float(data["mixing"]), params=dict(data["params"]),
+                   kl_divergence=float(data.get("kl_divergence", float("nan"))))
 
     def to_frame(self):
         """A pandas DataFrame with columns ``index, domain, x, y`` (one row per point)."""
@@ -153,24 +168,57 @@ def mixing_number(Z, domain, *, k: int = 15) -> float:
     -------
     float
     """
-    from sklearn.neighbors import NearestNeighbors
-
     Z, domain = check_embeddings(Z, domain)[:2]
     check_number("mixing_number k", k, low=1, integer=True)
     n_sim, n_real = _count_domains(domain, 2, "mixing_number")
-    n = n_sim + n_real
     k = mixing_k(k, n_sim, n_real)
-    # kneighbors() without X excludes each point itself, even among exact duplicates.
-    neighbours = NearestNeighbors(n_neighbors=k).fit(Z).kneighbors(return_distance=False)
-    is_sim = domain == "sim"
+    return _mixing_from_neighbours(nearest_neighbours(Z, k)[1], domain == "sim")
+
+
+def nearest_neighbours(X, k: int, *, n_jobs: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``k`` nearest neighbours (Euclidean) of every row among the other rows.
+
+    scikit-learn's ``NearestNeighbors.kneighbors()`` without ``X``, which excludes each point
+    itself even among exact duplicates.
+
+    Returns
+    -------
+    distances : ndarray of shape (N, k), float
+    neighbours : ndarray of shape (N, k), int64
+        Row numbers, nearest first.
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    return NearestNeighbors(n_neighbors=int(k), n_jobs=n_jobs).fit(X).kneighbors()
+
+
+def _mixing_from_neighbours(neighbours: np.ndarray, is_sim: np.ndarray) -> float:
+    """The mixing number from each frame's ``(N, k)`` neighbour rows (formula above)."""
+    n, n_sim = is_sim.size, int(is_sim.sum())
     f = (is_sim[neighbours] != is_sim[:, None]).mean(axis=1)
-    expected_sim, expected_real = n_real / (n - 1), n_sim / (n - 1)
+    expected_sim, expected_real = (n - n_sim) / (n - 1), n_sim / (n - 1)
     return float(0.5 * (f[is_sim].mean() / expected_sim + f[~is_sim].mean() / expected_real))
 
 
 # --------------------------------------------------------------------------- projection
-def stratified_subsample(domain, max_per_domain: Optional[int], *, seed: int = 0) -> np.ndarray:
-    """Rows to keep: at most ``max_per_domain`` per domain, drawn at random (seeded).
+def stratified_subsample(domain, max_per_domain: Optional[int], *, episode=None,
+                         seed: int = 0) -> np.ndarray:
+    """Rows to keep: at most ``max_per_domain`` per domain, stratified by episode, seeded.
+
+    Within a domain that has more than ``max_per_domain`` frames, each episode gets a share
+    of the quota proportional to its number of frames (largest remainders round up), drawn
+    at random without replacement inside the episode; so every episode of a domain is
+    represented in proportion, not only the ones a uniform draw happens to favour.
+
+    Parameters
+    ----------
+    domain : array-like of shape (N,)
+        ``"sim"`` or ``"real"`` per row.
+    max_per_domain : int or None
+        Cap per domain (None: keep every row).
+    episode : array-like of shape (N,), optional
+        Episode id per row (None: one stratum per domain).
+    seed : int
 
     Returns
     -------
@@ -181,44 +229,145 @@ def stratified_subsample(domain, max_per_domain: Optional[int], *, seed: int = 0
     if max_per_domain is None:
         return np.arange(domain.size, dtype=np.int64)
     check_number("max_per_domain", max_per_domain, low=1, integer=True)
+    episode = np.zeros(domain.size, np.int64) if episode is None else np.asarray(episode)
+    if episode.shape != domain.shape:
+        raise MetricError(f"stratified_subsample: episode must have one entry per row "
+                          f"({domain.size}), got shape {episode.shape}")
     rng = np.random.default_rng(seed)
     keep = []
     for d in ("sim", "real"):
         rows = np.flatnonzero(domain == d)
         if rows.size > max_per_domain:
-            rows = rng.choice(rows, size=int(max_per_domain), replace=False)
+            rows = _spread_quota(rows, episode[rows], int(max_per_domain), rng)
         keep.append(rows)
     return np.sort(np.concatenate(keep)).astype(np.int64)
 
 
+def _spread_quota(rows: np.ndarray, groups: np.ndarray, quota: int, rng) -> np.ndarray:
+    """``quota`` of ``rows``, split over ``groups`` in proportion to their sizes."""
+    names, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    share = counts * (quota / rows.size)
+    take = np.floor(share).astype(np.int64)
+    extra = quota - int(take.sum())
+    take[np.argsort(-(share - take), kind="stable")[:extra]] += 1
+    order = np.argsort(inverse, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    return np.concatenate([rng.choice(rows[order[a:b]], size=t, replace=False)
+                           for a, b, t in zip(starts[:-1], starts[1:], take) if t])
+
+
 def pca_reduce(X: np.ndarray, dim: int, seed: int) -> np.ndarray:
-    """PCA of ``X`` to ``min(dim, n - 1, D)`` components (no-op when D is already small)."""
+    """PCA of ``X`` to ``min(dim, n - 1, D)`` components (no-op when D is already small).
+
+    Fitted in ``X``'s own precision (float32 embeddings are not copied to float64: at
+    50,000 x 2,048 that copy alone is 800 MB); the ``(n, dim)`` result is float64, what
+    openTSNE computes in.
+    """
     from sklearn.decomposition import PCA
 
     n_comp = min(int(dim), X.shape[0] - 1, X.shape[1])
     if X.shape[1] <= n_comp:
         return X.astype(np.float64)
-    return PCA(n_components=n_comp, random_state=seed).fit_transform(X.astype(np.float64))
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return PCA(n_components=n_comp, random_state=seed).fit_transform(X).astype(np.float64)
 
 
-def project(Z, domain, *, mode: str = "joint", indices=None,
-            max_per_domain: Optional[int] = 2500, perplexity: float = 30.0, pca_dim: int = 50,
-            seed: int = 0, k: int = 15, n_iter: int = 500, early_exaggeration_iter: int = 250,
-            n_jobs: int = 1, progress: Optional[ProgressCallback] = None) -> Projection:
+class _KLPlateau:
+    """openTSNE callback: stop once the KL divergence fell by less than ``tol`` (relative)
+    since the previous check; keeps the last KL seen.
+
+    openTSNE stops the optimisation when a callback returns True (``TSNEEmbedding.optimize``,
+    openTSNE/tsne.py); the callbacks see the KL divergence every ``callbacks_every_iters``.
+    """
+
+    def __init__(self, tol: float):
+        self.tol, self.last, self.stopped_at = float(tol), None, None
+
+    def __call__(self, iteration, error, embedding) -> bool:
+        previous, self.last = self.last, float(error)
+        if previous is not None and previous - self.last < self.tol * previous:
+            self.stopped_at = int(iteration)
+            return True
+        return False
+
+
+def run_tsne(X: np.ndarray, *, affinities=None, perplexity: float = 30.0, seed: int = 0,
+             n_iter: int = 750, early_exaggeration_iter: int = 250, kl_tol: float = 0.005,
+             n_jobs: int = -1, on_check=None):
+    """openTSNE's two phases on ``X`` (its documented step-by-step use), with early stop.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Input of the PCA initialisation (and of the affinities when ``affinities`` is None).
+    affinities : openTSNE.affinity.Affinities, optional
+        Precomputed affinities (default: openTSNE's own ``PerplexityBasedNN`` of ``X``).
+    n_iter : int
+        Most iterations of the normal phase (learning rate ``n``); it stops earlier once the
+        KL divergence falls by less than ``kl_tol`` over :data:`_CALLBACK_EVERY` iterations
+        (``kl_tol=0``: never).
+    early_exaggeration_iter : int
+        Iterations at exaggeration 12, learning rate ``n / 12``, momentum 0.5.
+    on_check : callable, optional
+        Called as ``(iterations done, KL)`` every :data:`_CALLBACK_EVERY` iterations.
+
+    Returns
+    -------
+    embedding : openTSNE.TSNEEmbedding of shape (n, 2)
+    n_iter_run : int
+        Normal-phase iterations run.
+    """
+    from openTSNE import TSNE
+
+    done = 0
+
+    def report_check(iteration, error, embedding):
+        nonlocal done
+        done += _CALLBACK_EVERY
+        if on_check is not None:
+            on_check(done, float(error))
+        return False
+
+    plateau = _KLPlateau(kl_tol)
+    tsne = TSNE(n_components=2, perplexity=perplexity, initialization="pca",
+                random_state=seed, n_jobs=n_jobs, negative_gradient_method="auto",
+                callbacks_every_iters=_CALLBACK_EVERY, verbose=False)
+    embedding = tsne.prepare_initial(X, affinities=affinities)
+    # openTSNE's TSNE.fit, phase by phase (openTSNE/tsne.py): learning_rate "auto" is
+    # max(200, n / exaggeration) in each phase.
+    embedding = embedding.optimize(early_exaggeration_iter, exaggeration=EARLY_EXAGGERATION,
+                                   momentum=0.5, inplace=True, callbacks=[report_check])
+    done = early_exaggeration_iter
+    callbacks = [report_check, plateau] if kl_tol > 0 else [report_check]
+    embedding = embedding.optimize(n_iter, exaggeration=None, momentum=0.8, inplace=True,
+                                   callbacks=callbacks)
+    n_run = plateau.stopped_at if plateau.stopped_at is not None else n_iter
+    return embedding, int(n_run)
+
+
+def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
+            max_per_domain: Optional[int] = None, perplexity: float = 30.0, pca_dim: int = 50,
+            seed: int = 0, k: int = 15, n_iter: int = 750, early_exaggeration_iter: int = 250,
+            kl_tol: float = 0.005, n_jobs: int = -1,
+            progress: Optional[ProgressCallback] = None) -> Projection:
     """t-SNE map of sim and real embeddings (see the module docstring for the pipeline).
 
     Parameters
     ----------
     Z : array-like of shape (N, D)
-        Embeddings of all frames.
+        Embeddings of all frames (float32 is kept as is).
     domain : array-like of shape (N,)
         ``"sim"`` or ``"real"`` per row.
     mode : {"joint", "place-real"}
         Fit all frames together, or fit sim frames and place real frames into that map.
     indices : array-like of shape (N,), optional
         FrameSet row of each row of ``Z`` (default ``0..N-1``); copied to the result.
+    episode : array-like of shape (N,), optional
+        Episode id per row: the strata of the subsample (with the domain).
     max_per_domain : int or None
-        Subsample each domain to at most this many frames (None: keep all).
+        Fit the map on at most this many frames per domain (None: every frame). The mixing
+        number always uses every frame.
     perplexity : float
         t-SNE perplexity (capped at ``(n_fit - 1) / 3``).
     pca_dim : int
@@ -227,10 +376,17 @@ def project(Z, domain, *, mode: str = "joint", indices=None,
         Seeds subsampling, PCA and openTSNE.
     k : int
         Neighbours of the mixing number.
-    n_iter, early_exaggeration_iter : int
-        openTSNE optimisation lengths (normal and early-exaggeration phases).
+    n_iter : int
+        Most normal-phase iterations (openTSNE's default is 500; the early stop usually ends
+        the phase sooner).
+    early_exaggeration_iter : int
+        Early-exaggeration iterations (openTSNE's default 250).
+    kl_tol : float
+        Early stop: the normal phase ends once the KL divergence falls by less than this
+        fraction over 50 iterations (0: run all ``n_iter``). 0.5 % is where the map's KL
+        matches scikit-learn's 750 iterations at 10,000 frames (bench/bench_tsne.py).
     n_jobs : int
-        openTSNE threads.
+        Threads of the neighbour search and openTSNE (-1: every core).
     progress : ProgressCallback, optional
         Called as ``(iterations done, total iterations, message)``.
 
@@ -238,7 +394,8 @@ def project(Z, domain, *, mode: str = "joint", indices=None,
     -------
     Projection
     """
-    from openTSNE import TSNE
+    from openTSNE.affinity import PerplexityBasedNN
+    from openTSNE.nearest_neighbors import PrecomputedNeighbors
 
     check_choice("projection mode", mode, MODES)
     check_number("perplexity", perplexity, low=0, low_open=True)
@@ -246,61 +403,75 @@ def project(Z, domain, *, mode: str = "joint", indices=None,
     check_number("k", k, low=1, integer=True)
     check_number("n_iter", n_iter, low=0, integer=True)
     check_number("early_exaggeration_iter", early_exaggeration_iter, low=0, integer=True)
+    check_number("kl_tol", kl_tol, low=0)
     Z, domain = check_embeddings(Z, domain)[:2]
     rows = np.arange(Z.shape[0]) if indices is None else np.asarray(indices, dtype=np.int64)
     if rows.shape != (Z.shape[0],):
         raise MetricError(f"project: indices must have one entry per embedding row "
                           f"({Z.shape[0]}), got shape {rows.shape}")
-    sel = stratified_subsample(domain, max_per_domain, seed=seed)
-    Zs, ds = Z[sel], domain[sel]
-    n_sim, n_real = _count_domains(ds, 4, f"project (mode {mode!r})")
+    n_all_sim, n_all_real = _count_domains(domain, 4, f"project (mode {mode!r})")
+    sel = stratified_subsample(domain, max_per_domain, episode=episode, seed=seed)
+    ds = domain[sel]
+    n_sim, n_real = int((ds == "sim").sum()), int((ds == "real").sum())
+    is_sim = ds == "sim"
+    fit = sel if mode == "joint" else sel[is_sim]
+    n_fit = fit.size
+    perp = float(min(perplexity, (n_fit - 1) / 3.0))
+    k_aff = min(n_fit - 1, int(3 * perp))          # openTSNE's PerplexityBasedNN k
+    k_used = mixing_k(k, n_all_sim, n_all_real)
 
     total = early_exaggeration_iter + n_iter + (_TRANSFORM_ITER if mode == "place-real" else 0)
-    done = 0
-
-    def on_iteration(iteration, error, embedding):
-        nonlocal done
-        done = min(done + _CALLBACK_EVERY, total)
-        report(progress, done, total, f"t-SNE (KL {error:.3f})")
-        return False  # never stop early
-
     report(progress, 0, total, "PCA")
-    X = pca_reduce(Zs, pca_dim, seed)
-    is_sim = ds == "sim"
-    n_fit = n_sim if mode == "place-real" else Zs.shape[0]
-    perp = float(min(perplexity, (n_fit - 1) / 3.0))
-    tsne = TSNE(n_components=2, perplexity=perp, initialization="pca", random_state=seed,
-                n_iter=n_iter, early_exaggeration_iter=early_exaggeration_iter, n_jobs=n_jobs,
-                callbacks=on_iteration, callbacks_every_iters=_CALLBACK_EVERY, verbose=False)
-    coords = np.empty((Zs.shape[0], 2), dtype=np.float32)
+    X = pca_reduce(Z, pca_dim, seed)
+    report(progress, 0, total, "nearest neighbours")
+    # One exact search serves the mixing number and, when every frame is fitted jointly,
+    # t-SNE's affinities too.
+    shared = fit.size == Z.shape[0]
+    dist, nbrs = nearest_neighbours(X, max(k_used, k_aff) if shared else k_used, n_jobs=n_jobs)
+    mixing = _mixing_from_neighbours(nbrs[:, :k_used], domain == "sim")
+    affinities = None  # place-real: openTSNE's own index, which transform() queries again
     if mode == "joint":
-        coords[:] = np.asarray(tsne.fit(X))
+        if not shared:
+            dist, nbrs = nearest_neighbours(X[fit], k_aff, n_jobs=n_jobs)
+        affinities = PerplexityBasedNN(perplexity=perp, n_jobs=n_jobs, random_state=seed,
+                                       knn_index=PrecomputedNeighbors(nbrs[:, :k_aff],
+                                                                      dist[:, :k_aff]))
+    del dist, nbrs
+
+    def on_check(done, kl):
+        report(progress, min(done, total), total, f"t-SNE (KL {kl:.3f})")
+
+    embedding, n_run = run_tsne(X[fit], affinities=affinities, perplexity=perp, seed=seed,
+                                n_iter=n_iter, early_exaggeration_iter=early_exaggeration_iter,
+                                kl_tol=kl_tol, n_jobs=n_jobs, on_check=on_check)
+    kl = float(embedding.kl_divergence)
+    coords = np.empty((sel.size, 2), dtype=np.float32)
+    if mode == "joint":
+        coords[:] = np.asarray(embedding)
     else:
-        sim_map = tsne.fit(X[is_sim])
-        placed = sim_map.transform(X[~is_sim], perplexity=min(5.0, (n_sim - 1) / 3.0),
-                                   k=min(25, n_sim), n_iter=_TRANSFORM_ITER)
+        placed = embedding.transform(X[sel[~is_sim]], perplexity=min(5.0, (n_sim - 1) / 3.0),
+                                     k=min(25, n_sim), n_iter=_TRANSFORM_ITER)
         # transform() re-centres the sim map in place: read sim coordinates afterwards.
-        coords[is_sim] = np.asarray(sim_map)
+        coords[is_sim] = np.asarray(embedding)
         coords[~is_sim] = np.asarray(placed)
-    report(progress, total, total, "mixing number")
-    # In the PCA space t-SNE's neighbourhoods come from (never the 2-D map): the same
-    # neighbours as the raw embeddings up to the discarded low-variance directions, and far
-    # cheaper than a brute-force search over 2048-D embeddings.
-    mixing = mixing_number(X, ds, k=k)
-    k_used = mixing_k(k, n_sim, n_real)
+    report(progress, total, total, "done")
     warnings = []
     if perp < perplexity:
         warnings.append(f"perplexity lowered from {perplexity:g} to {perp:.3g}: t-SNE needs "
                         f"more than 3 x perplexity frames and {n_fit} are fitted")
     if k_used < k:
         warnings.append(f"mixing number uses k = {k_used} neighbours, not {k}: the smaller "
-                        f"domain has {min(n_sim, n_real)} frames, and with k >= that many its "
-                        "frames would have to take neighbours from the other domain (at k = "
-                        "N - 1 the number is 1 for any embedding)")
+                        f"domain has {min(n_all_sim, n_all_real)} frames, and with k >= that "
+                        "many its frames would have to take neighbours from the other domain "
+                        "(at k = N - 1 the number is 1 for any embedding)")
     params = {"mode": mode, "max_per_domain": max_per_domain, "perplexity": perp,
               "perplexity_requested": float(perplexity), "pca_dim": int(X.shape[1]),
-              "mixing_space": f"pca{X.shape[1]}", "warnings": warnings,
-              "seed": int(seed), "k": k_used, "k_requested": int(k), "n_iter": int(n_iter),
+              "mixing_space": f"pca{X.shape[1]}", "mixing_frames": int(Z.shape[0]),
+              "warnings": warnings, "seed": int(seed), "k": k_used, "k_requested": int(k),
+              "n_iter": int(n_iter), "n_iter_run": n_run, "kl_tol": float(kl_tol),
               "early_exaggeration_iter": int(early_exaggeration_iter),
-              "n_sim": n_sim, "n_real": n_real, "version": PROJECTION_VERSION}
-    return Projection(coords=coords, indices=rows[sel], domain=ds, mixing=mixing, params=params)
+              "n_sim": n_sim, "n_real": n_real, "n_frames": int(Z.shape[0]),
+              "n_frames_sim": n_all_sim, "n_frames_real": n_all_real,
+              "version": PROJECTION_VERSION}
+    return Projection(coords=coords, indices=rows[sel], domain=ds, mixing=mixing,
+                      kl_divergence=kl, params=params)

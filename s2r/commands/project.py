@@ -29,8 +29,9 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="FILE.csv", help="output CSV file")
     p.add_argument("--mode", choices=MODES, default="joint",
                    help="joint: fit all frames; place-real: fit sim frames, place real ones")
-    p.add_argument("--max-per-domain", type=int, default=2500, metavar="N",
-                   help="subsample each domain to at most N frames (seeded); 0 = all frames")
+    p.add_argument("--max-per-domain", type=int, default=0, metavar="N",
+                   help="fit the map on at most N frames per domain (stratified by episode, "
+                        "seeded; the mixing number still uses every frame); 0 = all frames")
     p.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
     p.add_argument("--seed", type=int, default=0, help="seed of subsampling, PCA and t-SNE")
     p.add_argument("--k", type=int, default=15, help="neighbours of the mixing number")
@@ -64,8 +65,11 @@ def run(args) -> int:
         proj.to_frame().to_csv(tmp, index=False)
     print(f"wrote {out}: {proj.params['n_sim']} sim + {proj.params['n_real']} real frames "
           f"({args.mode}, perplexity {proj.params['perplexity']:g})")
-    print(f"mixing number ({args.encoder}, k={proj.params['k']}): {proj.mixing:.3f}  "
+    print(f"mixing number ({args.encoder}, k={proj.params['k']}, all "
+          f"{proj.params['n_frames']} frames): {proj.mixing:.3f}  "
           "(1 = as mixed as random labels, 0 = separated)")
+    print(f"t-SNE KL divergence {proj.kl_divergence:.3f} after "
+          f"{proj.params['early_exaggeration_iter']} + {proj.params['n_iter_run']} iterations")
     for w in proj.params.get("warnings", []):
         print(f"warning: {w}")
     return 0

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
-
 from s2r.cache import Cache
 from s2r.embed import embed_frameset, embeddings_key
 from s2r.embed.keys import get_or_compute
@@ -17,10 +15,22 @@ from s2r.progress import ProgressCallback
 from s2r.projection import PROJECTION_VERSION, Projection, project
 
 
+def projection_key(frameset, encoder_id, params: dict, *, precision: str = "auto",
+                   device=None) -> dict:
+    """Cache key of a projection: the embeddings' key, the parameters of
+    :func:`s2r.projection.project` given to :func:`project_frameset` (``params``: mode,
+    max_per_domain, perplexity, pca_dim, seed, k, n_iter, early_exaggeration_iter, kl_tol),
+    PROJECTION_VERSION."""
+    return {"kind": "projection", "version": PROJECTION_VERSION, "params": dict(params),
+            "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
+                                         device=device)}
+
+
 def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "joint",
-                     max_per_domain: Optional[int] = 2500, perplexity: float = 30.0,
-                     pca_dim: int = 50, seed: int = 0, k: int = 15, n_iter: int = 500,
-                     early_exaggeration_iter: int = 250, n_jobs: int = 1, device=None,
+                     max_per_domain: Optional[int] = None, perplexity: float = 30.0,
+                     pca_dim: int = 50, seed: int = 0, k: int = 15, n_iter: int = 750,
+                     early_exaggeration_iter: int = 250, kl_tol: float = 0.005,
+                     n_jobs: int = -1, device=None,
                      precision: str = "auto",
                      progress: Optional[ProgressCallback] = None) -> Projection:
     """:func:`s2r.projection.project` of a FrameSet's embeddings, cached.
@@ -46,7 +56,8 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
     Returns
     -------
     Projection
-        ``indices`` are FrameSet rows.
+        ``indices`` are FrameSet rows; a subsample (``max_per_domain``) is stratified by
+        domain and episode; the mixing number uses every frame.
     """
     frameset.require_domains()
     cache = Cache() if cache is None else cache
@@ -54,14 +65,14 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
                        progress=progress)
     params = {"mode": mode, "max_per_domain": max_per_domain, "perplexity": float(perplexity),
               "pca_dim": int(pca_dim), "seed": int(seed), "k": int(k), "n_iter": int(n_iter),
-              "early_exaggeration_iter": int(early_exaggeration_iter)}
-    make_key = lambda: {  # noqa: E731
-        "kind": "projection", "version": PROJECTION_VERSION, "params": params,
-        "embeddings": embeddings_key(frameset, encoder_id, precision=precision, device=device)}
+              "early_exaggeration_iter": int(early_exaggeration_iter),
+              "kl_tol": float(kl_tol)}
+    make_key = lambda: projection_key(  # noqa: E731
+        frameset, encoder_id, params, precision=precision, device=device)
 
     def compute() -> dict:
-        return project(np.asarray(Z), frameset.domain, n_jobs=n_jobs, progress=progress,
-                       **params).to_json()
+        return project(Z, frameset.domain, episode=frameset.episode, n_jobs=n_jobs,
+                       progress=progress, **params).to_json()
 
     return Projection.from_json(get_or_compute(cache, "json", make_key, compute,
                                                encoder=encoder_id))

@@ -46,10 +46,12 @@ def test_project_cli_writes_csv_and_prints_the_mixing_number(tmp_path, capsys):
     assert (table["domain"] == "sim").sum() == 10 and (table["domain"] == "real").sum() == 10
     assert np.isfinite(table[["x", "y"]].to_numpy()).all()
     printed = capsys.readouterr().out
-    # 10 frames per domain: k is lowered to 9 and the output says so
-    assert "mixing number (pixels, k=9):" in printed
-    assert "warning: mixing number uses k = 9 neighbours, not 15" in printed
+    # The map is fitted on 10 sim frames (perplexity lowered, said so); the mixing number
+    # uses all 32 frames (16 per domain: k = 15 is kept).
+    assert "mixing number (pixels, k=15, all 32 frames):" in printed
+    assert "neighbours, not 15" not in printed
     assert "warning: perplexity lowered from 30 to 3" in printed
+    assert "t-SNE KL divergence" in printed
 
     code = main(["project", "demo:episodes=2,steps=8,height=64,width=80", "--encoder", "pixels",
                  "--out", str(tmp_path / "map.txt")])

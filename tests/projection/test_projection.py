@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from s2r.errors import MetricError
-from s2r.projection import Projection, mixing_number, project, stratified_subsample
+from s2r.projection import (Projection, mixing_number, pca_reduce, project,
+                            stratified_subsample)
 
 
 def _blobs(n_sim, n_real, *, shift, dim=32, seed=0):
@@ -91,6 +92,22 @@ def test_stratified_subsample_caps_each_domain_reproducibly():
     assert np.array_equal(stratified_subsample(domain, None), np.arange(58))
 
 
+def test_stratified_subsample_spreads_each_domain_over_its_episodes():
+    # sim: episodes 0 (60 frames), 1 (30), 2 (10); real: episode 3 (40 frames, under the cap).
+    episode = np.repeat([0, 1, 2, 3], [60, 30, 10, 40])
+    domain = np.array(["sim"] * 100 + ["real"] * 40)
+    keep = stratified_subsample(domain, 20, episode=episode, seed=1)
+    counts = {e: int((episode[keep] == e).sum()) for e in range(4)}
+    assert counts == {0: 12, 1: 6, 2: 2, 3: 20}
+    # Shares that do not divide evenly: the largest remainders round up, the total is exact.
+    keep = stratified_subsample(domain, 7, episode=episode, seed=1)
+    counts = {e: int((episode[keep] == e).sum()) for e in range(4)}
+    assert counts == {0: 4, 1: 2, 2: 1, 3: 7}
+    assert len(set(keep)) == keep.size
+    with pytest.raises(MetricError, match="episode must have one entry per row"):
+        stratified_subsample(domain, 7, episode=episode[:5])
+
+
 # --------------------------------------------------------------------------- t-SNE
 def _centroid_gap(p: Projection) -> float:
     """Distance between the domain centroids in units of the within-domain spread."""
@@ -114,7 +131,7 @@ def test_joint_projection_separates_blobs_and_keeps_frame_indices():
     assert p.mixing == 0.0
     assert p.params["mode"] == "joint" and p.params["pca_dim"] == 32
     dones = [d for d, _ in calls]
-    assert dones == sorted(dones) and calls[-1] == (750, 750)
+    assert dones == sorted(dones) and calls[-1] == (1000, 1000)
 
     again = project(Z, domain, indices=frame_rows, max_per_domain=100)
     np.testing.assert_array_equal(again.coords, p.coords)  # fixed seed: reproducible
@@ -133,7 +150,7 @@ def test_place_real_returns_every_real_frame_inside_the_sim_map():
     # placing, so the sim coordinates are those of the same, final frame).
     assert np.all((real_xy >= lo) & (real_xy <= hi))
     assert _centroid_gap(p) < 1.0
-    assert calls[-1][:2] == (1000, 1000) and p.params["mode"] == "place-real"
+    assert calls[-1][:2] == (1250, 1250) and p.params["mode"] == "place-real"
 
 
 def test_place_real_puts_each_real_frame_next_to_its_sim_situation():
@@ -174,3 +191,40 @@ def test_projection_json_round_trip_is_exact():
     assert q.coords.dtype == np.float32 and q.indices.tolist() == [4, 9]
     assert q.domain.tolist() == ["sim", "real"] and q.mixing == 0.25
     assert list(p.to_frame().columns) == ["index", "domain", "x", "y"]
+
+
+def _kl_of_map(P, Y) -> float:
+    """Independent KL(P || Q) of a 2-D map: Q from every pair's Student-t kernel."""
+    Y = np.asarray(Y, dtype=np.float64)
+    W = 1.0 / (1.0 + ((Y[:, None, :] - Y[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(W, 0.0)
+    P = P.tocoo()
+    p = P.data / P.data.sum()
+    q = W[P.row, P.col] / W.sum()
+    return float((p * np.log(p / q)).sum())
+
+
+def test_mixing_number_uses_every_frame_not_the_fitted_sample():
+    Z, domain = _blobs(300, 200, shift=1.0, dim=60, seed=7)
+    p = project(Z, domain, max_per_domain=60, n_iter=100, pca_dim=20)
+    assert len(p) == 120 and p.params["n_frames"] == 500 and p.params["mixing_frames"] == 500
+    assert p.mixing == pytest.approx(mixing_number(pca_reduce(Z, 20, 0), domain))
+    sample = p.indices
+    assert p.mixing != pytest.approx(mixing_number(pca_reduce(Z, 20, 0)[sample], domain[sample]))
+
+
+def test_kl_divergence_is_reported_and_early_stop_ends_the_normal_phase():
+    from openTSNE.affinity import PerplexityBasedNN
+
+    Z, domain = _blobs(150, 150, shift=3.0, dim=20, seed=8)
+    full = project(Z, domain, kl_tol=0.0, n_iter=300)
+    assert full.params["n_iter_run"] == 300
+    # Independent check of the reported KL: openTSNE's exact affinities of the same PCA input
+    # and Q from all pairs of the final map.
+    P = PerplexityBasedNN(pca_reduce(Z, 50, 0), perplexity=30, method="exact").P
+    assert full.kl_divergence == pytest.approx(_kl_of_map(P, full.coords), rel=0.05)
+    # A tolerance no step can beat stops at the second check (iteration 100).
+    stopped = project(Z, domain, kl_tol=1.0, n_iter=300)
+    assert stopped.params["n_iter_run"] == 100
+    assert stopped.kl_divergence > full.kl_divergence  # KL still falls after iteration 100
+    assert Projection.from_json(full.to_json()).kl_divergence == full.kl_divergence
