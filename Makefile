@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.s2r-installed
 PORT   ?= 8501
 
-.PHONY: setup browser-deps run test test-fast bench clean-cache
+.PHONY: setup browser-deps run test test-fast docs docs-build bench clean-cache
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-ray.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,9 +26,20 @@ browser-deps:
 run: setup
 	$(BIN)/streamlit run app.py --server.port $(PORT)
 
-# The whole test suite: unit, app (AppTest) and real-browser tests.
+# The whole test suite: unit, app (AppTest) and real-browser tests, then the documentation
+# site built with --strict (a broken link fails).
 test: setup browser-deps
 	$(BIN)/python -m pytest
+	$(MAKE) docs-build
+
+# The documentation site (docs/, mkdocs.yml) on http://localhost:8000, rebuilt on edits.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+# Build the site into a temporary folder with --strict (what `make test` checks).
+docs-build: setup
+	@site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet \
+	  --site-dir $$site && rm -rf $$site && echo "docs: mkdocs build --strict ok"
 
 # Everything but the browser test (no Chromium needed).
 test-fast: setup
