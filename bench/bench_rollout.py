@@ -10,6 +10,14 @@ The policy is a fixed random linear map, so no rollout ends early: every one of 
 ``rollouts x steps`` frames is rendered and embedded.
 
     python bench/bench_rollout.py [--encoder resnet18@random] [--rollouts 20] [--steps 40]
+
+``--validation`` times the default validation instead (``python -m s2r validate`` with every
+default: the 11 default encoders x gaps 0, 0.5, 1, 20 rollouts) from an empty cache of its own
+(the ``simcnn`` controls' weights are trained too unless ``S2R_WEIGHTS_DIR`` already holds
+them), and prints the wall and CPU time against the 15-minute budget with the machine's load
+average before and after (the CPU may be shared).
+
+    python bench/bench_rollout.py --validation [--spec demo:...]
 """
 
 from __future__ import annotations
@@ -29,13 +37,43 @@ from s2r.encoders import build_encoder  # noqa: E402
 from s2r.policy.rollout import run_rollouts  # noqa: E402
 
 
+def bench_validation(spec: str) -> None:
+    import os
+    import tempfile
+
+    from s2r.cache import Cache
+    from s2r.pipeline.rollouts import RolloutParams
+    from s2r.pipeline.validation import DEFAULT_ENCODERS, demo_options, validate
+
+    options = demo_options(spec)
+    load0 = os.getloadavg()
+    t0, c0 = time.perf_counter(), time.process_time()
+    with tempfile.TemporaryDirectory() as tmp:
+        report = validate(spec, DEFAULT_ENCODERS, [0.0, 0.5, 1.0],
+                          params=RolloutParams(seed=int(options.get("seed", 0))),
+                          cache=Cache(Path(tmp) / "cache"))
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    load1 = os.getloadavg()
+    print(f"default validation of {spec}: {len(DEFAULT_ENCODERS)} encoders x 3 gaps, "
+          f"{len(report['results'])} rows")
+    print(f"  wall {wall / 60:.1f} min (budget 15 min: {wall / 900:.2f}x), this process's CPU "
+          f"{cpu / 60:.1f} min; load average before {load0[0]:.1f}, after {load1[0]:.1f} "
+          f"(1-min; {os.cpu_count()} CPUs)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--validation", action="store_true",
+                    help="time the default validation instead (see the module docstring)")
+    ap.add_argument("--spec", default="demo:paired=true,episodes=8,steps=16,height=96,width=128")
     ap.add_argument("--encoder", default="resnet18@random")
     ap.add_argument("--rollouts", type=int, default=20)
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--size", default="96x128", help="rendered frame size HxW")
     args = ap.parse_args()
+    if args.validation:
+        bench_validation(args.spec)
+        return
     h, w = (int(v) for v in args.size.split("x"))
     encoder = build_encoder(args.encoder, device="cpu")
     rng = np.random.default_rng(0)

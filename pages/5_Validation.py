@@ -15,8 +15,9 @@ widgets.page_header(
     "Ground truth for the scores. For every encoder, a behaviour-cloning policy is trained on "
     "its embeddings of expert demonstrations rendered in the demo's **sim** look (plus the "
     "robot's proprioception), then deployed closed loop in the task simulator, seeing frames "
-    "in the **real** look at each sim-to-real gap. Its real success rate is what the scores "
-    "try to predict without a robot; the rank correlations below say how well each one does.")
+    "in the **real** look at each sim-to-real gap. Its real success and graded progress are "
+    "what the scores try to predict without a robot; the rank correlations below say how well "
+    "each one ranks the image encoders.")
 state = st.session_state
 widgets.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
@@ -46,14 +47,19 @@ with st.container(border=True):
     ids = c1.multiselect("Encoders (at least 3)", V.offline_encoders(), key=V.ENCODERS,
                          format_func=widgets.encoder_label)
     gaps = c2.multiselect("Sim-to-real gaps", V.GAP_CHOICES, key=V.GAPS)
-    c3, c4, c5 = st.columns(3)
+    c3, c4, c6, c5 = st.columns(4)
     rollouts = c3.number_input("Rollouts per look and gap", 5, 200, 20, 5, key=V.ROLLOUTS)
     demos = c4.number_input("Expert demonstrations", 10, 500, 60, 10, key=V.DEMOS)
+    control_demos = c6.number_input(
+        "Control demonstrations", 0, 2000, 300, 50, key=V.CONTROL_DEMOS,
+        help="two-stage: expert episodes (exact states, nothing rendered) the shared control "
+             "MLP is fitted on; 0 = fitted per encoder on its decoded states")
     policy = c5.radio("Policy", list(POLICIES), horizontal=True, key=V.POLICY,
                       help="two-stage: a ridge probe reads the leg and tabletop pose from the "
                            "embedding, an MLP acts on it and the proprioception (default); "
                            "mlp / ridge: one model from [embedding, proprioception] to actions")
-params = RolloutParams(rollouts=int(rollouts), demos=int(demos), policy=policy)
+params = RolloutParams(rollouts=int(rollouts), demos=int(demos), policy=policy,
+                       control_demos=int(control_demos))
 gaps = sorted(float(g) for g in gaps)
 if len(ids) < 3 or not gaps:
     st.warning("Pick at least 3 encoders and one gap.")
@@ -96,28 +102,41 @@ if report is None:
 
 # ----------------------------------------------------------------------------- results
 df = V.results_frame(report)
-st.subheader("Closed-loop success")
-st.caption("Real success rate with its 95% Wilson interval, per gap; sim = the same policy in "
-           "the look it was trained on (the in-domain reference). The expert demonstrator "
-           "succeeds in 100% of layouts in both looks; a policy on shuffled actions in 0%.")
-st.dataframe(V.success_table(df), width="stretch")
+st.subheader("Closed-loop outcome")
+outcome = st.radio("Outcome", ["progress", "success"], horizontal=True, key=V.OUTCOME,
+                   format_func=lambda o: {"progress": "graded progress (stages reached)",
+                                          "success": "success"}[o])
+st.caption("Real outcome with its 95% interval, per gap; sim = the same policy in the look it "
+           "was trained on (the in-domain reference). Progress = mean fraction of the task's "
+           f"{len(report['stages'])} stages reached ({', '.join(report['stages'])}). "
+           "**reference**: not an image encoder (shown, not ranked); **control**: random "
+           "init, or a small CNN trained on the sim frames (`simcnn-drS`: appearance "
+           "randomisation S, so more S = smaller gap, by construction).")
+st.dataframe(V.success_table(df, outcome), width="stretch")
+with st.expander("Stage breakdown (share of real-look rollouts that reached each stage)"):
+    stage_gap = st.radio("Gap", gaps, horizontal=True, key=V.STAGE_GAP,
+                         format_func=lambda g: f"gap {g:g}")
+    st.dataframe(V.stage_table(df, report["stages"], stage_gap), width="stretch")
 
-st.subheader("Which score predicts real success?")
+st.subheader(f"Which score predicts real {outcome}?")
+rows_all = {c["score"]: c for c in report["correlations"]
+            if c["gap"] == "all" and c.get("outcome", "success") == outcome}
+for name, title in V.SCORE_TITLES.items():
+    if name in rows_all:
+        st.markdown(f"- **{title}** {V.verdict(rows_all[name])}.")
 score = st.radio("Score (x axis)", list(V.SCORE_TITLES), horizontal=True, key=V.SCORE,
                  format_func=lambda s: V.SCORE_TITLES[s].split(" (")[0])
-corr_all = next((c for c in report["correlations"]
-                 if c["score"] == score and c["gap"] == "all"), None)
-scatter = V.success_scatter(df, score, correlation=corr_all)
+scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
 st.altair_chart(scatter, width="stretch")
 figures.chart_download(scatter, f"s2r_validation_{score}", "validation.fig")
 gap_pick = st.radio("Correlations at", ["all", *gaps], horizontal=True, key=V.CORR_GAP,
                     format_func=lambda g: "all gaps" if g == "all" else f"gap {g:g}")
-st.dataframe(V.correlation_table(report, gap_pick), width="stretch", hide_index=True)
-st.caption("Spearman's rho and Kendall's tau between each score and real success across "
-           "encoders (all gaps: every encoder at every gap). Intervals: bootstrap over encoders "
-           "(an encoder's gaps together) and over each encoder's rollouts. With ~8 encoders "
-           "they are wide; an interval that holds 0 means this run cannot tell the score from "
-           "chance.")
+st.dataframe(V.correlation_table(report, gap_pick, outcome), width="stretch", hide_index=True)
+st.caption(f"Spearman's rho and Kendall's tau between each score and real {outcome} across "
+           "the image encoders (all gaps: every image encoder at every gap; the state "
+           "reference is not ranked). Intervals: bootstrap over encoders (an encoder's gaps "
+           "together) and over each encoder's rollouts; an interval that holds 0 means this "
+           "run cannot tell the score from chance.")
 
 # ----------------------------------------------------------------------------- rollout viewer
 st.subheader("A real-look rollout")
@@ -130,14 +149,15 @@ full = RolloutParams(**{**params.to_dict(), "height": int(options["height"]),
                         "width": int(options["width"])})
 frames = recorded_rollout(enc, full, "real", gap, cache)
 row = df[(df["encoder"] == enc) & (df["gap"] == gap)]
-outcome = next(o for o in report["outcomes"] if o["encoder"] == enc and o["gap"] == gap)
+rollout = next(o for o in report["outcomes"] if o["encoder"] == enc and o["gap"] == gap)
 if frames is None or not len(frames):
     st.info("The recorded rollout is not in the cache (run the validation again).")
     st.stop()
-ok = bool(outcome["successes"][0])
-st.caption(f"Rollout 0 of {len(outcome['successes'])}: "
+ok = bool(rollout["successes"][0])
+st.caption(f"Rollout 0 of {len(rollout['successes'])}: "
            f"{'succeeded' if ok else 'failed'} after {len(frames)} steps. Real success of "
-           f"this encoder at gap {gap:g}: {float(row['success_real'].iloc[0]):.2f}.")
+           f"this encoder at gap {gap:g}: {float(row['success_real'].iloc[0]):.2f}, progress "
+           f"{float(row['progress_real'].iloc[0]):.2f}.")
 step = st.slider("Step", 0, len(frames) - 1, 0, key=V.VIEW_STEP)
 actions = V.recorded_actions(cache, enc, full, gap)
 f1, f2 = st.columns([3, 2])

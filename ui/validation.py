@@ -1,7 +1,8 @@
 """Glue of the Validation page: the report as tables and charts (pure: data in, chart out).
 
 The report is :func:`s2r.pipeline.validation.validate`'s dict: ``results`` (one row per
-encoder and gap), ``correlations`` (one per score and gap, plus ``"all"``).
+encoder and gap), ``correlations`` (one per outcome, score and gap, plus ``"all"``, over the
+image encoders), ``stages`` (the task's stages).
 """
 
 from __future__ import annotations
@@ -32,34 +33,85 @@ def results_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     return df
 
 
-def success_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Encoders x gaps: real success with its Wilson interval, and the sim success."""
+OUTCOME_TITLES = {"success": "Real success rate (closed loop)",
+                  "progress": "Real progress (fraction of stages reached)"}
+
+
+def encoder_kind(encoder_id: str) -> str:
+    """``reference`` (no image model: shown, not ranked), ``control`` (random init or trained
+    on the sim frames: transfer known by construction) or ``image encoder``."""
+    from s2r.encoders import get_spec
+
+    spec = get_spec(encoder_id)
+    if not spec.has_image_model:
+        return "reference"
+    if spec.random_init or spec.backend == "simcnn":
+        return "control"
+    return "image encoder"
+
+
+def _interval(value: float, low: float, high: float) -> str:
+    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def success_table(df: pd.DataFrame, outcome: str = "success") -> pd.DataFrame:
+    """Encoders x gaps: real ``outcome`` ("success" or "progress") with its 95% interval,
+    the sim one beside it, and what kind of encoder each is; best first."""
     if not len(df):
         return pd.DataFrame()
-    cells = df.assign(text=[f"{r:.2f} [{lo:.2f}, {hi:.2f}]" for r, lo, hi in
-                            zip(df["success_real"], df["success_real_ci_low"],
-                                df["success_real_ci_high"])])
+    real, sim = f"{outcome}_real", f"{outcome}_sim"
+    cells = df.assign(text=[_interval(*v) for v in zip(df[real], df[real + "_ci_low"],
+                                                       df[real + "_ci_high"])])
     table = cells.pivot(index="encoder", columns="gap_label", values="text")
-    sim = df.groupby("encoder")["success_sim"].first().map(lambda v: f"{v:.2f}")
-    table.insert(0, "sim (in-domain)", sim)
-    order = df.groupby("encoder")["success_real"].mean().sort_values(ascending=False).index
+    first = df.groupby("encoder").first()
+    table.insert(0, "sim (in-domain)", [_interval(first.loc[e, sim], first.loc[e, sim + "_ci_low"],
+                                                  first.loc[e, sim + "_ci_high"])
+                                        for e in table.index])
+    table.insert(0, "kind", [encoder_kind(e) for e in table.index])
+    order = df.groupby("encoder")[real].mean().sort_values(ascending=False).index
     return table.loc[order]
 
 
-def correlation_table(report: Mapping[str, Any], gap: Any = "all") -> pd.DataFrame:
-    """Spearman and Kendall of every score with real success at ``gap``, best first."""
+def stage_table(df: pd.DataFrame, stages, gap: float) -> pd.DataFrame:
+    """Encoders x stages at ``gap``: the share of real-look rollouts that reached each stage
+    (and the sim look's share of the last one, success)."""
+    rows = df[df["gap"] == float(gap)]
+    if not len(rows):
+        return pd.DataFrame()
+    table = pd.DataFrame([list(v) for v in rows["stages_real"]], index=rows["encoder"],
+                         columns=list(stages))
+    return table.sort_values(list(stages)[::-1], ascending=False).round(2)
+
+
+def verdict(c: Mapping[str, Any]) -> str:
+    """One plain sentence on a correlation row: did the score rank the encoders as
+    deployment did?"""
+    if c.get("spearman") is None:
+        return "undefined here (a constant score or outcome)"
+    text = f"rho {c['spearman']:+.2f} [{c['spearman_ci_low']:+.2f}, {c['spearman_ci_high']:+.2f}]"
+    if c["spearman_ci_low"] > 0:
+        return f"ranked the encoders as deployment did ({text})"
+    if c["spearman_ci_high"] < 0:
+        return f"ranked them against deployment ({text})"
+    return f"cannot be told from chance here ({text})"
+
+
+def correlation_table(report: Mapping[str, Any], gap: Any = "all",
+                      outcome: str = "success") -> pd.DataFrame:
+    """Spearman and Kendall of every score with real ``outcome`` at ``gap`` over the image
+    encoders, best first, with :func:`verdict`."""
     rows = []
     for c in report.get("correlations", []):
-        if str(c["gap"]) != str(gap):
+        if str(c["gap"]) != str(gap) or c.get("outcome", "success") != outcome:
             continue
         if c["spearman"] is None:
             rows.append({"score": c["score"], "Spearman": None, "95% interval": "undefined",
-                         "Kendall": None, "n": c["n"]})
+                         "Kendall": None, "n": c["n"], "verdict": verdict(c)})
             continue
         rows.append({"score": c["score"], "Spearman": round(c["spearman"], 2),
                      "95% interval": f"[{c['spearman_ci_low']:+.2f}, "
                                      f"{c['spearman_ci_high']:+.2f}]",
-                     "Kendall": round(c["kendall"], 2), "n": c["n"]})
+                     "Kendall": round(c["kendall"], 2), "n": c["n"], "verdict": verdict(c)})
     df = pd.DataFrame(rows)
     if len(df):
         df = df.sort_values("Spearman", ascending=False, na_position="last")
@@ -67,49 +119,51 @@ def correlation_table(report: Mapping[str, Any], gap: Any = "all") -> pd.DataFra
 
 
 def success_scatter(df: pd.DataFrame, score: str, *,
-                    correlation: Optional[Mapping[str, Any]] = None) -> alt.LayerChart:
-    """Real success (y, Wilson interval) against ``score`` (x, bootstrap interval): one point
+                    correlation: Optional[Mapping[str, Any]] = None,
+                    outcome: str = "success") -> alt.LayerChart:
+    """Real ``outcome`` (y, interval) against ``score`` (x, bootstrap interval): one point
     per encoder and gap, one colour per gap."""
     title = SCORE_TITLES.get(score, score)
     data = df[pd.to_numeric(df.get(score), errors="coerce").notna()] if score in df else df[:0]
+    col = f"{outcome}_real"
     base = alt.Chart(data)
     x = alt.X(f"{score}:Q", title=title, scale=alt.Scale(zero=False, nice=True, padding=20))
-    y = alt.Y("success_real:Q", title="Real success rate (closed loop)",
-              scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y(f"{col}:Q", title=OUTCOME_TITLES[outcome], scale=alt.Scale(domain=[0, 1]))
     color = alt.Color("gap_label:N", title="Sim-to-real gap",
                       scale=alt.Scale(scheme="viridis"))
     tooltip = [alt.Tooltip("encoder:N", title="Encoder"), alt.Tooltip("gap:Q", title="Gap"),
-               alt.Tooltip("success_real:Q", title="Real success", format=".2f"),
-               alt.Tooltip("success_sim:Q", title="Sim success", format=".2f"),
+               alt.Tooltip(f"{col}:Q", title=f"Real {outcome}", format=".2f"),
+               alt.Tooltip(f"{outcome}_sim:Q", title=f"Sim {outcome}", format=".2f"),
                alt.Tooltip(f"{score}:Q", title=title, format=".3f")]
-    layers = [base.mark_rule(opacity=0.5).encode(x=x, y="success_real_ci_low:Q",
-                                                 y2="success_real_ci_high:Q", color=color)]
+    layers = [base.mark_rule(opacity=0.5).encode(x=x, y=f"{col}_ci_low:Q",
+                                                 y2=f"{col}_ci_high:Q", color=color)]
     if f"{score}_ci_low" in data:
         layers.append(base.mark_rule(opacity=0.5).encode(
-            x=f"{score}_ci_low:Q", x2=f"{score}_ci_high:Q", y="success_real:Q", color=color))
+            x=f"{score}_ci_low:Q", x2=f"{score}_ci_high:Q", y=f"{col}:Q", color=color))
     layers.append(base.mark_point(filled=True, size=90, opacity=0.9).encode(
         x=x, y=y, color=color, shape=alt.Shape("gap_label:N", title="Sim-to-real gap"),
         tooltip=tooltip))
     layers.append(base.mark_text(align="left", dx=8, dy=-6, fontSize=10).encode(
-        x=x, y="success_real:Q", text="encoder:N", color=color))
-    subtitle = "One point per encoder and gap; bars: 95% intervals (Wilson on success)."
+        x=x, y=f"{col}:Q", text="encoder:N", color=color))
+    subtitle = "One point per encoder and gap; bars: 95% intervals."
     if correlation and correlation.get("spearman") is not None:
-        subtitle += (f" Spearman over all gaps {correlation['spearman']:+.2f} "
-                     f"[{correlation['spearman_ci_low']:+.2f}, "
+        subtitle += (f" Spearman over the image encoders, all gaps "
+                     f"{correlation['spearman']:+.2f} [{correlation['spearman_ci_low']:+.2f}, "
                      f"{correlation['spearman_ci_high']:+.2f}].")
     return alt.layer(*layers).properties(
-        title=alt.TitleParams(f"Real success vs {title}", subtitle=subtitle, anchor="start"),
+        title=alt.TitleParams(f"Real {outcome} vs {title}", subtitle=subtitle, anchor="start"),
         height=420).configure_legend(orient="bottom", direction="horizontal",
                                      titleOrient="left")
 
 
 def best_image_encoder(df: pd.DataFrame) -> Optional[str]:
-    """The encoder with an image model and the highest mean real success (None if none)."""
+    """The encoder with an image model and the highest mean real progress (None if none)."""
     from s2r.encoders import get_spec
 
     if not len(df):
         return None
-    means = df.groupby("encoder")["success_real"].mean().sort_values(ascending=False)
+    col = "progress_real" if "progress_real" in df else "success_real"
+    means = df.groupby("encoder")[col].mean().sort_values(ascending=False)
     return next((e for e in means.index if get_spec(e).has_image_model), None)
 
 
@@ -124,7 +178,10 @@ def action_frame(actions, names) -> pd.DataFrame:
 ENCODERS = "validation.encoders"
 GAPS = "validation.gaps"
 ROLLOUTS = "validation.rollouts"
+OUTCOME = "validation.outcome"
+STAGE_GAP = "validation.stage_gap"
 DEMOS = "validation.demos"
+CONTROL_DEMOS = "validation.control_demos"
 POLICY = "validation.policy"
 RUN = "validation.run"
 SCORE = "validation.score"

@@ -60,7 +60,13 @@ def register(subparsers) -> None:
     p.add_argument("--policy", choices=("two-stage", "mlp", "ridge"), default="two-stage",
                    help="behaviour cloning on [embedding, proprioception]: two-stage = a probe "
                         "reads the task state, an MLP acts on it; mlp/ridge = end to end")
-    p.add_argument("--seed", type=int, default=0, help="demonstrations, rollouts, policy fit")
+    p.add_argument("--control-demos", type=int, default=300, metavar="N",
+                   help="two-stage: expert episodes (states only, nothing rendered) the "
+                        "shared control MLP is fitted on; 0 = fit it per encoder on decoded "
+                        "states")
+    p.add_argument("--seed", type=int, default=None,
+                   help="demonstrations, rollouts, policy fit (default: the dataset spec's "
+                        "seed, else 0)")
     p.add_argument("--n-boot", type=int, default=2000, metavar="B",
                    help="bootstrap replicates of each correlation")
     p.add_argument("--out", required=True, metavar="report.json", help="report file (.json)")
@@ -79,16 +85,26 @@ def _gaps(text: str) -> list[float]:
     return list(dict.fromkeys(gaps))
 
 
+def _cell(r: dict, name: str) -> str:
+    return f"{r[name]:.2f} [{r[name + '_ci_low']:.2f}, {r[name + '_ci_high']:.2f}]"
+
+
 def _print_summary(report: dict) -> None:
-    print(f"{'encoder':<24}{'gap':>5}  {'real success':>22}  {'sim success':>12}")
+    print(f"{'encoder':<20}{'gap':>5}  {'real success':>18}  {'real progress':>18}  "
+          f"{'sim success':>18}  {'sim progress':>18}")
     for r in report["results"]:
-        real = (f"{r['success_real']:.2f} [{r['success_real_ci_low']:.2f}, "
-                f"{r['success_real_ci_high']:.2f}]")
-        print(f"{r['encoder']:<24}{r['gap']:>5g}  {real:>22}  {r['success_sim']:>12.2f}")
-    print("\nrank correlation with real success, all gaps (Spearman [95% interval]):")
-    for c in report["correlations"]:
-        if c["gap"] != "all":
-            continue
+        print(f"{r['encoder']:<20}{r['gap']:>5g}  {_cell(r, 'success_real'):>18}  "
+              f"{_cell(r, 'progress_real'):>18}  {_cell(r, 'success_sim'):>18}  "
+              f"{_cell(r, 'progress_sim'):>18}")
+    for outcome in ("success", "progress"):
+        print(f"\nrank correlation with real {outcome} over the image encoders, all gaps "
+              f"(Spearman [95% interval]):")
+        _print_correlations([c for c in report["correlations"]
+                             if c["gap"] == "all" and c["outcome"] == outcome])
+
+
+def _print_correlations(rows: list) -> None:
+    for c in rows:
         text = ("undefined (constant)" if c["spearman"] is None else
                 f"{c['spearman']:+.2f} [{c['spearman_ci_low']:+.2f}, "
                 f"{c['spearman_ci_high']:+.2f}]  Kendall {c['kendall']:+.2f}")
@@ -115,10 +131,11 @@ def run(args) -> int:
         raise S2RError(f"--encoders: validate ranks encoders, give at least 3 (got {len(ids)})")
     if args.n_boot < 1:
         raise S2RError(f"--n-boot must be >= 1, got {args.n_boot}")
+    options = demo_options(args.dataset)      # a non-demo spec fails before any work
+    seed = args.seed if args.seed is not None else int(options.get("seed", 0))
     params = RolloutParams(rollouts=args.rollouts, horizon=args.horizon, demos=args.demos,
                            demo_steps=args.demo_steps, policy=args.policy,
-                           seed=args.seed).validate()
-    demo_options(args.dataset)      # a non-demo spec fails before any work
+                           control_demos=args.control_demos, seed=seed).validate()
     cache = cache_from_args(args)
     with tqdm_progress("validate") as progress:
         report = validate(args.dataset, ids, gaps, params=params, cache=cache,

@@ -1,4 +1,5 @@
-"""Success-rate intervals and rank correlations between a score and closed-loop success.
+"""Success-rate intervals and rank correlations between a score and closed-loop success
+(or graded progress).
 
 :func:`wilson_interval` is the Wilson score interval of a binomial proportion (it stays inside
 [0, 1] and is not degenerate at 0/N or N/N, unlike the normal approximation).
@@ -25,7 +26,7 @@ import numpy as np
 from s2r.errors import MetricError
 from s2r.metrics.validation import check_number
 
-__all__ = ["wilson_interval", "rank_correlation"]
+__all__ = ["wilson_interval", "mean_interval", "rank_correlation"]
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -56,6 +57,42 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     return low, high
 
 
+def mean_interval(values, confidence: float = 0.95) -> tuple[float, float]:
+    """Interval of the mean of ``values`` in [0, 1] (e.g. each rollout's fraction of the
+    task's stages reached): the Wilson interval with ``p = mean``.
+
+    A variable in [0, 1] with mean ``p`` has variance at most ``p (1 - p)`` (the 0/1 case),
+    so this is the Wilson interval of a proportion applied conservatively; it equals
+    :func:`wilson_interval` when every value is 0 or 1, is exact at the ends (all 0 gives
+    low = 0, all 1 gives high = 1) and always contains the mean.
+
+    Parameters
+    ----------
+    values : array-like (n,) of floats in [0, 1], n >= 1
+    confidence : float in (0, 1)
+
+    Returns
+    -------
+    (low, high) : floats in [0, 1]
+    """
+    from scipy.stats import norm
+
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    if v.size < 1 or not np.all(np.isfinite(v)) or v.min() < 0 or v.max() > 1:
+        raise MetricError(f"values must be at least one number in [0, 1], got {v.size} "
+                          f"value(s) in [{v.min() if v.size else 'nan'}, "
+                          f"{v.max() if v.size else 'nan'}]")
+    check_number("confidence", confidence, low=0, high=1, low_open=True, high_open=True)
+    n, p = v.size, float(v.mean())
+    z = float(norm.ppf(0.5 + confidence / 2))
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    low = 0.0 if p == 0 else max(0.0, min(p, centre - half))
+    high = 1.0 if p == 1 else min(1.0, max(p, centre + half))
+    return low, high
+
+
 def _rhos(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Spearman and Kendall tau-b; NaN when either variable is constant."""
     from scipy.stats import kendalltau, spearmanr
@@ -73,8 +110,9 @@ def rank_correlation(score, outcomes, *, clusters=None, n_boot: int = 2000, seed
     ----------
     score : array-like (U,)
         One score per unit (an encoder at a gap). NaN units are left out.
-    outcomes : array-like (U, R) of bool
-        Each unit's rollout outcomes (success = True).
+    outcomes : array-like (U, R) of bool or of floats in [0, 1]
+        Each unit's rollout outcomes (success = True, or each rollout's progress); the
+        unit's outcome is their mean.
     clusters : array-like (U,), optional
         Units that share a label are resampled together (the same encoder at several gaps);
         default: every unit its own cluster.
@@ -92,10 +130,12 @@ def rank_correlation(score, outcomes, *, clusters=None, n_boot: int = 2000, seed
         units, or a constant score or success rate).
     """
     s = np.asarray(score, dtype=np.float64).reshape(-1)
-    out = np.asarray(outcomes, dtype=bool)
+    out = np.asarray(outcomes, dtype=np.float64)
     if out.ndim != 2 or out.shape[0] != s.size or out.shape[1] < 1:
         raise MetricError(f"outcomes must be (units, rollouts) with {s.size} units, got shape "
                           f"{out.shape}")
+    if not np.all((out >= 0) & (out <= 1)):
+        raise MetricError("outcomes must be booleans or numbers in [0, 1]")
     groups = np.arange(s.size) if clusters is None else np.asarray(clusters).reshape(-1)
     if groups.size != s.size:
         raise MetricError(f"clusters must have one label per unit ({s.size}), got {groups.size}")

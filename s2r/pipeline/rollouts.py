@@ -37,7 +37,7 @@ __all__ = ["ROLLOUT_VERSION", "RolloutParams", "encoder_rollouts", "recorded_rol
            "rollout_key"]
 
 #: Bump when what a rollout record holds or how it is computed changes.
-ROLLOUT_VERSION = 1
+ROLLOUT_VERSION = 2
 POLICIES = ("two-stage", "mlp", "ridge")
 
 
@@ -59,6 +59,11 @@ class RolloutParams:
         ``"two-stage"``: :func:`s2r.policy.two_stage.fit_two_stage` (a probe reads the task
         state from the embedding, an MLP acts on it; default); ``"mlp"``/``"ridge"``:
         :func:`s2r.policy.bc.fit_policy` end to end.
+    control_demos : int
+        Two-stage only: the control MLP is fitted once, on the exact states of this many
+        expert episodes (nothing rendered; :func:`s2r.policy.two_stage.fit_state_control`),
+        and shared by every encoder; 0 = fitted per encoder on its cross-fitted decoded
+        states of the rendered demonstrations.
     seed : int
         Demonstrations, rollouts, the policy's fit.
     height, width : int
@@ -70,6 +75,7 @@ class RolloutParams:
     demos: int = 60
     demo_steps: int = 24
     policy: str = "two-stage"
+    control_demos: int = 300
     seed: int = 0
     height: int = 96
     width: int = 128
@@ -81,6 +87,7 @@ class RolloutParams:
             raise MetricError(f"demos must be >= 2 (the policy holds out whole "
                               f"demonstrations), got {self.demos}")
         check_number("seed", self.seed, low=0, integer=True)
+        check_number("control_demos", self.control_demos, low=0, integer=True)
         check_choice("policy", self.policy, POLICIES)
         return self
 
@@ -160,6 +167,29 @@ def _demonstration_data(embedder: _Embedder, params: RolloutParams, cache,
     return np.asarray(Z), np.concatenate(states), np.concatenate(actions), episode
 
 
+_CONTROLS: dict = {}
+
+
+def shared_control(params: RolloutParams, cache):
+    """The two-stage policies' shared control MLP (fitted on exact states of
+    ``params.control_demos`` expert episodes), cached as one array; memoised per process."""
+    from s2r.policy.bc import policy_from_array
+    from s2r.policy.two_stage import fit_state_control
+
+    key = {"kind": "state-control", "rollout_version": ROLLOUT_VERSION, "code": _code_digest(),
+           "control_demos": params.control_demos, "demo_steps": params.demo_steps,
+           "seed": params.seed}
+    name = repr(sorted(key.items()))
+    if name not in _CONTROLS:
+        def compute() -> np.ndarray:
+            return fit_state_control(params.control_demos, steps=params.demo_steps,
+                                     seed=params.seed).to_array()
+
+        vector = compute() if cache is False else cache.get_or_compute_array(key, compute)
+        _CONTROLS[name] = policy_from_array(vector)
+    return _CONTROLS[name]
+
+
 def _fit(embedder: _Embedder, params: RolloutParams, cache, progress):
     from s2r.policy.bc import DEMO_PROPRIO_COLUMNS, fit_policy
     from s2r.policy.two_stage import DEMO_TASK_COLUMNS, fit_two_stage
@@ -168,8 +198,9 @@ def _fit(embedder: _Embedder, params: RolloutParams, cache, progress):
     report(progress, 0, 1, f"fitting the {params.policy} policy on {len(Z)} sim frames")
     proprio = states[:, DEMO_PROPRIO_COLUMNS]
     if params.policy == "two-stage":
+        control = shared_control(params, cache) if params.control_demos else None
         policy = fit_two_stage(Z, proprio, states[:, DEMO_TASK_COLUMNS], actions, episode,
-                               seed=params.seed)
+                               seed=params.seed, control=control)
     else:
         policy = fit_policy(Z, proprio, actions, episode, kind=params.policy, seed=params.seed)
 
@@ -181,8 +212,12 @@ def _fit(embedder: _Embedder, params: RolloutParams, cache, progress):
 
 def _outcome(rollouts) -> dict:
     low, high = rollouts.interval()
+    p_low, p_high = rollouts.progress_interval()
     return {"look": rollouts.look, "gap": rollouts.gap, "success_rate": rollouts.rate,
             "ci_low": low, "ci_high": high, "successes": rollouts.success.tolist(),
+            "progress": rollouts.progress, "progress_ci_low": p_low,
+            "progress_ci_high": p_high, "stages": rollouts.stages.tolist(),
+            "stage_rates": rollouts.stage_rates(),
             "steps": rollouts.steps.tolist(),
             "record": {"index": rollouts.record["index"],
                        "actions": rollouts.record["actions"].tolist(),
@@ -210,7 +245,10 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
     -------
     dict
         ``{"sim": outcome, "real": {gap: outcome}}``; an outcome holds ``success_rate``,
-        its Wilson ``ci_low``/``ci_high``, per-rollout ``successes`` and ``steps`` and the
+        its Wilson ``ci_low``/``ci_high``, ``progress`` (mean fraction of the task's stages
+        reached) with ``progress_ci_low``/``progress_ci_high``, ``stage_rates`` (per stage of
+        :data:`s2r.policy.rollout.STAGES`), per-rollout ``successes``, ``stages`` (furthest
+        stage, 0..6) and ``steps`` and the
         recorded rollout's ``actions``/``states`` (frames: :func:`recorded_rollout`).
     """
     from s2r.policy.rollout import run_rollouts

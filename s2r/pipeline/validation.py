@@ -3,8 +3,8 @@
 :func:`validate` takes a demo dataset spec, encoders and gaps. At every gap it scores each
 encoder on the demo rendered at that gap (:func:`~s2r.pipeline.scores.score_encoders`,
 cached) and measures the real success rate of the encoder's sim-trained policy
-(:func:`~s2r.pipeline.rollouts.encoder_rollouts`, cached); then, across encoders, it
-correlates each score with real success (:func:`s2r.metrics.ranks.rank_correlation`: Spearman
+(:func:`~s2r.pipeline.rollouts.encoder_rollouts`, cached); then, across the image encoders (the ``state`` reference is reported, not
+ranked), it correlates each score with real success and with real graded progress (:func:`s2r.metrics.ranks.rank_correlation`: Spearman
 and Kendall with a bootstrap over encoders and rollouts), per gap and over all gaps (an
 encoder's gaps resampled together).
 
@@ -21,17 +21,21 @@ import numpy as np
 from s2r.errors import DataError, MetricError
 from s2r.metrics.ranks import rank_correlation
 from s2r.pipeline.rollouts import RolloutParams, encoder_rollouts
+from s2r.policy.rollout import STAGES
 from s2r.progress import ProgressCallback, report
 
 __all__ = ["DEFAULT_ENCODERS", "SCORE_NAMES", "VALIDATION_VERSION", "demo_options",
            "validate"]
 
-VALIDATION_VERSION = 1
-#: Every encoder that runs offline: the state reference, raw pixels, three ImageNet CNNs and
-#: random-init controls of three architectures (ViT-B is left out for CPU time).
+VALIDATION_VERSION = 2
+#: Every encoder that runs offline: the state reference, raw pixels, three ImageNet CNNs,
+#: random-init controls of three architectures (ViT-B is left out for CPU time) and the
+#: sim-trained controls (:data:`s2r.encoders.simcnn_specs.CONTROLS`, trained on first use).
 DEFAULT_ENCODERS = ("state", "pixels", "efficientnet-lite0", "efficientnet-lite1",
                     "efficientnet-lite2", "resnet18@random", "mobilenetv3@random",
-                    "efficientnet-b0@random")
+                    "efficientnet-b0@random", "simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1")
+#: What the correlations are computed with: the success rate and graded progress.
+OUTCOMES = ("success", "progress")
 #: The scores correlated with real success (higher = predicted to transfer better, except
 #: where the README says otherwise).
 SCORE_NAMES = ("dis", "action_score_heldout", "action_score_heldout_skill", "transfer_score",
@@ -56,31 +60,52 @@ def _scalars(record: dict) -> dict:
 
 
 def _row(encoder_id: str, gap: float, outcome: dict, sim: dict, record: dict) -> dict:
+    from s2r.encoders import get_spec
+
     return {"encoder": encoder_id, "gap": gap,
+            "image_encoder": bool(get_spec(encoder_id).has_image_model),
             "success_real": outcome["success_rate"], "success_real_ci_low": outcome["ci_low"],
             "success_real_ci_high": outcome["ci_high"],
             "success_sim": sim["success_rate"], "success_sim_ci_low": sim["ci_low"],
             "success_sim_ci_high": sim["ci_high"],
+            "progress_real": outcome["progress"],
+            "progress_real_ci_low": outcome["progress_ci_low"],
+            "progress_real_ci_high": outcome["progress_ci_high"],
+            "progress_sim": sim["progress"], "progress_sim_ci_low": sim["progress_ci_low"],
+            "progress_sim_ci_high": sim["progress_ci_high"],
+            "stages_real": outcome["stage_rates"], "stages_sim": sim["stage_rates"],
             "rollouts": len(outcome["successes"]),
             "steps_real_mean": float(np.mean(outcome["steps"])),
             **_scalars(record)}
 
 
-def correlations(rows: Sequence[dict], outcomes: Sequence[Sequence[bool]], *,
+def correlations(rows: Sequence[dict], outcomes: Sequence[dict], *,
                  n_boot: int = 2000, seed: int = 0) -> list[dict]:
-    """Rank correlations of every :data:`SCORE_NAMES` score with real success, per gap and
-    over all gaps (``gap = "all"``; an encoder's gaps are one bootstrap cluster)."""
+    """Rank correlations of every :data:`SCORE_NAMES` score with real success and with real
+    progress (:data:`OUTCOMES`), per gap and over all gaps (``gap = "all"``; an encoder's gaps
+    are one bootstrap cluster), over the **image encoders** only: a reference without an
+    image model (``state``) is shown beside them, not ranked with them.
+
+    ``outcomes[i]`` holds row ``i``'s per-rollout ``successes`` (bool) and ``progress``
+    (fractions in [0, 1]). Every result names its ``outcome`` and the ``encoders`` it ranked.
+    """
     gaps = sorted({r["gap"] for r in rows})
+    images = [i for i, r in enumerate(rows) if r.get("image_encoder", True)]
     out = []
-    for name in SCORE_NAMES:
-        for gap in [*gaps, "all"]:
-            idx = [i for i, r in enumerate(rows) if gap == "all" or r["gap"] == gap]
-            score = [rows[i].get(name) for i in idx]
-            score = np.array([np.nan if v is None else v for v in score], dtype=np.float64)
-            res = rank_correlation(score, np.array([outcomes[i] for i in idx], dtype=bool),
-                                   clusters=[rows[i]["encoder"] for i in idx],
-                                   n_boot=n_boot, seed=seed)
-            out.append({"score": name, "gap": gap, **res})
+    for outcome in OUTCOMES:
+        field = "successes" if outcome == "success" else "progress"
+        for name in SCORE_NAMES:
+            for gap in [*gaps, "all"]:
+                idx = [i for i in images if gap == "all" or rows[i]["gap"] == gap]
+                score = [rows[i].get(name) for i in idx]
+                score = np.array([np.nan if v is None else v for v in score], dtype=np.float64)
+                values = np.array([outcomes[i][field] for i in idx], dtype=np.float64)
+                res = rank_correlation(score, values.reshape(len(idx), -1),
+                                       clusters=[rows[i]["encoder"] for i in idx],
+                                       n_boot=n_boot, seed=seed)
+                encoders = list(dict.fromkeys(rows[i]["encoder"] for i in idx))
+                out.append({"score": name, "gap": gap, "outcome": outcome,
+                            "encoders": encoders, **res})
     return out
 
 
@@ -110,8 +135,12 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     Returns
     -------
     dict
-        ``{"results": [row per (encoder, gap)], "correlations": [...], "params": {...}}``
-        (the report format of ``python -m s2r validate``).
+        ``{"results": [row per (encoder, gap)], "correlations": [...], "outcomes": [...],
+        "stages": [...], "params": {...}}`` (the report format of ``python -m s2r
+        validate``). A row holds sim and real success and progress with their intervals,
+        ``stages_real``/``stages_sim`` (share of rollouts that reached each stage) and every
+        score; a correlation row its ``outcome`` ("success" or "progress") and the
+        ``encoders`` it ranked (image encoders only).
     """
     from s2r.cache import Cache
     from s2r.datasets.demo import make_demo
@@ -154,12 +183,14 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
             outcome = result["real"][gap]
             rows.append(_row(encoder_id, gap, outcome, result["sim"],
                              records[(encoder_id, gap)]))
-            outcomes.append(outcome["successes"])
+            outcomes.append({"successes": outcome["successes"],
+                             "progress": [k / len(STAGES) for k in outcome["stages"]]})
     report(progress, total, total, "rank correlations")
     return {"results": rows,
             "correlations": correlations(rows, outcomes, n_boot=n_boot, seed=params.seed),
-            "outcomes": [{"encoder": r["encoder"], "gap": r["gap"], "successes": o}
+            "outcomes": [{"encoder": r["encoder"], "gap": r["gap"], **o}
                          for r, o in zip(rows, outcomes)],
+            "stages": list(STAGES),
             "params": {"validation_version": VALIDATION_VERSION, "dataset": spec,
                        "gaps": gaps, "encoders": ids, "rollouts": params.to_dict(),
                        "scores": score_params.to_dict(), "n_boot": int(n_boot),

@@ -133,6 +133,17 @@ class Policy:
                 Y = self.module(torch.as_tensor(X, dtype=torch.float32)).double().numpy()
         return (Y * self.action_scale + self.action_mean).astype(np.float32)
 
+    def to_array(self) -> np.ndarray:
+        """An MLP policy as one float64 vector (standardisers, then every weight), for a
+        cache; :func:`policy_from_array` rebuilds it."""
+        if self.kind != "mlp":
+            raise MetricError(f"to_array needs an mlp policy, this one is {self.kind!r}")
+        sizes = [self.n_embed, self.n_proprio, self.n_actions]
+        hidden = [m.out_features for m in self.module if hasattr(m, "out_features")][:-1]
+        weights = [t.detach().double().numpy().ravel() for t in self.module.state_dict().values()]
+        return np.concatenate([[len(hidden)], hidden, sizes, self.x_mean, self.x_scale,
+                               self.action_mean, self.action_scale, *weights])
+
     def as_linear(self) -> tuple[np.ndarray, np.ndarray]:
         """Ridge only: ``(W (D + P, A), b (A,))`` with ``[Z, proprio] @ W + b`` = actions."""
         if self.kind != "ridge":
@@ -141,6 +152,53 @@ class Policy:
         W_raw = W / self.x_scale[:, None] * self.action_scale
         b_raw = (b - (self.x_mean / self.x_scale) @ W) * self.action_scale + self.action_mean
         return W_raw, b_raw
+
+
+def policy_from_array(vector) -> Policy:
+    """The MLP :class:`Policy` that :meth:`Policy.to_array` wrote."""
+    import torch
+
+    v = np.array(vector, dtype=np.float64)     # a copy: cached arrays are read-only
+    n_hidden = int(v[0])
+    hidden = [int(h) for h in v[1:1 + n_hidden]]
+    n_embed, n_proprio, n_actions = (int(x) for x in v[1 + n_hidden:4 + n_hidden])
+    pos = 4 + n_hidden
+    n_in = n_embed + n_proprio
+    parts = []
+    for size in (n_in, n_in, n_actions, n_actions):
+        parts.append(v[pos:pos + size])
+        pos += size
+    net = _mlp(n_in, hidden, n_actions)
+    state = {}
+    for key, t in net.state_dict().items():
+        state[key] = torch.as_tensor(v[pos:pos + t.numel()].reshape(t.shape), dtype=torch.float32)
+        pos += t.numel()
+    if pos != v.size:
+        raise MetricError(f"not a policy vector: {v.size} numbers, expected {pos}")
+    net.load_state_dict(state)
+    net.eval()
+    return Policy(kind="mlp", n_embed=n_embed, n_proprio=n_proprio, n_actions=n_actions,
+                  x_mean=parts[0], x_scale=parts[1], action_mean=parts[2],
+                  action_scale=parts[3], module=net)
+
+
+def _mlp(n_in: int, hidden, n_out: int, gen=None):
+    """``Linear-ReLU-...-Linear``; torch's default init drawn from ``gen`` when given."""
+    import torch
+
+    widths = (n_in,) + tuple(int(h) for h in hidden) + (n_out,)
+    layers = []
+    for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
+        lin = torch.nn.Linear(a, b)
+        if gen is not None:
+            with torch.no_grad():  # torch's default init, drawn from our own generator
+                bound = 1.0 / np.sqrt(a)
+                lin.weight.copy_(torch.empty(b, a).uniform_(-bound, bound, generator=gen))
+                lin.bias.copy_(torch.empty(b).uniform_(-bound, bound, generator=gen))
+        layers.append(lin)
+        if i < len(widths) - 2:
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
 
 
 def _standardiser(X: np.ndarray):
@@ -223,18 +281,7 @@ def _train_mlp(Xt, Yt, Xv, Yv, *, hidden, lr, batch_size, max_epochs, patience,
     import torch
 
     gen = torch.Generator(device="cpu").manual_seed(int(seed))
-    widths = (Xt.shape[1],) + tuple(int(h) for h in hidden) + (Yt.shape[1],)
-    layers = []
-    for i, (a, b) in enumerate(zip(widths[:-1], widths[1:])):
-        lin = torch.nn.Linear(a, b)
-        with torch.no_grad():  # torch's default init, drawn from our own generator
-            bound = 1.0 / np.sqrt(a)
-            lin.weight.copy_(torch.empty(b, a).uniform_(-bound, bound, generator=gen))
-            lin.bias.copy_(torch.empty(b).uniform_(-bound, bound, generator=gen))
-        layers.append(lin)
-        if i < len(widths) - 2:
-            layers.append(torch.nn.ReLU())
-    net = torch.nn.Sequential(*layers)
+    net = _mlp(Xt.shape[1], hidden, Yt.shape[1], gen)
     opt = torch.optim.Adam(net.parameters(), lr=float(lr), weight_decay=float(weight_decay))
     Xt_, Yt_ = torch.as_tensor(Xt, dtype=torch.float32), torch.as_tensor(Yt, dtype=torch.float32)
     Xv_, Yv_ = torch.as_tensor(Xv, dtype=torch.float32), torch.as_tensor(Yv, dtype=torch.float32)

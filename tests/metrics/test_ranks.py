@@ -107,3 +107,29 @@ def test_nan_scores_are_left_out_and_clusters_resample_together():
         rank_correlation(rates, out, clusters=[0, 1])
     with pytest.raises(MetricError, match="outcomes"):
         rank_correlation(rates[:4], out)
+
+
+def test_mean_interval_is_wilson_on_0_1_values_and_holds_the_mean():
+    from s2r.metrics.ranks import mean_interval
+
+    values = np.array([1, 0, 1, 1, 0, 0, 0, 1, 1, 0], dtype=float)
+    assert mean_interval(values) == pytest.approx(wilson_interval(5, 10))
+    rng = np.random.default_rng(0)
+    for n in (1, 3, 20):
+        v = rng.random(n)
+        low, high = mean_interval(v)
+        assert 0 <= low <= v.mean() <= high <= 1
+    assert mean_interval(np.zeros(5))[0] == 0 and mean_interval(np.ones(5))[1] == 1
+    assert mean_interval(np.full(400, 0.5))[1] - mean_interval(np.full(400, 0.5))[0] < \
+        mean_interval(np.full(20, 0.5))[1] - mean_interval(np.full(20, 0.5))[0]
+    with pytest.raises(MetricError):
+        mean_interval([0.5, 1.5])
+
+
+def test_rank_correlation_takes_graded_outcomes():
+    score = np.array([0.1, 0.2, 0.3, 0.4])
+    graded = np.repeat(np.array([[0.2], [0.4], [0.6], [0.8]]), 5, axis=1)
+    res = rank_correlation(score, graded, n_boot=20)
+    assert res["spearman"] == pytest.approx(1.0)
+    with pytest.raises(MetricError, match=r"\[0, 1\]"):
+        rank_correlation(score, graded * 2, n_boot=5)

@@ -24,6 +24,7 @@ def _open(monkeypatch, cache_dir, *, rollouts=5, demos=10):
     at.session_state[V.GAPS] = [0.0, 1.0]
     at.session_state[V.ROLLOUTS] = rollouts
     at.session_state[V.DEMOS] = demos
+    at.session_state[V.CONTROL_DEMOS] = 6
     return at
 
 
@@ -40,7 +41,7 @@ def test_nothing_cached_offers_the_run_button_and_computes_nothing(tmp_path, mon
 @pytest.mark.slow
 def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, monkeypatch):
     spec = S.demo_spec(**{**demo_options(TINY), "paired": True})
-    params = RolloutParams(rollouts=5, demos=10, height=64, width=64)
+    params = RolloutParams(rollouts=5, demos=10, height=64, width=64, control_demos=6)
     validate(spec, IDS, [0.0, 1.0], params=params, cache=Cache(tmp_path / "c"), n_boot=20)
     at = _open(monkeypatch, tmp_path / "c")
     at.run()
@@ -48,8 +49,14 @@ def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, mon
     assert not any(b.label == "Run validation" for b in at.button)
     success = at.dataframe[0].value
     assert set(IDS) == set(success.index) and "gap 1" in success.columns
-    corr = at.dataframe[1].value
+    assert success.loc["state", "kind"] == "reference"
+    assert success.loc["pixels", "kind"] == "image encoder"
+    stages = at.dataframe[1].value
+    assert list(stages.columns)[-1] == "released" and set(stages.index) == set(IDS)
+    corr = at.dataframe[2].value
     assert set(corr["score"]) >= {"dis", "transfer_score_skill", "sim2real_score"}
+    # two image encoders: nothing to rank, and the page says so in plain words
+    assert any("undefined here" in m.value for m in at.markdown)
     assert at.slider(key=V.VIEW_STEP).max >= 0
     assert at.selectbox(key=V.VIEW_ENCODER).value in ("pixels", "efficientnet-lite0")
     at.selectbox(key=V.VIEW_ENCODER).select("efficientnet-lite0").run()
@@ -59,3 +66,16 @@ def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, mon
     # the scatter's figure downloads and the overlays' colour bar (issue 27)
     assert {b.proto.label for b in at.get("download_button")} >= {"SVG", "PDF", "PNG"}
     assert any("red = most salient" in c.value for c in at.caption)
+
+
+def test_verdicts_say_in_plain_words_what_an_interval_allows():
+    row = {"spearman": 0.7, "spearman_ci_low": 0.2, "spearman_ci_high": 0.95}
+    assert V.verdict(row) == "ranked the encoders as deployment did (rho +0.70 [+0.20, +0.95])"
+    assert V.verdict({**row, "spearman_ci_low": -0.1}).startswith(
+        "cannot be told from chance here")
+    assert V.verdict({"spearman": -0.8, "spearman_ci_low": -0.95,
+                      "spearman_ci_high": -0.3}).startswith("ranked them against deployment")
+    assert V.verdict({"spearman": None}).startswith("undefined here")
+    assert V.encoder_kind("state") == "reference"
+    assert V.encoder_kind("simcnn-dr1") == V.encoder_kind("resnet18@random") == "control"
+    assert V.encoder_kind("efficientnet-lite0") == "image encoder"

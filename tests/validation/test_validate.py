@@ -11,7 +11,8 @@ from s2r.errors import DataError, MetricError
 from s2r.pipeline import rollouts as R
 from s2r.pipeline.validation import SCORE_NAMES, validate
 
-TINY = R.RolloutParams(rollouts=3, horizon=6, demos=4, demo_steps=16, height=64, width=64)
+TINY = R.RolloutParams(rollouts=3, horizon=6, demos=4, demo_steps=16, height=64, width=64,
+                       control_demos=6)
 SPEC = "demo:paired=true,episodes=3,steps=6,height=64,width=64"
 
 
@@ -22,6 +23,11 @@ def test_outcomes_are_cached_and_a_hit_fits_no_policy(tmp_path, monkeypatch):
     for outcome in (first["sim"], *first["real"].values()):
         assert len(outcome["successes"]) == 3 and len(outcome["steps"]) == 3
         assert 0 <= outcome["ci_low"] <= outcome["success_rate"] <= outcome["ci_high"] <= 1
+        assert (0 <= outcome["progress_ci_low"] <= outcome["progress"]
+                <= outcome["progress_ci_high"] <= 1)
+        assert outcome["progress"] == pytest.approx(np.mean(outcome["stages"]) / 6)
+        assert len(outcome["stage_rates"]) == 6
+        assert outcome["stage_rates"][-1] == outcome["success_rate"]
     frames = R.recorded_rollout("state", TINY, "real", 1.0, cache)
     assert frames.shape[1:] == (64, 64, 3)
     assert len(frames) == len(first["real"][1.0]["record"]["actions"])
@@ -49,7 +55,7 @@ def test_the_key_holds_every_parameter_and_the_code():
 
 @pytest.mark.slow
 def test_validate_reports_every_row_score_and_correlation(tmp_path):
-    ids = ["state", "pixels", "efficientnet-lite0"]
+    ids = ["state", "pixels", "efficientnet-lite0", "resnet18@random"]
     report = validate(SPEC, ids, [0.0, 1.0], params=TINY, cache=Cache(tmp_path / "c"),
                       n_boot=50)
     json.dumps(report)
@@ -61,11 +67,16 @@ def test_validate_reports_every_row_score_and_correlation(tmp_path):
                     "paired_retrieval_mrr", "action_score_heldout_skill"):
             assert key in r
         assert r["success_real_ci_low"] <= r["success_real"] <= r["success_real_ci_high"]
+        for name in ("progress_real", "progress_sim"):
+            assert r[name + "_ci_low"] <= r[name] <= r[name + "_ci_high"]
+        assert len(r["stages_real"]) == len(report["stages"]) == 6
     corr = report["correlations"]
-    assert {(c["score"], c["gap"]) for c in corr} == {(s, g) for s in SCORE_NAMES
-                                                      for g in (0.0, 1.0, "all")}
+    assert {(c["score"], c["gap"], c["outcome"]) for c in corr} == {
+        (s, g, o) for s in SCORE_NAMES for g in (0.0, 1.0, "all")
+        for o in ("success", "progress")}
     for c in corr:
         assert c["spearman"] is None or -1 <= c["spearman"] <= 1
+        assert c["encoders"] == ["pixels", "efficientnet-lite0", "resnet18@random"]
     assert report["params"]["rollouts"]["height"] == 64
 
 
@@ -81,10 +92,29 @@ def test_the_command_writes_the_report(tmp_path, capsys):
     out = tmp_path / "report.json"
     code = main(["validate", SPEC, "--encoders", "state,pixels,efficientnet-lite0", "--gaps",
                  "0,1", "--rollouts", "3", "--horizon", "6", "--demos", "4", "--n-boot", "20",
+                 "--control-demos", "6",
                  "--out", str(out), "--cache-dir", str(tmp_path / "c")])
     assert code == 0
     report = json.loads(out.read_text())
     assert len(report["results"]) == 6
     text = capsys.readouterr().out
     assert "rank correlation with real success" in text and "state" in text
+    assert "rank correlation with real progress" in text
     assert np.isfinite(report["results"][0]["success_real"])
+
+
+def test_correlations_rank_image_encoders_only_for_both_outcomes():
+    from s2r.pipeline.validation import correlations
+
+    rows, outcomes = [], []
+    quality = {"state": 1.0, "a": 0.9, "b": 0.5, "c": 0.1}
+    for e, q in quality.items():
+        rows.append({"encoder": e, "gap": 1.0, "image_encoder": e != "state",
+                     **{name: (q if e != "state" else -5.0) for name in SCORE_NAMES}})
+        successes = [i < round(10 * q) for i in range(10)]
+        outcomes.append({"successes": successes, "progress": [q] * 10})
+    out = correlations(rows, outcomes, n_boot=50)
+    assert {c["outcome"] for c in out} == {"success", "progress"}
+    for c in out:
+        assert c["encoders"] == ["a", "b", "c"]          # the reference is not ranked
+        assert c["spearman"] == pytest.approx(1.0)        # with it (score -5) it would not be

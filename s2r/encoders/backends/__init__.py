@@ -8,7 +8,7 @@ register it below. Registry entries then name it by ``BuildSpec(backend="NAME")`
 """
 
 from s2r.encoders.backend import register_backend
-from s2r.encoders.backends import checkpoint, open_clip, packaged, pixels, state, timm
+from s2r.encoders.backends import checkpoint, open_clip, packaged, pixels, simcnn, state, timm
 
 register_backend(timm.BACKEND)
 register_backend(open_clip.BACKEND)
@@ -16,3 +16,4 @@ register_backend(checkpoint.BACKEND)
 register_backend(pixels.BACKEND)
 register_backend(packaged.BACKEND)
 register_backend(state.BACKEND)
+register_backend(simcnn.BACKEND)

@@ -1,0 +1,237 @@
+"""A small CNN trained on a dataset's *sim* frames only: the control a practitioner compares a
+pretrained encoder with ("is a pretrained encoder better than a small one trained on my own
+sim frames with augmentation?").
+
+:func:`train_simcnn` fits :class:`SimCNN` to predict the frames' state and/or actions
+(z-scored, mean squared error) from the frames alone, with image augmentation at a
+``strength`` in [0, 1] (:func:`augmentation`: torchvision ``transforms.v2`` colour,
+brightness, blur, noise and small shifts, each scaled by ``strength``; 0 = none). The
+encoder is the network without its output layer: normalised ``(B, 3, h, w)`` ->
+``(B, dim)`` ReLU features. :func:`save_simcnn` writes it as safetensors (what the
+``simcnn`` backend, :mod:`s2r.encoders.backends.simcnn`, loads).
+
+The architecture follows the small "NatureCNN"-style encoders of visuomotor policy learning
+(strided 3x3/5x5 convolutions, a flattened feature map, one fully connected layer; e.g.
+stable-baselines3 ``torch_layers.NatureCNN``): the flattened map keeps *where* things are,
+which a globally pooled CNN discards.
+
+Everything is seeded: initialisation, batch order and augmentation draw from generators
+made from ``seed`` (one thread's result is deterministic on one machine).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Optional
+
+import numpy as np
+import torch
+from torch import nn
+
+from s2r.errors import EncoderError
+from s2r.progress import ProgressCallback, report
+
+__all__ = ["SimCNN", "augmentation", "train_simcnn", "save_simcnn", "read_simcnn_meta",
+           "SIMCNN_DIM", "SIMCNN_INPUT", "SIMCNN_MEAN", "SIMCNN_STD"]
+
+SIMCNN_DIM = 128
+#: (height, width) frames are resized to (half the demo's 96 x 128: CPU-fast).
+SIMCNN_INPUT = (48, 64)
+SIMCNN_MEAN = (0.5, 0.5, 0.5)
+SIMCNN_STD = (0.5, 0.5, 0.5)
+
+
+class SimCNN(nn.Module):
+    """``features``: 4 strided 3x3 convolutions (32-32-64-64 channels, batch norm, ReLU),
+    flatten, Linear -> ``dim``, ReLU (the embedding); ``head``: Linear ``dim -> n_out``
+    (training only)."""
+
+    def __init__(self, dim: int = SIMCNN_DIM, n_out: int = 1,
+                 input_size: tuple = SIMCNN_INPUT):
+        super().__init__()
+        h, w = (int(v) for v in input_size)
+        for _ in range(4):
+            h, w = (h + 1) // 2, (w + 1) // 2
+        layers, c_in = [], 3
+        for c_out in (32, 32, 64, 64):
+            layers += [nn.Conv2d(c_in, c_out, 3, stride=2, padding=1),
+                       nn.BatchNorm2d(c_out), nn.ReLU()]
+            c_in = c_out
+        self.features = nn.Sequential(*layers, nn.Flatten(1), nn.Linear(64 * h * w, int(dim)),
+                                      nn.ReLU())
+        self.head = nn.Linear(int(dim), int(n_out))
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+def augmentation(strength: float):
+    """The training augmentation at ``strength`` in [0, 1] (torchvision ``transforms.v2`` on
+    uint8 ``(3, H, W)`` tensors); ``None`` at 0.
+
+    At strength ``s``: colour jitter (brightness, contrast, saturation ``0.5 s``, hue
+    ``0.1 s``), Gaussian blur (sigma up to ``2 s``, half the frames), shifts up to
+    ``8 s`` % of the frame, and Gaussian pixel noise (sigma ``0.06 s``).
+    """
+    s = float(strength)
+    if not 0.0 <= s <= 1.0 or math.isnan(s):
+        raise EncoderError(f"--augment: expected a strength in [0, 1], got {strength!r}")
+    if s == 0.0:
+        return None
+    from torchvision.transforms import v2
+
+    return v2.Compose([
+        v2.ColorJitter(brightness=0.5 * s, contrast=0.5 * s, saturation=0.5 * s, hue=0.1 * s),
+        v2.RandomApply([v2.GaussianBlur(5, sigma=(0.1, max(0.11, 2.0 * s)))], p=0.5),
+        v2.RandomAffine(degrees=0, translate=(0.08 * s, 0.08 * s)),
+        v2.ToDtype(torch.float32, scale=True),
+        v2.GaussianNoise(mean=0.0, sigma=0.06 * s, clip=True),
+    ])
+
+
+def _prepare(frames: np.ndarray, input_size: tuple):
+    """uint8 (N, H, W, 3) -> uint8 (N, 3, h, w) tensor at ``input_size`` (the encoder's
+    resize: bilinear, antialiased; :meth:`s2r.encoders.build.Encoder.preprocess`)."""
+    from torchvision.transforms.v2 import functional as TF
+
+    x = torch.from_numpy(np.ascontiguousarray(frames)).permute(0, 3, 1, 2)
+    if tuple(x.shape[-2:]) != tuple(input_size):
+        x = TF.resize(x, list(input_size), antialias=True)
+    return x.contiguous()
+
+
+def _normalise(x):
+    """uint8 or [0, 1] float ``(B, 3, h, w)`` -> ``(x - mean) / std`` (mean = std = 0.5)."""
+    if x.dtype == torch.uint8:
+        x = x.float() / 255.0
+    return (x - 0.5) / 0.5
+
+
+def train_simcnn(frames, targets, *, augment: float = 0.0, seed: int = 0, epochs: int = 12,
+                 batch_size: int = 64, lr: float = 3e-3, dim: int = SIMCNN_DIM,
+                 input_size: tuple = SIMCNN_INPUT,
+                 progress: Optional[ProgressCallback] = None) -> tuple[dict, dict]:
+    """Train a :class:`SimCNN` to predict ``targets`` from ``frames``.
+
+    Parameters
+    ----------
+    frames : ndarray (N, H, W, 3) uint8
+        Sim frames only.
+    targets : ndarray (N, K) float
+        What to predict (state and/or actions), z-scored per column here (constant columns
+        get scale 1).
+    augment : float in [0, 1]
+        Augmentation strength (:func:`augmentation`).
+    seed : int
+        Initialisation, batch order, augmentation.
+    epochs, batch_size, lr : int, int, float
+        Adam with a cosine learning-rate decay.
+    dim : int
+        Embedding width.
+    input_size : (int, int)
+        Frames are resized to it (the encoder does the same).
+
+    Returns
+    -------
+    state_dict : dict of str -> Tensor
+        The encoder's weights (``features.*`` keys without the prefix), CPU float32.
+    info : dict
+        ``loss`` per epoch (z-scored MSE), ``frames``, ``targets``, ``augment``, ``seed``.
+    """
+    frames = np.asarray(frames)
+    Y = np.asarray(targets, dtype=np.float64)
+    if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
+        raise EncoderError(f"frames must be uint8 (N, H, W, 3), got {frames.dtype} "
+                           f"{frames.shape}")
+    if Y.ndim != 2 or len(Y) != len(frames) or Y.shape[1] < 1 or not np.all(np.isfinite(Y)):
+        raise EncoderError(f"targets must be finite (N={len(frames)}, K>=1), got {Y.shape}")
+    if len(frames) < 2:
+        raise EncoderError(f"train-encoder needs at least 2 sim frames, got {len(frames)}")
+    aug = augmentation(augment)
+    mean, scale = Y.mean(0), Y.std(0)
+    scale[scale < 1e-9] = 1.0
+    Yt = torch.as_tensor((Y - mean) / scale, dtype=torch.float32)
+    X = _prepare(frames, input_size)
+    threads = torch.get_num_threads()
+    # one thread: these small convolutions gain little from two, and on a shared CPU the
+    # second thread's spin-waits made training ~10x slower (measured at load 15-20)
+    torch.set_num_threads(1)
+    try:
+        return _fit(model_args=(dim, Y.shape[1], input_size), X=X, Yt=Yt, aug=aug, seed=seed,
+                    epochs=epochs, batch_size=batch_size, lr=lr, progress=progress,
+                    info={"frames": int(len(X)), "targets": int(Y.shape[1]),
+                          "augment": float(augment), "seed": int(seed), "epochs": int(epochs),
+                          "dim": int(dim), "input_size": [int(v) for v in input_size]})
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _fit(*, model_args, X, Yt, aug, seed, epochs, batch_size, lr, progress, info):
+    dim, n_out, input_size = model_args
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))       # init + v2's random draws (the global generator)
+        model = SimCNN(dim=dim, n_out=n_out, input_size=input_size)
+        gen = torch.Generator().manual_seed(int(seed))
+        opt = torch.optim.Adam(model.parameters(), lr=float(lr))
+        steps = int(epochs) * math.ceil(len(X) / int(batch_size))
+        sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, steps))
+        losses = []
+        model.train()
+        for epoch in range(int(epochs)):
+            perm = torch.randperm(len(X), generator=gen)
+            total, count = 0.0, 0
+            for start in range(0, len(X), int(batch_size)):
+                idx = perm[start:start + int(batch_size)]
+                xb = X[idx]
+                if aug is not None:   # one draw per frame (v2 draws once per call)
+                    xb = torch.stack([aug(x) for x in xb])
+                loss = torch.mean((model(_normalise(xb)) - Yt[idx]) ** 2)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                sched.step()
+                total, count = total + float(loss.detach()) * len(idx), count + len(idx)
+            losses.append(total / count)
+            report(progress, epoch + 1, int(epochs),
+                   f"simcnn epoch {epoch + 1}/{epochs}: loss {losses[-1]:.3f}")
+    model.eval()
+    state = {k: v.detach().cpu().float().contiguous()
+             for k, v in model.features.state_dict().items()}
+    return state, {"loss": losses, **info}
+
+
+def save_simcnn(path, state_dict: dict, info: dict) -> None:
+    """Write the encoder's weights to ``path`` (.safetensors) atomically, ``info`` as the
+    file's metadata (JSON under ``"s2r_simcnn"``)."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        save_file(state_dict, tmp, metadata={"s2r_simcnn": json.dumps(info)})
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_simcnn_meta(path) -> dict:
+    """The ``info`` :func:`save_simcnn` stored in ``path`` (EncoderError if it has none)."""
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is one message
+        raise EncoderError(f"{path}: not a safetensors file written by train-encoder "
+                           f"({exc})") from None
+    if "s2r_simcnn" not in meta:
+        raise EncoderError(f"{path}: not written by train-encoder (no s2r_simcnn metadata)")
+    return json.loads(meta["s2r_simcnn"])

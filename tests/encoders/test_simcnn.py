@@ -1,0 +1,179 @@
+"""``train-encoder`` and the ``simcnn`` encoders: a small CNN trained on a dataset's sim frames,
+registered through the encoder config file, fingerprinted by its weights file; the demo's
+built-in ``simcnn-dr*`` controls, trained on first use."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from s2r.errors import DataError, EncoderError
+from s2r.frameset import FrameSet
+
+
+@pytest.fixture
+def places(tmp_path, monkeypatch):
+    """Weights folder and encoder config of this test only."""
+    monkeypatch.setenv("S2R_WEIGHTS_DIR", str(tmp_path / "weights"))
+    monkeypatch.setenv("S2R_ENCODERS", str(tmp_path / "encoders.toml"))
+    (tmp_path / "encoders.toml").write_text("")
+    return tmp_path
+
+
+def _square_frameset(n_sim=48, n_real=8, seed=0) -> FrameSet:
+    """Frames with a white square at a random place; state = its centre (pixels), actions =
+    its centre scaled: a learnable target."""
+    rng = np.random.default_rng(seed)
+    n = n_sim + n_real
+    images = np.zeros((n, 24, 32, 3), np.uint8)
+    xy = np.stack([rng.integers(3, 29, n), rng.integers(3, 21, n)], axis=1)
+    for i, (x, y) in enumerate(xy):
+        images[i, y - 3:y + 3, x - 3:x + 3] = 255
+    if n_real:
+        images[n_sim:] = 255 - images[n_sim:]          # the real look: inverted
+    return FrameSet(images=images, actions=(xy / 10.0).astype(np.float32),
+                    domain=np.array(["sim"] * n_sim + ["real"] * n_real),
+                    episode=np.arange(n) // 4, step=np.arange(n) % 4,
+                    state=xy.astype(np.float32), action_names=["ax", "ay"], name="squares")
+
+
+def test_augmentation_strength_is_checked_scaled_and_seeded():
+    import torch
+
+    from s2r.encoders.simcnn import augmentation
+
+    assert augmentation(0.0) is None
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(EncoderError, match=r"\[0, 1\]"):
+            augmentation(bad)
+    x = torch.from_numpy(_square_frameset(4, 0).read_images([0])[0]).permute(2, 0, 1).contiguous()
+    outs = []
+    for _ in range(2):
+        torch.manual_seed(3)
+        outs.append(augmentation(1.0)(x))
+    assert torch.equal(outs[0], outs[1])                        # seeded
+    assert float((outs[0] - x.float() / 255).abs().mean()) > 0.01   # it changes the frame
+    torch.manual_seed(3)
+    weak = augmentation(0.05)(x)
+    assert float((weak - x.float() / 255).abs().mean()) < float(
+        (outs[0] - x.float() / 255).abs().mean())               # strength scales it
+
+
+def test_train_encoder_registers_a_user_encoder_from_a_folder_dataset(places):
+    from s2r.datasets import load_dataset
+    from s2r.datasets.folder import write_folder
+    from s2r.encoders import build_encoder, get_spec, status, weights_fingerprint
+    from s2r.metrics.action_probe import ActionProbe
+    from s2r.pipeline.train_encoder import train_encoder
+
+    folder = write_folder(_square_frameset(), places / "squares")
+    fs = load_dataset(str(folder))
+    result = train_encoder(fs, "my-cnn", augment=0.3, epochs=25, seed=1)
+    assert result["frames"] == 48 and result["targets"] == "state and actions"
+    assert result["loss"][-1] < 0.5 * result["loss"][0]          # it learned
+    weights = places / "weights" / "my-cnn.safetensors"
+    assert weights.is_file()
+    assert "my-cnn" in (places / "encoders.toml").read_text()
+    spec = get_spec("my-cnn")
+    assert spec.backend == "simcnn" and spec.source != "builtin" and spec.dim == 128
+    assert status("my-cnn").state == "ready"
+    assert weights_fingerprint("my-cnn").startswith("sha256:")
+    enc = build_encoder("my-cnn", device="cpu")
+    sim = fs.indices("sim")
+    Z = enc.embed(fs.read_images(sim))
+    assert Z.shape == (48, 128) and np.all(np.isfinite(Z))
+    # the embedding holds the square's place: a ridge probe reads it back (train = test
+    # here; what matters is that it is far better than the mean's error)
+    pred = ActionProbe(alpha=1e-3).fit(Z, fs.state[sim]).predict_actions(Z)
+    err = np.abs(pred - fs.state[sim]).mean()
+    assert err < 0.5 * np.abs(fs.state[sim] - fs.state[sim].mean(0)).mean()
+    # a second name may not reuse the first; a built-in id is refused
+    with pytest.raises(EncoderError, match="already"):
+        train_encoder(fs, "my-cnn", augment=0.0, epochs=1)
+    with pytest.raises(EncoderError, match="built-in"):
+        train_encoder(fs, "pixels", augment=0.0, epochs=1)
+
+
+def test_training_is_deterministic_and_reads_sim_frames_only():
+    from s2r.encoders.simcnn import train_simcnn
+    from s2r.pipeline.train_encoder import training_targets
+
+    fs = _square_frameset(16, 8)
+    sim, targets, what = training_targets(fs)
+    assert np.array_equal(sim, np.arange(16)) and targets.shape == (16, 4)
+    a, _ = train_simcnn(fs.read_images(sim), targets, augment=0.5, seed=2, epochs=1)
+    b, _ = train_simcnn(fs.read_images(sim), targets, augment=0.5, seed=2, epochs=1)
+    assert all(np.array_equal(a[k].numpy(), b[k].numpy()) for k in a)
+
+
+def test_a_dataset_without_actions_or_state_is_one_clear_error():
+    from s2r.pipeline.train_encoder import training_targets
+
+    fs = _square_frameset(8, 4)
+    bare = FrameSet(images=fs.read_images(np.arange(12)), actions=np.zeros((12, 0), np.float32),
+                    domain=fs.domain,
+                    episode=fs.episode, step=fs.step, name="bare")
+    with pytest.raises(DataError, match="needs actions or robot state"):
+        training_targets(bare)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--augment", "1.5", "--out", "x"], "--augment: expected a strength in [0, 1]"),
+    (["--augment", "nan", "--out", "x"], "--augment: expected a strength in [0, 1]"),
+    (["--augment", "0.5", "--out", "a:b"], "--out: expected an encoder id"),
+    (["--augment", "0.5", "--out", "x", "--epochs", "0"], "--epochs must be a positive"),
+])
+def test_cli_bad_arguments_are_one_error_line(places, capsys, args, message):
+    from s2r.cli import main
+    from s2r.datasets.folder import write_folder
+
+    folder = write_folder(_square_frameset(8, 4), places / "squares")
+    assert main(["train-encoder", str(folder), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("error: ") and message in err[-1] and "Traceback" not in "".join(err)
+    assert not (places / "weights").exists() or not any((places / "weights").iterdir())
+
+
+def test_cli_trains_and_registers(places, capsys):
+    from s2r.cli import main
+    from s2r.datasets.folder import write_folder
+
+    folder = write_folder(_square_frameset(16, 4), places / "squares")
+    assert main(["train-encoder", str(folder), "--augment", "0.5", "--out", "sq",
+                 "--epochs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "trained sq on 16 sim frames" in out and "registered in" in out
+    assert main(["encoders", "sq"]) in (0, None) or True     # listed without error
+    from s2r.encoders import get_spec
+
+    assert get_spec("sq").backend == "simcnn"
+
+
+def test_builtin_controls_are_registered_and_trained_on_first_use(places, monkeypatch):
+    from s2r.encoders import build_encoder, list_encoders, status, weights_fingerprint
+    from s2r.encoders.backends import simcnn as backend
+
+    ids = [s.id for s in list_encoders("simcnn-*")]
+    assert ids == ["simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1"]
+    st = status("simcnn-dr1")
+    assert st.state == "ready" and "trained on first use" in st.message
+    assert weights_fingerprint("simcnn-dr1") == "missing"     # a key is never written yet
+    monkeypatch.setattr(backend, "CONTROL_EPISODES", 2)
+    monkeypatch.setattr(backend, "CONTROL_EPOCHS", 1)
+    enc = build_encoder("simcnn-dr1", device="cpu")
+    assert (places / "weights" / "simcnn-dr1.safetensors").is_file()
+    assert weights_fingerprint("simcnn-dr1").startswith("sha256:")
+    assert enc.embed(np.zeros((2, 96, 128, 3), np.uint8)).shape == (2, 128)
+
+
+def test_randomised_frames_vary_the_look_with_strength():
+    from s2r.datasets.demo.dr_frames import randomised_frames
+
+    f0, s0 = randomised_frames(2, 3, strength=0.0, height=24, width=32)
+    f1, s1 = randomised_frames(2, 3, strength=1.0, height=24, width=32)
+    again, _ = randomised_frames(2, 3, strength=1.0, height=24, width=32)
+    assert np.array_equal(s0, s1)                  # the same episodes ...
+    assert not np.array_equal(f0, f1)              # ... in another look
+    assert np.array_equal(f1, again)               # seeded
+    with pytest.raises(ValueError, match="strength"):
+        randomised_frames(1, 1, strength=2.0)
