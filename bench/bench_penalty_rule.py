@@ -10,7 +10,8 @@ sim folds, and -- as :func:`s2r.metrics.scoring.score_embeddings` does -- again 
 bootstrap replicate (expanded BCa, 300 replicates). Printed per rule and size:
 
 - ``bias``: mean of (estimate - truth), the truth being the chosen sim probe's expected score
-  on the real population (closed form, Gaussian frames);
+  on the real population (closed form, Gaussian frames:
+  ``tests.helpers.metrics_data.gaussian_probe_error``);
 - ``sd``: spread of the estimate over data sets; ``loss``: mean of (best truth on the grid -
   truth of the chosen penalty): what the choice costs against an oracle;
 - ``cover``: share of 95 % intervals that contain the truth;
@@ -34,6 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from s2r.metrics.bootstrap import (bca_interval, group_bootstrap_weights,  # noqa: E402
                                    jackknife_weights)
 from s2r.metrics.probe_data import PENALTY_RULES, ProbeData, TestErrors  # noqa: E402
+from tests.helpers.metrics_data import gaussian_episodes, gaussian_probe_error  # noqa: E402
 
 DIM, STEPS, EP_SD = 24, 24, 0.7
 
@@ -41,27 +43,8 @@ DIM, STEPS, EP_SD = 24, 24, 0.7
 def make_data(rng, n_ep: int, shift: float, signal: float = 0.09):
     """``(Z, domain, Y, episode, beta, cov)``: episodes of Gaussian frames, linear actions."""
     beta = signal * np.linspace(-1, 1, DIM * 2).reshape(DIM, 2)
-    n = 2 * n_ep * STEPS
-    Z = (np.repeat(rng.normal(scale=EP_SD, size=(2 * n_ep, DIM)), STEPS, axis=0)
-         + rng.normal(size=(n, DIM)))
-    domain = np.repeat(["sim", "real"], n // 2)
-    Z[domain == "real"] += shift
-    Y = Z @ beta + rng.normal(size=(n, 2))
-    return Z, domain, Y, np.repeat(np.arange(2 * n_ep), STEPS), beta, (EP_SD ** 2 + 1) * np.eye(DIM)
-
-
-def population_score(data: ProbeData, model, beta, mean, cov) -> float:
-    """Expected AS of a fitted probe on frames ``x ~ N(mean, cov)``, ``y = x beta + N(0, 1)``
-    (a probe with ``B = 0`` gives the population score of its training mean action)."""
-    W, b = data.gm.raw_model(model)
-    ymean = data.gm.y_shift + data.gm.y_scale * model.y_center
-    yscale = data.gm.y_scale * model.y_scale
-    err = []
-    for j in np.flatnonzero(model.scored):
-        g = beta[:, j] / yscale[j] - W[:, j]
-        c = -ymean[j] / yscale[j] - b[j]
-        err.append((mean @ g + c) ** 2 + g @ cov @ g + 1.0 / yscale[j] ** 2)
-    return 1.0 - float(np.mean(err))
+    return (*gaussian_episodes(rng, n_ep, STEPS, beta, ep_sd=EP_SD, shift=shift), beta,
+            (EP_SD ** 2 + 1) * np.eye(DIM))
 
 
 def with_rule(errors: TestErrors, rule: str) -> TestErrors:
@@ -88,8 +71,9 @@ def run(n_ep: int, n_sets: int, n_boot: int, seed0: int):
             transfer = data.transfer("auto", "sim")
             sim = f.group_domain == "sim"
             grid = transfer.paths[0].alphas
-            truths = np.array([population_score(data, data.fit(a, sim), beta,
-                                                np.full(DIM, shift), cov) for a in grid])
+            truths = 1.0 - np.array([gaussian_probe_error(data, data.fit(a, sim), beta,
+                                                          np.full(DIM, shift), cov)
+                                     for a in grid])
             w = group_bootstrap_weights(f.group_domain, n_boot, seed=s).astype(float)
             jw = jackknife_weights(f.group_domain)
             held = data.heldout("auto") if shift == 0.0 else None

@@ -72,6 +72,26 @@ _GROUP_RANGE = ["circle", "square", "triangle-up"]
 _DOMAIN_COLORS = {"domain": ["sim", "real"], "range": ["#1f77b4", "#d62728"]}
 
 
+#: The scores that each probe's penalty choice (``ridge_alpha_choice.<probe>``) decides.
+PENALTY_SCORES = {"transfer_score": ("sim2real_score", "transfer_score_skill", "transfer_score"),
+                  "action_score_heldout": ("action_score_heldout_skill",
+                                           "action_score_heldout")}
+#: Appended to a score's text when its probe's penalty choice is unstable.
+UNSTABLE_MARK = " ⚠"
+
+
+def penalty_note(row: Mapping[str, Any]) -> str:
+    """One sentence per probe whose penalty choice is unstable in the record's bootstrap
+    (``ridge_alpha_choice.<probe>.unstable``), or ``""``."""
+    notes = []
+    for probe, title in (("transfer_score", "transfer"), ("action_score_heldout", "held-out")):
+        if row.get(f"ridge_alpha_choice.{probe}.unstable") is True:
+            share = row.get(f"ridge_alpha_choice.{probe}.mean_action_share")
+            notes.append(f"{title} probe: the mean action (no probe) in {share:.0%} of the "
+                         "bootstrap replicates, so the score may be its floor")
+    return "; ".join(notes)
+
+
 def fmt_ci(row: Mapping[str, Any], col: str) -> str:
     """``"0.812 [0.790, 0.833]"``: a metric of a row with its CI (``n/a`` when missing)."""
     value = row.get(col)
@@ -100,7 +120,9 @@ def scores_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         (``encoder`` is the id; ``name``, ``table_number``, ``architecture``,
         ``pretraining_group``, ``params_m``...), plus ``label`` (``"#14 ResNet18"`` or the
         name, ``" · int8"`` appended for int8 embeddings), ``arch`` and ``group`` (legend
-        text) and ``<metric>_txt`` (value with its 95% CI, for tooltips).
+        text), ``<metric>_txt`` (value with its 95% CI, for tooltips and tables;
+        :data:`UNSTABLE_MARK` appended where the probe's penalty choice is unstable) and
+        ``penalty_note`` (:func:`penalty_note`).
     """
     from s2r.metrics.leaderboard import records_to_frame
 
@@ -109,8 +131,12 @@ def scores_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     df = records_to_frame(list(records))
     # Bootstrap replicates and per-fold penalties are not drawn (and would weigh down every
     # chart's data).
-    df = df.drop(columns=[c for c in df.columns
-                          if c.startswith(("replicates.", "ridge_alpha_used."))])
+    rows = df.to_dict("records")
+    df["penalty_note"] = [penalty_note(r) for r in rows]
+    unstable = {p: [r.get(f"ridge_alpha_choice.{p}.unstable") is True for r in rows]
+                for p in PENALTY_SCORES}
+    df = df.drop(columns=[c for c in df.columns if c.startswith(
+        ("replicates.", "ridge_alpha_used.", "ridge_alpha_choice."))])
     df = df.rename(columns=lambda c: c[len("encoder."):] if c.startswith("encoder.") else c)
     df = df.rename(columns={"id": "encoder"})
     precision = df["precision"] if "precision" in df else pd.Series("auto", index=df.index)
@@ -126,6 +152,11 @@ def scores_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     for col in METRIC_TITLES:
         if col in df:
             df[f"{col}_txt"] = [fmt_ci(r, col) for r in rows]
+    for probe, cols in PENALTY_SCORES.items():
+        for col in cols:
+            if f"{col}_txt" in df:
+                df[f"{col}_txt"] = [txt + UNSTABLE_MARK if flag else txt
+                                    for txt, flag in zip(df[f"{col}_txt"], unstable[probe])]
     return df
 
 
@@ -193,6 +224,8 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
         tooltip.append(alt.Tooltip("tier:Q", title="Sim2Real tier (1 = best group)"))
     tooltip += [alt.Tooltip(f"{c}_txt:N", title=f"{t} [95% CI]")
                 for c, t in METRIC_TITLES.items() if f"{c}_txt" in df]
+    if "penalty_note" in df and df["penalty_note"].astype(bool).any():
+        tooltip.append(alt.Tooltip("penalty_note:N", title="⚠ Unstable penalty choice"))
     base = alt.Chart(df)
     x_enc = alt.X("dis:Q", title=x_title, scale=alt.Scale(zero=False, padding=30, nice=True),
                   axis=alt.Axis(tickCount=6))

@@ -28,6 +28,7 @@ from s2r.metrics.dis import bootstrap_dis, dis_from_centroids, fit_dis_space
 from s2r.metrics.params import ScoreParams
 from s2r.metrics.probe_data import ProbeData
 from s2r.metrics.scoring import score_embeddings
+from tests.helpers.metrics_data import gaussian_episodes, gaussian_probe_error
 
 DIM, STEPS, EP_SD, SHIFT, SIGNAL, PCA_DIM = 24, 24, 0.7, 0.15, 0.12, 4
 N_BOOT = 300
@@ -36,27 +37,11 @@ BETA = SIGNAL * np.linspace(-1, 1, DIM * 2).reshape(DIM, 2)
 
 
 def _data(rng, n_ep):
-    n = 2 * n_ep * STEPS
-    Z = (np.repeat(rng.normal(scale=EP_SD, size=(2 * n_ep, DIM)), STEPS, axis=0)
-         + rng.normal(size=(n, DIM)))
-    domain = np.repeat(["sim", "real"], n // 2)
-    Z[domain == "real"] += SHIFT
-    Y = Z @ BETA + rng.normal(size=(n, 2))
-    return Z, domain, Y, np.repeat(np.arange(2 * n_ep), STEPS)
+    return gaussian_episodes(rng, n_ep, STEPS, BETA, ep_sd=EP_SD, shift=SHIFT)
 
 
 def _expected_error(data, model, mean) -> float:
-    """Mean over scored dims of the probe's expected squared standardised error on frames
-    ``x ~ N(mean, COV)``, ``y = x BETA + N(0, 1)`` (closed form)."""
-    W, b = data.gm.raw_model(model)
-    ymean = data.gm.y_shift + data.gm.y_scale * model.y_center
-    yscale = data.gm.y_scale * model.y_scale
-    err = []
-    for j in np.flatnonzero(model.scored):
-        g = BETA[:, j] / yscale[j] - W[:, j]
-        c = -ymean[j] / yscale[j] - b[j]
-        err.append((mean @ g + c) ** 2 + g @ COV @ g + 1.0 / yscale[j] ** 2)
-    return float(np.mean(err))
+    return gaussian_probe_error(data, model, BETA, mean, COV)
 
 
 def _skill(score, floor):

@@ -24,6 +24,7 @@ from s2r.metrics.crossval import domain_probe_accuracy
 from s2r.metrics.params import ScoreParams
 from s2r.metrics.probe_data import ProbeData
 from s2r.metrics.scoring import ACTION_SCORES, score_embeddings
+from tests.helpers.metrics_data import gaussian_probe_error
 
 PARAMS = ScoreParams(pca_dim=8, n_boot=300)
 SYNTHETIC = ScoreParams(pca_dim=4, n_boot=300)
@@ -157,16 +158,7 @@ def test_more_episodes_give_narrower_intervals():
 
 def _transfer_truth(data, model, beta, shift, cov):
     """The fitted sim probe's expected score on the real population (Gaussian frames)."""
-    W, b = data.gm.raw_model(model)
-    ymean = data.gm.y_shift + data.gm.y_scale * model.y_center
-    yscale = data.gm.y_scale * model.y_scale
-    mu = np.full(len(beta), shift)
-    err = []
-    for j in np.flatnonzero(model.scored):
-        g = beta[:, j] / yscale[j] - W[:, j]
-        c = -ymean[j] / yscale[j] - b[j]
-        err.append((mu @ g + c) ** 2 + g @ cov @ g + 1.0 / yscale[j] ** 2)
-    return 1.0 - float(np.mean(err))
+    return 1.0 - gaussian_probe_error(data, model, beta, np.full(len(beta), shift), cov)
 
 
 def test_transfer_score_interval_covers_the_truth_95_percent():

@@ -65,6 +65,47 @@ def test_scores_frame_labels_legends_and_tooltip_text():
     assert charts.scores_frame([]).empty
 
 
+def test_unstable_penalty_choice_is_marked_in_table_text_and_tooltip():
+    def choice(unstable, mean_share):
+        return {"alpha": [0.1], "grid": [0.1, "inf"], "share": [1 - mean_share, mean_share],
+                "mean_action_share": mean_share, "flip_share": mean_share,
+                "unstable": unstable}
+
+    shaky = _record("shaky", name="Shaky", transfer_score_skill_ci_low=-0.1,
+                    transfer_score_skill_ci_high=0.5, sim2real_score=0.2,
+                    ridge_alpha_choice={"transfer_score": choice(True, 0.41),
+                                        "action_score_heldout": choice(False, 0.05)})
+    steady = _record("steady", name="Steady", sim2real_score=0.3,
+                     ridge_alpha_choice={"transfer_score": choice(False, 0.0),
+                                         "action_score_heldout": choice(False, 0.0)})
+    df = charts.scores_frame([shaky, steady, RECORDS[0]])      # the last: an older record
+    assert df["transfer_score_skill_txt"].tolist() == [
+        "0.300 [-0.100, 0.500] ⚠", "0.300", "0.400 [0.350, 0.450]"]
+    assert df["sim2real_score_txt"].iloc[0].endswith(charts.UNSTABLE_MARK)
+    assert not df["sim2real_score_txt"].iloc[1].endswith(charts.UNSTABLE_MARK)
+    assert df["penalty_note"].iloc[0] == ("transfer probe: the mean action (no probe) in 41% "
+                                          "of the bootstrap replicates, so the score may be "
+                                          "its floor")
+    assert df["penalty_note"].iloc[1:].tolist() == ["", ""]
+    assert not [c for c in df.columns if c.startswith("ridge_alpha_choice.")]
+    spec = charts.score_scatter(df).to_dict()
+    tips = [t["title"] for layer in spec["layer"] for t in layer.get("encoding", {}).get(
+        "tooltip", []) if isinstance(t, dict)]
+    assert "⚠ Unstable penalty choice" in tips
+    from ui import tables
+
+    note = tables.unstable_penalty_note(df)
+    assert note.startswith("⚠ Unstable penalty choice: Shaky (transfer probe: the mean action")
+    assert "Steady" not in note
+    assert tables.unstable_penalty_note(charts.scores_frame([steady])) is None
+    table, _ = tables.score_table(df, tables.FULL_METRICS)
+    assert table.loc[table["id"] == "shaky", "Transfer skill"].item().endswith(" ⚠")
+    calm = charts.score_scatter(charts.scores_frame([steady])).to_dict()
+    assert "⚠ Unstable penalty choice" not in [
+        t["title"] for layer in calm["layer"]
+        for t in layer.get("encoding", {}).get("tooltip", []) if isinstance(t, dict)]
+
+
 # ----------------------------------------------------------------------------- references
 def test_reference_lines_for_skills_floor_and_ceiling():
     df = charts.scores_frame(RECORDS)
