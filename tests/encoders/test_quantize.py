@@ -62,7 +62,7 @@ def test_registry_offers_int8_for_resnet_and_vgg_types_only():
     offered = {i for i, s in BUILTIN_SPECS.items() if s.int8}
     assert offered == {"resnet18", "resnet34", "resnet50", "resnet101", "r3m-resnet18",
                        "r3m-resnet34", "r3m-resnet50", "hrp-resnet18", "mcr", "vip", "vgg16",
-                       "vgg19"}
+                       "vgg19", "resnet18.tv", "resnet34.tv", "resnet50.tv", "resnet101.tv"}
     assert all(BUILTIN_SPECS[i].family == "cnn" for i in offered)
     assert get_spec("resnet18@random").int8 and not get_spec("mobilenetv3@random").int8
 
