@@ -26,7 +26,8 @@ import numpy as np
 from s2r.errors import MetricError
 from s2r.metrics.validation import check_number
 
-__all__ = ["wilson_interval", "mean_interval", "rank_correlation"]
+__all__ = ["wilson_interval", "mean_interval", "rank_correlation",
+           "bootstrap_rank_correlation"]
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -143,25 +144,57 @@ def rank_correlation(score, outcomes, *, clusters=None, n_boot: int = 2000, seed
     check_number("confidence", confidence, low=0, high=1, low_open=True, high_open=True)
     keep = np.isfinite(s)
     s, out, groups = s[keep], out[keep], groups[keep]
+    n_roll = out.shape[1]
+
+    def rollouts(rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        pick = rng.integers(0, n_roll, (rows.size, n_roll))
+        return out[rows[:, None], pick].mean(axis=1)
+
+    return bootstrap_rank_correlation(s, out.mean(axis=1), rollouts, clusters=groups,
+                                      n_boot=n_boot, seed=seed, confidence=confidence)
+
+
+def bootstrap_rank_correlation(score: np.ndarray, outcome: np.ndarray, draw, *, clusters,
+                               n_boot: int, seed: int, confidence: float) -> dict:
+    """Spearman and Kendall of ``score`` vs ``outcome`` with a two-level percentile bootstrap.
+
+    Each replicate draws the clusters with replacement, then each drawn unit's outcome from
+    ``draw(rows, rng)`` (the second level: its rollouts resampled in
+    :func:`rank_correlation`, its trials as a binomial in
+    :func:`s2r.pipeline.real_results.real_correlation`).
+
+    Parameters
+    ----------
+    score, outcome : ndarray (U,)
+        Finite; one per unit.
+    draw : callable ``(rows: ndarray of int, rng) -> ndarray (len(rows),)``
+        The outcomes of the units ``rows`` in one replicate.
+    clusters : ndarray (U,)
+        Units that share a label are drawn together.
+    n_boot, seed, confidence
+        Replicates, seed, interval level.
+
+    Returns
+    -------
+    dict
+        As :func:`rank_correlation`.
+    """
+    s, groups = np.asarray(score, dtype=np.float64), np.asarray(clusters)
     empty = {"n": int(s.size), "spearman": None, "spearman_ci_low": None,
              "spearman_ci_high": None, "kendall": None, "kendall_ci_low": None,
              "kendall_ci_high": None, "undefined_share": None}
     if s.size < 3:
         return empty
-    rate = out.mean(axis=1)
-    rho, tau = _rhos(s, rate)
+    rho, tau = _rhos(s, np.asarray(outcome, dtype=np.float64))
     if math.isnan(rho):
         return empty
     rng = np.random.default_rng(seed)
     labels, members = np.unique(groups, return_inverse=True)
     rows_of = [np.flatnonzero(members == g) for g in range(labels.size)]
-    n_roll = out.shape[1]
     reps = []
     for _ in range(int(n_boot)):
         rows = np.concatenate([rows_of[g] for g in rng.integers(0, labels.size, labels.size)])
-        pick = rng.integers(0, n_roll, (rows.size, n_roll))
-        rates = out[rows[:, None], pick].mean(axis=1)
-        reps.append(_rhos(s[rows], rates))
+        reps.append(_rhos(s[rows], draw(rows, rng)))
     reps = np.asarray(reps)
     defined = ~np.isnan(reps[:, 0])
     alpha = (1 - confidence) / 2

@@ -30,7 +30,7 @@ from typing import Mapping, Optional, Sequence, Union
 import numpy as np
 
 from s2r.errors import DataError, S2RError
-from s2r.metrics.ranks import _rhos, wilson_interval
+from s2r.metrics.ranks import bootstrap_rank_correlation, wilson_interval
 from s2r.metrics.validation import check_number
 
 __all__ = ["OUTCOME", "read_real_results", "real_correlation", "real_results_report"]
@@ -175,34 +175,17 @@ def real_correlation(score, rate, *, trials=None, clusters=None, n_boot: int = 2
     if np.any((p < 0) | (p > 1)) or np.any(n < 0):
         raise S2RError("rates must be in [0, 1] and trials >= 0")
     check_number("n_boot", n_boot, low=1, integer=True)
+    check_number("confidence", confidence, low=0, high=1, low_open=True, high_open=True)
     keep = np.isfinite(s)
     s, p, n, groups = s[keep], p[keep], n[keep], groups[keep]
-    result = {"n": int(s.size), "spearman": None, "spearman_ci_low": None,
-              "spearman_ci_high": None, "kendall": None, "kendall_ci_low": None,
-              "kendall_ci_high": None, "undefined_share": None}
-    if s.size < 3:
-        return result
-    rho, tau = _rhos(s, p)
-    if math.isnan(rho):
-        return result
-    rng = np.random.default_rng(seed)
-    labels, members = np.unique(groups, return_inverse=True)
-    rows_of = [np.flatnonzero(members == g) for g in range(labels.size)]
-    reps = np.empty((int(n_boot), 2))
-    for b in range(int(n_boot)):
-        rows = np.concatenate([rows_of[g] for g in rng.integers(0, labels.size, labels.size)])
-        counted = n[rows] > 0
-        rates = p[rows].copy()
+
+    def trials_drawn(rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        rates, counted = p[rows].copy(), n[rows] > 0
         rates[counted] = rng.binomial(n[rows][counted], p[rows][counted]) / n[rows][counted]
-        reps[b] = _rhos(s[rows], rates)
-    defined = ~np.isnan(reps[:, 0])
-    alpha = (1 - confidence) / 2
-    result.update(spearman=rho, kendall=tau, undefined_share=float(1 - defined.mean()))
-    for j, key in enumerate(("spearman", "kendall")):
-        vals = reps[defined, j]
-        low, high = np.quantile(vals, [alpha, 1 - alpha]) if vals.size else (math.nan,) * 2
-        result[f"{key}_ci_low"], result[f"{key}_ci_high"] = float(low), float(high)
-    return result
+        return rates
+
+    return bootstrap_rank_correlation(s, p, trials_drawn, clusters=groups, n_boot=n_boot,
+                                      seed=seed, confidence=confidence)
 
 
 def _scalars(record: Mapping) -> dict:
