@@ -440,3 +440,14 @@ def test_dinov2_position_embedding_is_resized_as_dinov2_not_as_timm():
     timm_way = resample_abs_pos_embed(pos, (16, 16), num_prefix_tokens=1)
     rel = float((timm_way[:, 1:] - ours[:, 1:]).norm() / ours[:, 1:].norm())
     assert rel > 0.02, rel
+
+
+def test_a_torchvision_file_of_a_timm_trained_backbone_is_refused_with_its_keys(_weights):
+    """efficientnet-b0 is timm's own ``ra_in1k`` weights: torchvision's efficientnet_b0 is
+    another model (other keys); it is refused, naming the keys, not loaded by guesswork."""
+    from s2r.errors import EncoderError
+
+    raw = synthetic(_tv("efficientnet_b0"), seed=7)
+    _save(raw, _weights / "efficientnet-b0.pth")
+    with pytest.raises(EncoderError, match="does not match the architecture: missing keys"):
+        build_encoder("efficientnet-b0", device="cpu")
