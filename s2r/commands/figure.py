@@ -239,6 +239,15 @@ def _validation(args, fmt: str) -> bytes:
         raise S2RError(f"{path}: cannot read a validation report ({exc})") from None
     if not isinstance(report, dict) or not isinstance(report.get("results"), list):
         raise S2RError(f"{path}: not a report of 'python -m s2r validate' (no results list)")
+    if isinstance(report.get("real_results"), dict):   # validate --real-results
+        import pandas as pd
+
+        rows = pd.DataFrame(report["real_results"].get("rows", []))
+        if args.score not in rows:
+            raise S2RError(f"--score {args.score!r} is not in {path}")
+        chart = dashboard_module("ui.real_charts").success_scatter(
+            rows, args.score, V.SCORE_TITLES.get(args.score, args.score))
+        return chart_bytes(chart, fmt, **_size(args))
     df = V.results_frame(report)
     if args.score not in df:
         raise S2RError(f"--score {args.score!r} is not in {path}; scores there: "

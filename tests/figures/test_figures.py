@@ -162,3 +162,21 @@ def test_tsne_and_compare_figures(tmp_path):
     svg = (tmp_path / "c.svg").read_text()
     assert svg.count("<image") == 5                         # 2 encoders x sim/real + bar
     assert "sim frame 3" in svg and "EfficientNet-Lite0" in svg
+
+
+def test_validation_figure_of_a_real_results_report(tmp_path):
+    from s2r.pipeline.real_results import read_real_results, real_results_report
+
+    rows = read_real_results(b"encoder,successes,trials\npixels,4,20\nstate,19,20\n"
+                             b"efficientnet-lite0,14,20\n")
+    records = {"pixels": {"dis": 0.3}, "state": {"dis": 0.9}, "efficientnet-lite0": {"dis": 0.6}}
+    report = {"results": [], "real_results": real_results_report(rows, records, n_boot=20)}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    assert main(["figure", "validation", str(path), "--score", "dis", "--out",
+                 str(tmp_path / "v.svg")]) == 0
+    svg = (tmp_path / "v.svg").read_text()
+    xy = S.symbols(svg)
+    fx, fy = S.axis_maps(svg)
+    got = sorted(zip(fx(xy[:, 0]), fy(xy[:, 1])))
+    assert np.ravel(got) == pytest.approx([0.3, 0.2, 0.6, 0.7, 0.9, 0.95], abs=0.05)
