@@ -5,12 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, figures, loaders, widgets
+from ui import charts, figures, loaders, projection_map, widgets
 from ui import state as S
 
 frameset, records = widgets.results_page(
     "Projection",
-    "t-SNE maps of each encoder's embeddings, sim frames in blue and real frames in red. "
+    "t-SNE maps of each encoder's embeddings (WebGL: tens of thousands of points stay "
+    "responsive), sim frames in blue and real frames in red. "
     "Overlapping clouds mean the encoder ignores the domain. The mixing number says the "
     "same without the drawing: 1 = sim and real fully mixed among nearest neighbours, 0 = "
     "fully separated. Click a point to see its frame.",
@@ -32,6 +33,16 @@ mode = c2.radio("Mode", list(MODES), key=S.PROJECTION_MODE, format_func=MODES.ge
 perplexity = c3.select_slider("Perplexity", [5, 10, 20, 30, 50], value=30,
                               key=S.PROJECTION_PERPLEXITY,
                               help="Neighbourhood size of t-SNE (capped at (n - 1) / 3)")
+n_frames, cap = len(frameset), loaders.MAP_PER_DOMAIN
+sampled = sum(min(cap, int((frameset.domain == d).sum())) for d in ("sim", "real"))
+if sampled < n_frames:
+    all_frames = st.toggle(
+        f"Map every frame ({n_frames:,}; t-SNE of every frame takes minutes the first time)",
+        key=S.PROJECTION_ALL_FRAMES,
+        help=f"Off: the map is fitted on at most {cap:,} frames per domain, drawn from every "
+             "episode in proportion to its length. The mixing number always uses every frame.")
+else:
+    all_frames = True
 if not chosen:
     st.info("Pick at least one encoder.")
     st.stop()
@@ -42,6 +53,7 @@ if len(chosen) == 1 and chosen[0] in ids:
 
 cols = st.columns(len(chosen))
 clicked = None
+per_domain = None if all_frames else cap
 for col, eid in zip(cols, chosen):
     with col:
         bar = st.progress(0.0, text=f"t-SNE of {eid}")
@@ -51,29 +63,34 @@ for col, eid in zip(cols, chosen):
 
         try:
             proj = loaders.projection(frameset, eid, mode=mode, perplexity=perplexity,
-                                      progress=progress)
+                                      max_per_domain=per_domain, progress=progress)
         except S2RError as exc:
             bar.empty()
             st.error(f"{eid}: {exc}")
             continue
         bar.empty()
-        df = loaders.projection_frame(frameset, proj)
-        chart = charts.projection_scatter(df, title=widgets.encoder_label(eid),
-                                          subtitle=f"mixing number {proj.mixing:.2f} · "
-                                                   f"{proj.params['n_sim']} sim + "
-                                                   f"{proj.params['n_real']} real frames")
-        event = st.altair_chart(chart, on_select="rerun", selection_mode=charts.FRAME_PICK,
-                                width="stretch", key=f"projection.chart.{eid}")
+        st.markdown(f"**{widgets.encoder_label(eid)}** · mixing number {proj.mixing:.2f}")
+        event = st.pydeck_chart(
+            loaders.projection_deck(frameset, proj, (eid, mode, perplexity, per_domain,
+                                                     loaders.precision())),
+            on_select="rerun", selection_mode="single-object", height=projection_map.HEIGHT,
+            key=f"projection.map.{eid}")
+        st.caption(projection_map.describe_sample(len(proj), n_frames) + " Sim blue, real "
+                   "red; drag to pan, scroll to zoom, click a point to see its frame.")
+        # The same map as a static figure (SVG/PDF/PNG, rendered only when asked for).
+        chart = charts.projection_scatter(
+            loaders.projection_frame(frameset, proj), title=widgets.encoder_label(eid),
+            subtitle=f"mixing number {proj.mixing:.2f} · {len(proj)} of {n_frames} frames")
         figures.chart_download(chart, f"s2r_tsne_{eid}_{mode}", f"projection.fig.{eid}")
         st.metric("Mixing number", f"{proj.mixing:.2f}",
                   help=f"Average share of other-domain frames among each frame's "
                        f"{proj.params.get('k', 15)} nearest neighbours in embedding space, "
-                       "relative to perfect mixing")
+                       f"relative to perfect mixing; computed on all {n_frames:,} frames")
         for warning in proj.params.get("warnings", []):
             st.warning(warning, icon=":material/warning:")
-        picked = charts.selected_values(event, charts.FRAME_PICK, "index")
-        if picked:
-            clicked = (eid, int(picked[0]))
+        picked = projection_map.selected_frame(event)
+        if picked is not None:
+            clicked = (eid, picked)
 
 st.subheader("Frame")
 if clicked is None:

@@ -284,22 +284,45 @@ def overlay(frame: np.ndarray, heatmap: np.ndarray) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- projection
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _projection(root: str, fingerprint: str, encoder_id: str, mode: str, perplexity: float,
-                precision: str, _frameset, _progress=None):
-    from s2r.pipeline import project_frameset
+#: Frames per domain a map is fitted on and draws when the page is not asked for every frame
+#: (the map is the stratified sample; the mixing number still uses every frame).
+MAP_PER_DOMAIN = 2500
 
-    return project_frameset(_frameset, embedder(encoder_id), cache=_cache(root), mode=mode,
-                            perplexity=float(perplexity), precision=precision,
-                            progress=_progress)
+
+#: Projections kept in memory per server process (each is a few MB at 50,000 frames).
+_PROJECTIONS_KEPT = 32
+
+
+@st.cache_resource(show_spinner=False)
+def _projections(root: str) -> dict:
+    """The in-process store of Projection objects read or computed for one cache root."""
+    return {}
 
 
 def projection(frameset, encoder_id: str, *, mode: str = "joint", perplexity: float = 30.0,
-               progress=None):
+               max_per_domain: Optional[int] = MAP_PER_DOMAIN, progress=None):
     """The t-SNE :class:`s2r.projection.Projection` of one encoder (disk-cached), from
-    embeddings at the session's :func:`precision`."""
-    return _projection(cache_root(), frameset.fingerprint, encoder_id, mode, float(perplexity),
-                       precision(), frameset, progress)
+    embeddings at the session's :func:`precision`; fitted on at most ``max_per_domain``
+    frames per domain (stratified by episode; None: every frame).
+
+    Kept in a plain in-process store rather than behind ``st.cache_resource``: the progress
+    bar a computation updates belongs to the page that asked, and Streamlit would replay
+    those updates on a later cache hit into a block that no longer exists.
+    """
+    from s2r.pipeline import project_frameset
+
+    root = cache_root()
+    store = _projections(root)
+    key = (frameset.fingerprint, encoder_id, mode, float(perplexity), precision(),
+           max_per_domain)
+    if key not in store:
+        proj = project_frameset(frameset, embedder(encoder_id), cache=_cache(root), mode=mode,
+                                perplexity=float(perplexity), precision=key[4],
+                                max_per_domain=max_per_domain, progress=progress)
+        while len(store) >= _PROJECTIONS_KEPT:
+            store.pop(next(iter(store)))
+        store[key] = proj
+    return store[key]
 
 
 def projection_frame(frameset, proj) -> "pd.DataFrame":
@@ -308,6 +331,14 @@ def projection_frame(frameset, proj) -> "pd.DataFrame":
     df["episode"] = frameset.episode[df["index"].to_numpy()]
     df["step"] = frameset.step[df["index"].to_numpy()]
     return df
+
+
+def projection_deck(frameset, proj, key: tuple):
+    """The WebGL map of a projection (:func:`ui.projection_map.deck`, built once per key:
+    dataset, encoder and the projection's parameters)."""
+    from ui import projection_map
+
+    return projection_map.deck((cache_root(), frameset.fingerprint, *key), proj, frameset)
 
 
 # ----------------------------------------------------------------------------- frames

@@ -74,6 +74,7 @@ SCORES_RANK_METRIC = "scores.rank_metric"  # the score compared pairwise (rankin
 PROJECTION_ENCODERS = "projection.encoders"
 PROJECTION_MODE = "projection.mode"
 PROJECTION_PERPLEXITY = "projection.perplexity"
+PROJECTION_ALL_FRAMES = "projection.all_frames"
 
 SALIENCY_ENCODER = "saliency.encoder"
 SALIENCY_METHOD = "saliency.method"

@@ -321,7 +321,10 @@ def test_projection_click_shows_the_frame(app_after_compute):
     at.switch_page("pages/2_Projection.py").run()
     no_exception(at)
     eid = at.multiselect(key=S.PROJECTION_ENCODERS).value[0]
-    at.session_state[f"projection.chart.{eid}"] = {"selection": {"frame": [{"index": 3}]}}
+    # What st.pydeck_chart(on_select="rerun") returns for a click: the picked object per
+    # layer id (ui.projection_map.LAYER_ID), with the record's fields.
+    at.session_state[f"projection.map.{eid}"] = {"selection": {
+        "indices": {"frames": [3]}, "objects": {"frames": [{"i": 3, "d": "sim"}]}}}
     at.run()
     no_exception(at)
     captions = _captions(at)
