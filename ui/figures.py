@@ -7,6 +7,7 @@ a two-column paper, SVG/PDF vector, PNG at 300 dpi), made only when a button is 
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Sequence
 
 import streamlit as st
@@ -42,7 +43,7 @@ def grid_download(rows: Sequence, name: str, key: str, *,
              name, key, "Saliency grid")
 
 
-@st.cache_data(show_spinner=False)
+@functools.lru_cache(maxsize=1)
 def _gradient(stops: int = 11) -> str:
     """The overlays' colormap as a CSS linear-gradient."""
     from matplotlib import colormaps, colors

@@ -378,3 +378,22 @@ def validation_report(spec: str, ids: tuple, gaps: tuple, params: dict) -> dict:
     of the correlations runs once per settings, not on every rerun); raises
     :class:`ui.compute.NotCached` when part of it is not on disk (a miss is not memoised)."""
     return _validation_report(cache_root(), spec, ids, gaps, params)
+
+
+#: Bootstrap replicates of the correlations with your robot's results.
+REAL_RESULTS_N_BOOT = 1000
+
+
+@st.cache_data(max_entries=16, show_spinner="Correlating your results with the scores...")
+def _real_results(data: bytes, name: str, fingerprint: str, found: tuple, _records: dict):
+    from s2r.pipeline.real_results import read_real_results, real_results_report
+
+    return real_results_report(read_real_results(data, name=name), _records,
+                               n_boot=REAL_RESULTS_N_BOOT)
+
+
+def real_results(data: bytes, name: str, frameset, records: dict) -> dict:
+    """:func:`s2r.pipeline.real_results.real_results_report` of an uploaded table against
+    ``records`` (the dataset's computed scores), once per table, dataset and set of scored
+    encoders (the bootstrap is not rerun on every widget change)."""
+    return _real_results(data, name, frameset.fingerprint, tuple(records), records)

@@ -21,16 +21,7 @@ UPLOAD = "validation.real.upload"
 PASTE = "validation.real.paste"
 SCORE = "validation.real.score"
 TASK = "validation.real.task"
-#: Bootstrap replicates of each correlation.
-N_BOOT = 1000
 EXAMPLE = "encoder,successes,trials\nefficientnet-lite0,14,20\npixels,4,20\nstate,19,20"
-
-
-@st.cache_data(max_entries=16, show_spinner="Correlating your results with the scores...")
-def _report(data: bytes, name: str, fingerprint: str, found: tuple, _records: dict) -> dict:
-    from s2r.pipeline.real_results import read_real_results, real_results_report
-
-    return real_results_report(read_real_results(data, name=name), _records, n_boot=N_BOOT)
 
 
 def _table_bytes() -> tuple[Optional[bytes], str]:
@@ -68,7 +59,7 @@ def section() -> None:
         frameset = widgets.current_frameset()
         records, _ = compute.lookup_records(st.session_state, frameset, ids,
                                             loaders.get_cache())
-        report = _report(data, name, frameset.fingerprint, tuple(records), records)
+        report = loaders.real_results(data, name, frameset, records)
         if report["missing_scores"]:
             st.warning(f"No scores on '{frameset.name}' yet for: "
                        f"{', '.join(report['missing_scores'])}. Select them on the home page "
