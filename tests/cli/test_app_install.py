@@ -130,3 +130,31 @@ def test_config_flags_carry_the_repo_config():
     assert cmd[4] == str(ROOT / "app.py")
     assert "--server.headless=true" in cmd and "--server.port=8600" in cmd
     assert "--browser.gatherUsageStats=false" in cmd
+
+
+def test_app_passes_the_dataset_cache_and_port_to_streamlit(tmp_path, monkeypatch):
+    """``s2r app SIM REAL --cache-dir D --port P`` execs ``streamlit run`` on the dashboard
+    with the dataset as the home page's default (two files joined by os.pathsep, absolute)."""
+    seen = {}
+
+    def fake_execve(path, argv, env):
+        seen.update(path=path, argv=argv, env=env)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execve", fake_execve)
+    monkeypatch.chdir(tmp_path)
+    for name in ("sim.hdf5", "real.hdf5"):
+        (tmp_path / name).write_bytes(b"")
+    with pytest.raises(SystemExit):
+        main(["app", "sim.hdf5", "real.hdf5", "--port", "8642", "--cache-dir", "c"])
+    assert seen["argv"][:5] == [sys.executable, "-m", "streamlit", "run",
+                                str(ROOT / "app.py")]
+    assert "--server.port=8642" in seen["argv"]
+    assert seen["env"]["S2R_DEMO_SPEC"] == os.pathsep.join(
+        [str(tmp_path / "sim.hdf5"), str(tmp_path / "real.hdf5")])
+    assert seen["env"]["S2R_CACHE_DIR"] == str(tmp_path / "c")
+    seen.clear()
+    with pytest.raises(SystemExit):
+        main(["app", "demo:gap=0.8"])
+    assert seen["env"]["S2R_DEMO_SPEC"] == "demo:gap=0.8"
+    assert "--server.port=8501" in seen["argv"]
