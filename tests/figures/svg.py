@@ -34,21 +34,27 @@ def symbols(svg: str) -> np.ndarray:
 
 def axis_maps(svg: str) -> tuple[np.poly1d, np.poly1d]:
     """Linear maps plot coordinate -> data value of the x and y axes, fitted on their tick
-    labels (the x axis: labels centred under ticks; the y axis: right-aligned)."""
+    labels (exact positions). x labels are centred on their ticks; a y label sits on its
+    baseline a constant distance under its tick, measured against the tick lines (which
+    Vega rounds to whole pixels) and taken off."""
+    ticks_y = [float(y) for body in _group(svg, "mark-rule role-axis-tick")
+               for y in re.findall(r'<line transform="translate\(0,([-\d.e]+)\)"', body)]
     fits = {}
     for body in _group(svg, "mark-text role-axis-label"):
         ticks = re.findall(r'<text text-anchor="(\w+)" ' + _TRANSLATE + r'[^>]*>([^<]+)</text>',
                            body)
         values = np.array([float(t[3].replace("\u2212", "-")) for t in ticks])
-        if ticks[0][0] == "end":      # y axis labels: right aligned, y = the tick
+        if ticks[0][0] == "end":      # y axis labels: right aligned, on their baseline
             coords = np.array([float(t[2]) for t in ticks])
+            # each label's nearest tick above it (labels that overlap are left out by Vega,
+            # so labels and ticks are not paired by order)
+            gaps = coords[:, None] - np.asarray(ticks_y)[None, :]
+            coords = coords - np.median(np.where(gaps >= -0.5, gaps, np.inf).min(axis=1))
             key = "y"
-        else:                          # x axis labels: x = the tick (first one may start)
+        else:                          # x axis labels: centred (the first one may start)
             coords = np.array([float(t[1]) for t in ticks])
             keep = np.array([t[0] == "middle" for t in ticks])
             coords, values, key = coords[keep], values[keep], "x"
-        # text y sits on the baseline, ~3 px under the tick for 8 px labels: fit the slope
-        # on the labels, the offset is checked against the spacing below
         fits[key] = np.poly1d(np.polyfit(coords, values, 1))
     return fits["x"], fits["y"]
 
