@@ -180,3 +180,18 @@ def test_validation_figure_of_a_real_results_report(tmp_path):
     fx, fy = S.axis_maps(svg)
     got = sorted(zip(fx(xy[:, 0]), fy(xy[:, 1])))
     assert np.ravel(got) == pytest.approx([0.3, 0.2, 0.6, 0.7, 0.9, 0.95], abs=0.05)
+
+
+def test_the_figure_command_draws_the_dashboard_charts_without_streamlit():
+    """The chart builders it borrows from the dashboard (ui.charts, ui.validation,
+    ui.real_charts) are pure Altair: the CLI process never imports Streamlit."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from s2r.dashboard import dashboard_module\n"
+            "for m in ('ui.charts', 'ui.validation', 'ui.real_charts'): dashboard_module(m)\n"
+            "import s2r.commands.figure\n"
+            "print('streamlit' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.strip()
+    assert out == "False"
