@@ -60,7 +60,7 @@ def shoot_validation(cache_dir: str, spec: str, out: Path) -> None:
            "S2R_DEFAULT_ENCODERS": "pixels"}
     with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
         page.goto(url.rstrip("/") + "/Validation")
-        page.get_by_text("Which score predicts real success?").wait_for(timeout=600_000)
+        page.get_by_text("Which score predicts real").first.wait_for(timeout=600_000)
         wait_idle(page)
         page.get_by_text("Saliency of this frame").first.click()
         page.get_by_text("Sim/real agreement").first.wait_for(timeout=300_000)

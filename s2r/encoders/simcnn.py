@@ -42,23 +42,43 @@ SIMCNN_MEAN = (0.5, 0.5, 0.5)
 SIMCNN_STD = (0.5, 0.5, 0.5)
 
 
+class SpatialSoftmax(nn.Module):
+    """Expected image coordinates of each channel's softmax over the feature map (Levine et al.
+    2016; robomimic ``models/base_nets.py`` ``SpatialSoftmax``): ``(B, C, h, w) -> (B, 2C)``
+    keypoints in [-1, 1], precise below one feature-map cell."""
+
+    def __init__(self, h: int, w: int):
+        super().__init__()
+        ys, xs = torch.meshgrid(torch.linspace(-1, 1, h), torch.linspace(-1, 1, w),
+                                indexing="ij")
+        self.register_buffer("grid", torch.stack([xs.reshape(-1), ys.reshape(-1)], 1),
+                             persistent=False)
+
+    def forward(self, x):
+        b, c = x.shape[:2]
+        attention = torch.softmax(x.reshape(b, c, -1), dim=-1)
+        return (attention @ self.grid).reshape(b, 2 * c)
+
+
 class SimCNN(nn.Module):
-    """``features``: 4 strided 3x3 convolutions (32-32-64-64 channels, batch norm, ReLU),
-    flatten, Linear -> ``dim``, ReLU (the embedding); ``head``: Linear ``dim -> n_out``
-    (training only)."""
+    """``features``: strided 3x3 convolutions (batch norm, ReLU) to a 1/4-resolution map of
+    32 channels, a spatial soft-argmax (one keypoint per channel, :class:`SpatialSoftmax`),
+    Linear -> ``dim``, ReLU (the embedding); ``head``: Linear ``dim -> n_out`` (training
+    only). Keypoints keep *where* things are, below the map's resolution, which pooling
+    would discard."""
 
     def __init__(self, dim: int = SIMCNN_DIM, n_out: int = 1,
                  input_size: tuple = SIMCNN_INPUT):
         super().__init__()
         h, w = (int(v) for v in input_size)
-        for _ in range(4):
-            h, w = (h + 1) // 2, (w + 1) // 2
+        h, w = (h + 1) // 2, (w + 1) // 2
+        h, w = (h + 1) // 2, (w + 1) // 2
         layers, c_in = [], 3
-        for c_out in (32, 32, 64, 64):
-            layers += [nn.Conv2d(c_in, c_out, 3, stride=2, padding=1),
+        for c_out, stride in ((32, 2), (32, 1), (64, 2), (32, 1)):
+            layers += [nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1),
                        nn.BatchNorm2d(c_out), nn.ReLU()]
             c_in = c_out
-        self.features = nn.Sequential(*layers, nn.Flatten(1), nn.Linear(64 * h * w, int(dim)),
+        self.features = nn.Sequential(*layers, SpatialSoftmax(h, w), nn.Linear(64, int(dim)),
                                       nn.ReLU())
         self.head = nn.Linear(int(dim), int(n_out))
 

@@ -23,9 +23,9 @@ from s2r.errors import EncoderError
 
 #: How the built-in controls are trained (part of their weights file: a change retrains only
 #: when the file is deleted; the file's fingerprint keys every cached result).
-CONTROL_EPISODES = 160
+CONTROL_EPISODES = 250
 CONTROL_STEPS = 24
-CONTROL_EPOCHS = 10
+CONTROL_EPOCHS = 20
 CONTROL_SEED = 0
 
 
@@ -37,14 +37,16 @@ def train_control(spec, path: Path, progress=None) -> Path:
     from s2r.encoders.simcnn_specs import CONTROLS
 
     strength = CONTROLS[spec.id]
+    # rendered at the demo's 96 x 128 and resized like every frame the encoder embeds
     frames, states = randomised_frames(CONTROL_EPISODES, CONTROL_STEPS, strength=strength,
-                                       seed=CONTROL_SEED, height=spec.input_size[0],
-                                       width=spec.input_size[1])
-    state_dict, info = train_simcnn(frames, states, augment=0.0, seed=CONTROL_SEED,
+                                       seed=CONTROL_SEED, height=96, width=128)
+    # the task state (leg and tabletop pose): what the camera must supply; the robot's own
+    # state is proprioception
+    state_dict, info = train_simcnn(frames, states[:, 10:22], augment=0.0, seed=CONTROL_SEED,
                                     epochs=CONTROL_EPOCHS, dim=spec.dim,
                                     input_size=spec.input_size, progress=progress)
     info.update(dataset=f"demo expert episodes, appearance randomisation {strength:g}",
-                targets_names="demo state (22)", randomisation=strength,
+                targets_names="demo task state (leg and tabletop pose, 12)", randomisation=strength,
                 episodes=CONTROL_EPISODES)
     save_simcnn(path, state_dict, info)
     return path
