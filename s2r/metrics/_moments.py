@@ -236,16 +236,19 @@ class GroupMoments:
         """
         P = coefs.shape[0]
         flat = np.ascontiguousarray(coefs.transpose(1, 0, 2)).reshape(self.dim, -1)
+        zero = ~coefs.reshape(P, -1).any(axis=1)    # the mean action: exactly the floor
         G = sse.shape[0]
         for start in range(0, rows.size, _CHUNK):
             r = rows[start:start + _CHUNK]
             target = ((self.Y[r] - model.y_center) / model.y_scale)[:, model.scored]
             pred = ((self.x(r) - model.x_center) @ flat).reshape(len(r), P, -1)
             err = ((target[:, None, :] - pred[:, :, model.scored]) ** 2).sum(axis=2)
+            floor = (target ** 2).sum(axis=1)
+            err[:, zero] = floor[:, None]
             g = self.group[r]
             for j in range(P):
                 sse[:, j] += np.bincount(g, weights=err[:, j], minlength=G)
-            floor_sse += np.bincount(g, weights=(target ** 2).sum(axis=1), minlength=G)
+            floor_sse += np.bincount(g, weights=floor, minlength=G)
 
     def raw_model(self, model: LinearModel) -> tuple[np.ndarray, np.ndarray]:
         """``(W (D, A), b (A,))`` mapping RAW embeddings to the model's standardised actions."""

@@ -205,9 +205,11 @@ class TestErrors:
         return out if many else float(out[0])
 
     def floor(self, weights=None):
-        """AS of the training mean action (the no-information floor) on the same frames."""
+        """AS of the training mean action (the no-information floor) on the same frames
+        (summed probe by probe like :meth:`score`, so a probe that chose the mean action
+        scores its floor exactly)."""
         W, many = self._weights(weights, self.count.size)
-        out = 1.0 - (W @ self.floor_sse) / (W @ self.count)
+        out = 1.0 - sum(W @ p.floor_sse for p in self.paths) / (W @ self.count)
         return out if many else float(out[0])
 
     @property
