@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, compute, figures, loaders, tables, widgets
+from ui import charts, compute, figures, loaders, page_url, tables, widgets
 from ui import state as S
 
 frameset, records = widgets.results_page(
@@ -25,6 +25,10 @@ df["tier"] = [tiers.get(e) for e in df["encoder"]]
 # ----------------------------------------------------------------------------- controls
 state.setdefault(S.SCORES_Y, "transfer_score_skill")
 state.setdefault(S.SCORES_ERRORBARS, True)
+state.setdefault(S.SCORES_LABELS, True)
+page_url.sync([page_url.Option("y", S.SCORES_Y, {c: c for c in charts.Y_CHOICES}),
+               page_url.bool_option("intervals", S.SCORES_ERRORBARS),
+               page_url.bool_option("labels", S.SCORES_LABELS)])
 c1, c2, c3 = st.columns([4, 1, 1])
 y = c1.radio("Action score (y axis)", list(charts.Y_CHOICES), key=S.SCORES_Y, horizontal=True,
              format_func=charts.Y_SHORT.get,
@@ -35,7 +39,7 @@ y = c1.radio("Action score (y axis)", list(charts.Y_CHOICES), key=S.SCORES_Y, ho
                   "Training: the paper's protocol, with each encoder's shuffled-action null.")
 error_bars = c2.checkbox("95% intervals", key=S.SCORES_ERRORBARS,
                          help="Episode-bootstrap (BCa) intervals of both scores")
-labels = c3.checkbox("Labels", value=True, key=S.SCORES_LABELS)
+labels = c3.checkbox("Labels", key=S.SCORES_LABELS)
 
 # ----------------------------------------------------------------------------- chart
 chart = charts.score_scatter(df, y=y, error_bars=error_bars, labels=labels,

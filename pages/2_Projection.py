@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, figures, loaders, projection_map, widgets
+from ui import charts, figures, loaders, page_url, projection_map, widgets
 from ui import state as S
 
 frameset, records = widgets.results_page(
@@ -24,14 +24,18 @@ if S.PROJECTION_ENCODERS not in state or not set(state[S.PROJECTION_ENCODERS]) <
     state[S.PROJECTION_ENCODERS] = [shared if shared in ids else ids[0]]
 MODES = {"joint": "Joint: fit sim and real together (the paper's plot)",
          "place-real": "Place real: fit on sim, then place each real frame into that map"}
+PERPLEXITIES = [5, 10, 20, 30, 50]
+state.setdefault(S.PROJECTION_PERPLEXITY, 30)
+page_url.sync([page_url.Option("mode", S.PROJECTION_MODE, {m: m for m in MODES}),
+               page_url.Option("perplexity", S.PROJECTION_PERPLEXITY,
+                               {str(p): p for p in PERPLEXITIES})])
 c1, c2, c3 = st.columns([3, 3, 2])
 chosen = c1.multiselect("Encoders (up to 3)", ids, key=S.PROJECTION_ENCODERS,
                         format_func=widgets.encoder_label, max_selections=3)
 mode = c2.radio("Mode", list(MODES), key=S.PROJECTION_MODE, format_func=MODES.get,
                 help="'Place real' answers: where do real frames land in the map the policy "
                      "was trained on?")
-perplexity = c3.select_slider("Perplexity", [5, 10, 20, 30, 50], value=30,
-                              key=S.PROJECTION_PERPLEXITY,
+perplexity = c3.select_slider("Perplexity", PERPLEXITIES, key=S.PROJECTION_PERPLEXITY,
                               help="Neighbourhood size of t-SNE (capped at (n - 1) / 3)")
 n_frames, cap = len(frameset), loaders.MAP_PER_DOMAIN
 sampled = sum(min(cap, int((frameset.domain == d).sum())) for d in ("sim", "real"))

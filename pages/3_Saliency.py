@@ -6,7 +6,8 @@ import numpy as np
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import figures, loaders, widgets
+from s2r.options import METHODS
+from ui import figures, loaders, page_url, widgets
 from ui import state as S
 
 frameset, records = widgets.results_page(
@@ -21,6 +22,8 @@ ids = widgets.saliency_encoders(records)
 if not ids:
     widgets.nothing_computed("saliency maps of the computed encoders", " with an image model")
 
+page_url.sync([page_url.Option("method", S.SALIENCY_METHOD, {m: m for m in METHODS}),
+               page_url.Option("target", S.SALIENCY_TARGET, {t: t for t in loaders.TARGETS})])
 with st.container(border=True):
     c1, c2, c3 = st.columns([3, 2, 3])
     with c1:

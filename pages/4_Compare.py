@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import figures, loaders, widgets
+from ui import figures, loaders, page_url, widgets
 from ui import state as S
 
 frameset, records = widgets.results_page(
@@ -28,6 +28,7 @@ with st.container(border=True):
                                          shared_key=S.SELECTION_ENCODER,
                                          format_func=widgets.encoder_label)
     others = [e for e in ids if e != enc_a]
+    page_url.sync([page_url.Option("b", S.COMPARE_ENCODER_B, {e: e for e in others})])
     if state.get(S.COMPARE_ENCODER_B) not in others:
         state[S.COMPARE_ENCODER_B] = others[0]
     enc_b = c2.selectbox("Encoder B", others, key=S.COMPARE_ENCODER_B,

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import compute, figures, loaders, real_results, widgets
+from ui import compute, figures, loaders, page_url, real_results, widgets
 from ui import state as S
 from ui import validation as V
 
@@ -40,6 +40,7 @@ except S2RError as exc:
 spec = S.demo_spec(**{**options, "paired": True})
 state.setdefault(V.ENCODERS, list(DEFAULT_ENCODERS))
 state.setdefault(V.GAPS, [0.0, 0.5, 1.0])
+page_url.sync([page_url.Option("policy", V.POLICY, {p: p for p in POLICIES})])
 with st.container(border=True):
     st.markdown(f"**Dataset:** `{spec}` (paired, so paired retrieval is scored; the gap is "
                 "replaced by each gap below; rollouts are rendered at its frame size)")

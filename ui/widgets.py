@@ -90,6 +90,9 @@ def restore_from_url() -> None:
     if state.get(S.URL_READ):
         return
     state[S.URL_READ] = True
+    from ui import page_url
+
+    page_url.keep_link()  # the page's own options, read when the page declares them
     values, warnings = S.read_url({k: st.query_params.get_all(k) for k in st.query_params})
     if S.DATASET_SPEC in values:
         try:  # the keys inside the files, the files' contents: only a load tells
@@ -108,7 +111,9 @@ def publish_url() -> None:
     """Write the session's view to the page URL (:func:`ui.state.url_params`), so a reload
     or a copied link opens it again. Called where the view changes; a no-op when the URL
     already says it (opening another page clears the URL, so every page calls it)."""
-    params = S.url_params(st.session_state)
+    from ui import page_url
+
+    params = {**S.url_params(st.session_state), **page_url.params(st.session_state)}
     wanted = {k: v if isinstance(v, list) else [v] for k, v in params.items()}
     if {k: st.query_params.get_all(k) for k in st.query_params} != wanted:
         st.query_params.from_dict(params)

@@ -1,0 +1,78 @@
+"""A page's own options in its URL (issue 27 item 5): a link or a reload reproduces them, a bad
+value is warned about and replaced by the default, a change is written back to the URL."""
+
+from __future__ import annotations
+
+from tests.ui.apptest import no_exception, open_app, use_env
+from ui import state as S
+
+
+def _scores(computed, monkeypatch, query):
+    use_env(monkeypatch, computed[0])
+    at = open_app("pages/1_Scores.py", query)
+    at.run()
+    no_exception(at)
+    return at
+
+
+def test_scores_link_reproduces_its_y_axis_intervals_and_labels(computed, monkeypatch):
+    at = _scores(computed, monkeypatch, {"y": "transfer_score", "intervals": "0",
+                                         "labels": "0"})
+    assert at.radio(key=S.SCORES_Y).value == "transfer_score"
+    assert at.checkbox(key=S.SCORES_ERRORBARS).value is False
+    assert at.checkbox(key=S.SCORES_LABELS).value is False
+    assert not at.warning or not any("link" in w.value for w in at.warning)
+    # a change goes back into the URL: a reload of that URL opens the same view
+    at.radio(key=S.SCORES_Y).set_value("action_score_heldout_skill").run()
+    no_exception(at)
+    query = {k: at.query_params[k] for k in ("y", "intervals", "labels")}
+    assert query == {"y": "action_score_heldout_skill", "intervals": "0", "labels": "0"}
+    again = _scores(computed, monkeypatch, query)
+    assert again.radio(key=S.SCORES_Y).value == "action_score_heldout_skill"
+    assert again.checkbox(key=S.SCORES_ERRORBARS).value is False
+
+
+def test_scores_bad_link_values_are_warned_and_replaced(computed, monkeypatch):
+    at = _scores(computed, monkeypatch, {"y": "nope", "intervals": "maybe"})
+    warnings = [w.value for w in at.warning]
+    assert any("y='nope' is not one of transfer_score_skill" in w for w in warnings), warnings
+    assert any("intervals='maybe' is not one of 1, 0" in w for w in warnings), warnings
+    assert at.radio(key=S.SCORES_Y).value == "transfer_score_skill"
+    assert at.checkbox(key=S.SCORES_ERRORBARS).value is True
+
+
+def _page(computed, monkeypatch, page, query):
+    use_env(monkeypatch, computed[0])
+    at = open_app(page, query)
+    at.run()
+    no_exception(at)
+    return at
+
+
+def test_saliency_projection_and_validation_links_reproduce_their_options(computed,
+                                                                         monkeypatch):
+    from ui import validation as V
+
+    at = _page(computed, monkeypatch, "pages/3_Saliency.py",
+               {"method": "ig", "target": "domain"})
+    assert at.selectbox(key=S.SALIENCY_METHOD).value == "ig"
+    assert at.selectbox(key=S.SALIENCY_TARGET).value == "domain"
+    assert at.query_params["target"] == "domain"
+    at = _page(computed, monkeypatch, "pages/2_Projection.py",
+               {"mode": "place-real", "perplexity": "10"})
+    assert at.radio(key=S.PROJECTION_MODE).value == "place-real"
+    assert at.select_slider(key=S.PROJECTION_PERPLEXITY).value == 10
+    at = _page(computed, monkeypatch, "pages/2_Projection.py", {"perplexity": "7"})
+    assert any("perplexity='7' is not one of 5, 10, 20, 30, 50" in w.value for w in at.warning)
+    assert at.select_slider(key=S.PROJECTION_PERPLEXITY).value == 30
+    at = _page(computed, monkeypatch, "pages/5_Validation.py", {"policy": "ridge"})
+    assert at.radio(key=V.POLICY).value == "ridge"
+    assert at.query_params["policy"] == "ridge"
+
+
+def test_compare_link_reproduces_encoder_b(computed, monkeypatch):
+    at = _page(computed, monkeypatch, "pages/4_Compare.py",
+               {"inspect": "pixels", "b": "resnet18@random"})
+    assert at.selectbox(key=S.COMPARE_ENCODER_A).value == "pixels"
+    assert at.selectbox(key=S.COMPARE_ENCODER_B).value == "resnet18@random"
+    assert at.query_params["b"] == "resnet18@random"

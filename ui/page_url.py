@@ -1,0 +1,99 @@
+"""A page's own options in its URL, next to the shared ones (dataset, encoders, inspect).
+
+A page declares its options once (:class:`Option`: query parameter, session key of the widget,
+the values a link may name) and calls :func:`sync` before drawing those widgets: on the page's
+first run in a session (a reload, a copied link) the values the URL names are put in the
+widgets' keys, each value that is not allowed is named in a warning and left at its default;
+on every run :func:`ui.widgets.publish_url` writes them to the URL with the shared ones
+(:func:`params`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import streamlit as st
+
+from ui import state as S
+
+#: Session key: (page, options) of the page that declared its options last.
+PAGE_OPTIONS = "url.page_options"
+#: Session key: (page, query parameters) of the link the session was opened with.
+LINK = "url.link"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One page option in the URL.
+
+    Attributes
+    ----------
+    param : str
+        Query parameter.
+    key : str
+        Session key of the widget.
+    values : mapping str -> value
+        What a link may say, and the widget value each text stands for.
+    """
+
+    param: str
+    key: str
+    values: Mapping[str, Any]
+
+
+def bool_option(param: str, key: str) -> Option:
+    """A checkbox or toggle as ``param=1`` / ``param=0``."""
+    return Option(param, key, {"1": True, "0": False})
+
+
+def _page() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.page_script_hash if ctx is not None else ""
+
+
+def keep_link() -> None:
+    """Keep the query parameters the session was opened with (called once, before the
+    shared view is published, which rewrites the URL)."""
+    st.session_state[LINK] = (_page(), {k: st.query_params.get_all(k) for k in st.query_params})
+
+
+def sync(options: Sequence[Option]) -> None:
+    """Read the page's options from the URL on its first run in the session, then publish
+    the URL (shared view + these options)."""
+    from ui import widgets
+
+    state = st.session_state
+    page = _page()
+    state[PAGE_OPTIONS] = (page, tuple(options))
+    flag = f"{S.URL_READ}.{page}"
+    link_page, link = state.get(LINK, (None, {}))
+    if not state.get(flag) and link_page == page:
+        state[flag] = True
+        for option in options:
+            given = link.get(option.param)
+            if not given:
+                continue
+            if given[-1] in option.values:
+                state[option.key] = option.values[given[-1]]
+            else:
+                st.warning(f"The link's {option.param}={given[-1]!r} is not one of "
+                           f"{', '.join(option.values)}: using the default.",
+                           icon=":material/link_off:")
+    widgets.publish_url()
+
+
+def params(state) -> dict:
+    """The query parameters of the current page's declared options (their current values)."""
+    page, options = state.get(PAGE_OPTIONS, (None, ()))
+    if page != _page():
+        return {}
+    out = {}
+    for option in options:
+        if option.key in state:
+            text = next((t for t, v in option.values.items() if v == state[option.key]), None)
+            if text is not None:
+                out[option.param] = text
+    return out
