@@ -26,7 +26,9 @@ MODES = {"joint": "Joint: fit sim and real together (the paper's plot)",
          "place-real": "Place real: fit on sim, then place each real frame into that map"}
 PERPLEXITIES = [5, 10, 20, 30, 50]
 state.setdefault(S.PROJECTION_PERPLEXITY, 30)
-page_url.sync([page_url.Option("mode", S.PROJECTION_MODE, {m: m for m in MODES}),
+page_url.sync([page_url.Option("show", S.PROJECTION_ENCODERS, {e: e for e in ids}, many=True,
+                               most=3),
+               page_url.Option("mode", S.PROJECTION_MODE, {m: m for m in MODES}),
                page_url.Option("perplexity", S.PROJECTION_PERPLEXITY,
                                {str(p): p for p in PERPLEXITIES})])
 c1, c2, c3 = st.columns([3, 3, 2])

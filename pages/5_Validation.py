@@ -40,7 +40,14 @@ except S2RError as exc:
 spec = S.demo_spec(**{**options, "paired": True})
 state.setdefault(V.ENCODERS, list(DEFAULT_ENCODERS))
 state.setdefault(V.GAPS, [0.0, 0.5, 1.0])
-page_url.sync([page_url.Option("policy", V.POLICY, {p: p for p in POLICIES})])
+state.setdefault(V.ROLLOUTS, 20)
+state.setdefault(V.DEMOS, 60)
+page_url.sync([
+    page_url.Option("ids", V.ENCODERS, {e: e for e in V.offline_encoders()}, many=True),
+    page_url.Option("gaps", V.GAPS, {f"{g:g}": g for g in V.GAP_CHOICES}, many=True),
+    page_url.Option("rollouts", V.ROLLOUTS, {str(n): n for n in range(5, 201, 5)}),
+    page_url.Option("demos", V.DEMOS, {str(n): n for n in range(10, 501, 10)}),
+    page_url.Option("policy", V.POLICY, {p: p for p in POLICIES})])
 with st.container(border=True):
     st.markdown(f"**Dataset:** `{spec}` (paired, so paired retrieval is scored; the gap is "
                 "replaced by each gap below; rollouts are rendered at its frame size)")
@@ -49,8 +56,8 @@ with st.container(border=True):
                          format_func=widgets.encoder_label)
     gaps = c2.multiselect("Sim-to-real gaps", V.GAP_CHOICES, key=V.GAPS)
     c3, c4, c6, c5 = st.columns(4)
-    rollouts = c3.number_input("Rollouts per look and gap", 5, 200, 20, 5, key=V.ROLLOUTS)
-    demos = c4.number_input("Expert demonstrations", 10, 500, 60, 10, key=V.DEMOS)
+    rollouts = c3.number_input("Rollouts per look and gap", 5, 200, step=5, key=V.ROLLOUTS)
+    demos = c4.number_input("Expert demonstrations", 10, 500, step=10, key=V.DEMOS)
     control_demos = c6.number_input(
         "Control demonstrations", 0, 2000, 300, 50, key=V.CONTROL_DEMOS,
         help="two-stage: expert episodes (exact states, nothing rendered) the shared control "

@@ -35,11 +35,17 @@ class Option:
         Session key of the widget.
     values : mapping str -> value
         What a link may say, and the widget value each text stands for.
+    many : bool
+        A multiselect: the value is a list, written comma-separated (``a,b``).
+    most : int
+        With ``many``: at most this many values (0 = no limit).
     """
 
     param: str
     key: str
     values: Mapping[str, Any]
+    many: bool = False
+    most: int = 0
 
 
 def bool_option(param: str, key: str) -> Option:
@@ -76,11 +82,18 @@ def sync(options: Sequence[Option]) -> None:
             given = link.get(option.param)
             if not given:
                 continue
-            if given[-1] in option.values:
-                state[option.key] = option.values[given[-1]]
+            texts = [t for t in given[-1].split(",") if t] if option.many else [given[-1]]
+            bad = [t for t in texts if t not in option.values]
+            if option.most and len(texts) > option.most:
+                bad.append(f"more than {option.most}")
+            if texts and not bad:
+                values = [option.values[t] for t in texts]
+                state[option.key] = values if option.many else values[0]
             else:
-                st.warning(f"The link's {option.param}={given[-1]!r} is not one of "
-                           f"{', '.join(option.values)}: using the default.",
+                most = f" (at most {option.most})" if option.most else ""
+                st.warning(f"The link's {option.param}={given[-1]!r} is not "
+                           f"{'made of' if option.many else 'one of'} "
+                           f"{', '.join(option.values)}{most}: using the default.",
                            icon=":material/link_off:")
     widgets.publish_url()
 
@@ -92,8 +105,11 @@ def params(state) -> dict:
         return {}
     out = {}
     for option in options:
-        if option.key in state:
-            text = next((t for t, v in option.values.items() if v == state[option.key]), None)
-            if text is not None:
-                out[option.param] = text
+        if option.key not in state:
+            continue
+        values = state[option.key] if option.many else [state[option.key]]
+        texts = [next((t for t, v in option.values.items() if v == value), None)
+                 for value in values]
+        if None not in texts:
+            out[option.param] = ",".join(texts)
     return out

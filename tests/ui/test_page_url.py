@@ -76,3 +76,26 @@ def test_compare_link_reproduces_encoder_b(computed, monkeypatch):
     assert at.selectbox(key=S.COMPARE_ENCODER_A).value == "pixels"
     assert at.selectbox(key=S.COMPARE_ENCODER_B).value == "resnet18@random"
     assert at.query_params["b"] == "resnet18@random"
+
+
+def test_list_options_projection_encoders_and_validation_settings(computed, monkeypatch):
+    from ui import validation as V
+
+    at = _page(computed, monkeypatch, "pages/2_Projection.py",
+               {"show": "pixels,resnet18@random"})
+    assert at.multiselect(key=S.PROJECTION_ENCODERS).value == ["pixels", "resnet18@random"]
+    assert at.query_params["show"] == "pixels,resnet18@random"
+    at = _page(computed, monkeypatch, "pages/2_Projection.py", {"show": "pixels,nope"})
+    assert any("show='pixels,nope' is not made of" in w.value for w in at.warning)
+    at = _page(computed, monkeypatch, "pages/5_Validation.py",
+               {"ids": "state,pixels,efficientnet-lite0", "gaps": "0,1", "rollouts": "10",
+                "demos": "20", "policy": "mlp"})
+    assert at.multiselect(key=V.ENCODERS).value == ["state", "pixels", "efficientnet-lite0"]
+    assert at.multiselect(key=V.GAPS).value == [0.0, 1.0]
+    assert at.number_input(key=V.ROLLOUTS).value == 10
+    assert at.number_input(key=V.DEMOS).value == 20
+    assert at.radio(key=V.POLICY).value == "mlp"
+    assert at.query_params["gaps"] == "0,1" and at.query_params["rollouts"] == "10"
+    at = _page(computed, monkeypatch, "pages/5_Validation.py", {"rollouts": "7"})
+    assert any("rollouts='7' is not one of" in w.value for w in at.warning)
+    assert at.number_input(key=V.ROLLOUTS).value == 20
