@@ -23,7 +23,8 @@ if not ids:
     widgets.nothing_computed("saliency maps of the computed encoders", " with an image model")
 
 page_url.sync([page_url.Option("method", S.SALIENCY_METHOD, {m: m for m in METHODS}),
-               page_url.Option("target", S.SALIENCY_TARGET, {t: t for t in loaders.TARGETS})])
+               page_url.Option("target", S.SALIENCY_TARGET, {t: t for t in loaders.TARGETS}),
+               *page_url.pair_options(frameset, S.SALIENCY_PAIR_KEYS)])
 with st.container(border=True):
     c1, c2, c3 = st.columns([3, 2, 3])
     with c1:

@@ -28,7 +28,8 @@ with st.container(border=True):
                                          shared_key=S.SELECTION_ENCODER,
                                          format_func=widgets.encoder_label)
     others = [e for e in ids if e != enc_a]
-    page_url.sync([page_url.Option("b", S.COMPARE_ENCODER_B, {e: e for e in others})])
+    page_url.sync([page_url.Option("b", S.COMPARE_ENCODER_B, {e: e for e in others}),
+                   *page_url.pair_options(frameset, S.COMPARE_PAIR_KEYS)])
     if state.get(S.COMPARE_ENCODER_B) not in others:
         state[S.COMPARE_ENCODER_B] = others[0]
     enc_b = c2.selectbox("Encoder B", others, key=S.COMPARE_ENCODER_B,

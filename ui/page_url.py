@@ -53,6 +53,18 @@ def bool_option(param: str, key: str) -> Option:
     return Option(param, key, {"1": True, "0": False})
 
 
+def pair_options(frameset, keys) -> list[Option]:
+    """``episode=`` and ``step=`` of a page's sim frame pair (:func:`ui.widgets.pair_picker`
+    keys ``keys``): the sim episodes and steps of ``frameset``."""
+    import numpy as np
+
+    sim = frameset.domain == "sim"
+    episodes = sorted(int(e) for e in np.unique(frameset.episode[sim]))
+    steps = sorted(int(s) for s in np.unique(frameset.step[sim]))
+    return [Option("episode", keys.episode, {str(e): e for e in episodes}),
+            Option("step", keys.step, {str(s): s for s in steps})]
+
+
 def _page() -> str:
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 

@@ -99,3 +99,17 @@ def test_list_options_projection_encoders_and_validation_settings(computed, monk
     at = _page(computed, monkeypatch, "pages/5_Validation.py", {"rollouts": "7"})
     assert any("rollouts='7' is not one of" in w.value for w in at.warning)
     assert at.number_input(key=V.ROLLOUTS).value == 20
+
+
+def test_saliency_and_compare_links_reproduce_the_frame_pair(computed, monkeypatch):
+    at = _page(computed, monkeypatch, "pages/3_Saliency.py", {"episode": "2", "step": "5"})
+    assert at.selectbox(key="saliency.episode").value == 2
+    assert at.slider(key="saliency.step").value == 5
+    assert at.query_params["episode"] == "2" and at.query_params["step"] == "5"
+    at = _page(computed, monkeypatch, "pages/4_Compare.py",
+               {"b": "resnet18@random", "episode": "1", "step": "6"})
+    assert at.selectbox(key="compare.episode").value == 1
+    assert at.slider(key="compare.step").value == 6
+    assert at.query_params["episode"] == "1" and at.query_params["step"] == "6"
+    at = _page(computed, monkeypatch, "pages/4_Compare.py", {"episode": "99"})
+    assert any("episode='99' is not one of" in w.value for w in at.warning)
