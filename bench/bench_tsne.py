@@ -23,13 +23,18 @@ Usage: ``python bench/bench_tsne.py [--sizes 10000,50000] [--sklearn-at 10000]``
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
-import time
-from pathlib import Path
 
-import numpy as np
+# Before any OpenMP library loads: scikit-learn's and openTSNE's threads wait passively, as
+# s2r.projection sets for openTSNE (busy-waiting threads cost 6-9x on a shared machine).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -98,8 +103,8 @@ def main(argv=None) -> int:
              else [2_000, 5_000] if args.quick else [10_000, 50_000])
     skl_at = ({int(s) for s in args.sklearn_at.split(",")} if args.sklearn_at else {sizes[0]})
     load = os.getloadavg()[0]
-    print(f"t-SNE, perplexity {PERPLEXITY:g}, every core ({os.cpu_count()} CPUs), load "
-          f"average {load:.1f} at start")
+    print(f"t-SNE, perplexity {PERPLEXITY:g}, every core ({os.cpu_count()} CPUs), "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}, load average {load:.1f} at start")
     header = (f"{'frames':>7} {'project s':>9} {'iters':>8} {'bare oTSNE s':>12} "
               f"{'proj/bare':>9} {'sklearn s':>9} {'skl/proj':>8} {'KL proj':>8} "
               f"{'KL skl':>7} {'load':>5}")

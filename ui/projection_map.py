@@ -64,6 +64,11 @@ def view(coords: np.ndarray, height: int = HEIGHT, width: int = 520) -> dict:
             "zoom": math.log2(0.9 / span)}
 
 
+def _radius(coords: np.ndarray) -> float:
+    """A point's radius in map units: 1/1500 of the map's larger side."""
+    return float(max(np.ptp(coords, axis=0).max(), 1e-6) / 1500.0)
+
+
 @st.cache_resource(max_entries=8, show_spinner=False)
 def deck(key: tuple, _proj, _frameset) -> _Deck:
     """The pydeck chart of a projection's points, built and serialised once per ``key``
@@ -77,8 +82,11 @@ def deck(key: tuple, _proj, _frameset) -> _Deck:
                      _frameset.step[rows])
     layer = pdk.Layer("ScatterplotLayer", data=records, id=LAYER_ID, get_position=["x", "y"],
                       get_fill_color=f"d == 'sim' ? {COLORS['sim']} : {COLORS['real']}",
-                      get_radius=2, radius_units="pixels", radius_min_pixels=2,
-                      pickable=True, auto_highlight=True)
+                      # Radius in map units, kept between 2 and 8 pixels: pydeck turns every
+                      # string argument into a JS expression, so radius_units="pixels" would
+                      # arrive as the undefined variable `pixels`.
+                      get_radius=_radius(_proj.coords), radius_min_pixels=2,
+                      radius_max_pixels=8, pickable=True, auto_highlight=True)
     d = pdk.Deck(layers=[layer], views=[pdk.View(type="OrthographicView", controller=True)],
                  initial_view_state=pdk.ViewState(**view(_proj.coords)), map_provider=None,
                  tooltip={"text": "{d} · episode {e} · step {s} · frame {i}"})

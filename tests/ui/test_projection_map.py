@@ -70,3 +70,14 @@ def test_caption_says_how_many_of_how_many_and_how_they_were_drawn():
     text = projection_map.describe_sample(5000, 50000)
     assert text.startswith("5,000 of 50,000 frames shown (stratified by domain and episode)")
     assert "mixing number uses all 50,000" in text
+
+
+def test_points_have_a_radius_in_map_units_clamped_in_pixels():
+    proj = _projection(100)
+    spec = json.loads(projection_map.deck(("radius", 100), proj, _Frames(300)).to_json())
+    layer = spec["layers"][0]
+    # No string-valued units (pydeck would send them as JS expressions).
+    assert "radiusUnits" not in layer
+    side = float(np.ptp(proj.coords, axis=0).max())
+    assert layer["getRadius"] == pytest.approx(side / 1500)
+    assert (layer["radiusMinPixels"], layer["radiusMaxPixels"]) == (2, 8)
