@@ -80,7 +80,7 @@ for col, eid in zip(cols, chosen):
             loaders.projection_deck(frameset, proj, (eid, mode, perplexity, per_domain,
                                                      loaders.precision())),
             on_select="rerun", selection_mode="single-object", height=projection_map.HEIGHT,
-            key=f"projection.map.{eid}")
+            key=f"projection.map.{eid}.{mode}.{perplexity}.{per_domain or 'all'}")
         st.caption(projection_map.describe_sample(len(proj), n_frames) + " Sim blue, real "
                    "red; drag to pan, scroll to zoom, click a point to see its frame.")
         # The same map as a static figure (SVG/PDF/PNG, rendered only when asked for).

@@ -323,7 +323,7 @@ def test_projection_click_shows_the_frame(app_after_compute):
     eid = at.multiselect(key=S.PROJECTION_ENCODERS).value[0]
     # What st.pydeck_chart(on_select="rerun") returns for a click: the picked object per
     # layer id (ui.projection_map.LAYER_ID), with the record's fields.
-    at.session_state[f"projection.map.{eid}"] = {"selection": {
+    at.session_state[f"projection.map.{eid}.joint.30.all"] = {"selection": {
         "indices": {"frames": [3]}, "objects": {"frames": [{"i": 3, "d": "sim"}]}}}
     at.run()
     no_exception(at)
