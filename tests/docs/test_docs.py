@@ -51,3 +51,11 @@ def test_every_docs_page_is_in_the_nav():
     listed = {next(iter(item.values())) for item in config["nav"]}
     pages = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").glob("*.md")}
     assert pages == listed
+
+
+def test_readme_is_a_landing_page_whose_links_exist():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 250
+    assert "make test" in text and "make run" in text      # .ci/run runs the README's command
+    links = re.findall(r"\]\(((?:docs/)[^)#\s]+)", text)
+    assert links and all((ROOT / link).exists() for link in links), links
