@@ -19,7 +19,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import Iterator, Mapping, Optional
+from typing import Iterator, Mapping, Optional, Sequence
 
 from tests.helpers import APP, REPO
 
@@ -27,6 +27,9 @@ CHROMIUM = os.environ.get("S2R_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
+#: Software WebGL (SwiftShader) for deck.gl maps: with ``--disable-gpu`` Chromium no longer
+#: falls back to it on its own.
+WEBGL_ARGS = ["--enable-unsafe-swiftshader", "--use-angle=swiftshader"]
 
 
 def free_port() -> int:
@@ -102,14 +105,17 @@ def chromium_available() -> bool:
 
 
 @contextlib.contextmanager
-def browser_page(*, width: int = 1400, height: int = 1000) -> Iterator["object"]:
-    """A Playwright page in headless Debian Chromium (closed on exit)."""
+def browser_page(*, width: int = 1400, height: int = 1000,
+                 extra_args: Sequence[str] = ()) -> Iterator["object"]:
+    """A Playwright page in headless Debian Chromium (closed on exit); ``extra_args`` are
+    added to :data:`CHROMIUM_ARGS` (e.g. :data:`WEBGL_ARGS`)."""
     from playwright.sync_api import sync_playwright
 
     if not chromium_available():
         raise RuntimeError(f"Chromium not found at {CHROMIUM}: run `make browser-deps`")
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = p.chromium.launch(executable_path=CHROMIUM,
+                                    args=[*CHROMIUM_ARGS, *extra_args], headless=True)
         try:
             context = browser.new_context(viewport={"width": width, "height": height})
             yield context.new_page()
