@@ -27,9 +27,10 @@ import pytest
 from tests.helpers.browser import WEBGL_ARGS, browser_page, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
-              # Measured: cold click -> frame 1.53 s (twice), warm 0.98 s (once); but in 2 of 5
-              # runs on this loaded machine a click on the deck.gl map (software WebGL) made
-              # no selection rerun, so the result is not yet reliable here (open problem).
+              # Measured: cold click -> frame 1.53 s (twice), warm 0.98 s (once). On this
+              # loaded machine (software WebGL) a first click on the 5,000-point map selected
+              # in 4 of 5 tries, a click on a second point in 1 of 3, a click on the
+              # 50,000-point map in 0 of 2: not reliable yet (open problem).
               pytest.mark.xfail(reason="deck.gl click selection is flaky in headless Chromium "
                                        "with software WebGL on a loaded machine",
                                 strict=False)]
