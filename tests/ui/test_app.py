@@ -252,7 +252,10 @@ def test_scores_table_has_every_metric_with_intervals_tiers_and_downloads(app_af
                 "Train AS null", "Retrieval chance", "Tier"):
         assert col in table.columns, col
     assert sorted(table["id"]) == sorted(ENCODERS)
-    assert table["Transfer skill"].str.match(r"^-?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]$").all()
+    # A random-weight encoder's sim probe can transfer far below the floor (skill -10.9);
+    # a score whose penalty choice is unstable ends with the warning sign.
+    assert table["Transfer skill"].str.match(
+        r"^-?\d+\.\d{3} \[-?\d+\.\d{3}, -?\d+\.\d{3}\]( ⚠)?$").all()
     assert set(table["Tier"]) <= {1, 2}
     assert [b.proto.label for b in at.get("download_button")
             if b.proto.label.startswith("Download")] == ["Download CSV", "Download JSON"]
