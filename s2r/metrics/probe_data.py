@@ -22,55 +22,14 @@ from s2r.metrics import _moments as mom
 from s2r.metrics.action_probe import ALPHA_GRID
 from s2r.metrics.domain_probe import DomainProbe
 from s2r.metrics.folds import DEFAULT_N_FOLDS, Folds, episode_folds
+from s2r.metrics.penalty import (  # noqa: F401  (re-exported: PENALTY_RULES, choose_penalty)
+    DEFAULT_PENALTY_RULE, PENALTY_RULES, check_alpha, check_auto, check_grid, choose_penalty,
+    cv_curve)
 from s2r.metrics.results import AlphaSelection
 from s2r.metrics.validation import check_choice, check_embeddings, check_number
 
 #: A ridge penalty (fraction of the training embeddings' total variance) or ``"auto"``.
 Alpha = Union[float, str]
-
-
-#: How a penalty is chosen from the cross-validation curve (:func:`choose_penalty`):
-#: ``"min"`` the best cross-validated score; ``"1se-finite"`` the largest finite penalty
-#: within one standard error of the best, the mean action only when it is the best;
-#: ``"1se"`` the largest penalty within one standard error, the mean action included (the
-#: rule before SCORE_VERSION 4, kept for the measurement in bench/bench_penalty_rule.py).
-PENALTY_RULES = ("min", "1se-finite", "1se")
-#: The rule of every ``alpha="auto"`` choice (chosen by measurement: README, "The ridge
-#: penalty").
-DEFAULT_PENALTY_RULE = "min"
-
-
-def choose_penalty(alphas, scores, se, rule: str = DEFAULT_PENALTY_RULE):
-    """Index of the chosen penalty on cross-validation curves.
-
-    Parameters
-    ----------
-    alphas : sequence of float, ascending
-        The grid (``inf`` last when present).
-    scores, se : ndarray of shape (..., P)
-        Cross-validated score of each penalty and its standard error over the folds; leading
-        dimensions are independent curves (e.g. bootstrap replicates).
-    rule : {"min", "1se-finite", "1se"}
-        See :data:`PENALTY_RULES`. Ties go to the larger penalty.
-
-    Returns
-    -------
-    ndarray of int, shape (...)
-    """
-    check_choice("rule", rule, PENALTY_RULES)
-    a = np.asarray(alphas, dtype=float)
-    s = np.round(np.asarray(scores, dtype=float), 12)
-    P = a.size
-    best = P - 1 - np.argmax(s[..., ::-1], axis=-1)          # last maximum: larger alpha
-    if rule == "min":
-        return best
-    s_best = np.take_along_axis(s, best[..., None], -1)
-    se_best = np.take_along_axis(np.asarray(se, dtype=float), best[..., None], -1)
-    within = s >= s_best - se_best
-    if rule == "1se-finite":
-        within &= np.isfinite(a)
-    within |= np.arange(P) == best[..., None]
-    return P - 1 - np.argmax(within[..., ::-1], axis=-1)    # largest alpha within
 
 
 @dataclass(frozen=True)
@@ -115,50 +74,6 @@ class PenaltyPath:
             return np.zeros(B, dtype=np.int64)
         scores, se = cv_curve(self.cv_sse, self.cv_count, self.cv_fold, weights)
         return choose_penalty(self.alphas, scores, se, self.rule)
-
-
-def cv_curve(cv_sse, cv_count, cv_fold, weights) -> tuple[np.ndarray, np.ndarray]:
-    """``(scores, se)`` of shape (B, P): the pooled cross-validated score of each penalty
-    (``1 - sum w sse / sum w count``) and its standard error over the inner folds
-    (``std(per-fold scores, ddof=1) / sqrt(folds)``; folds a replicate did not draw are left
-    out), for replicates ``weights (B, G)`` of the groups' validation errors."""
-    W = np.atleast_2d(np.asarray(weights, dtype=float))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = 1.0 - (W @ cv_sse) / (W @ cv_count)[:, None]
-        per_fold = []
-        for k in np.unique(cv_fold[cv_fold >= 0]):
-            m = cv_fold == k
-            d = (W[:, m] @ cv_count[m])[:, None]
-            per_fold.append(np.where(d > 0, 1.0 - (W[:, m] @ cv_sse[m]) / d, np.nan))
-        per_fold = np.array(per_fold)                          # (K, B, P)
-        ok = np.isfinite(per_fold)
-        n_ok = ok.sum(axis=0)                                  # (B, P)
-        mean = np.where(ok, per_fold, 0.0).sum(axis=0) / np.maximum(n_ok, 1)
-        ss = np.where(ok, (per_fold - mean) ** 2, 0.0).sum(axis=0)
-    se = np.where(n_ok > 1, np.sqrt(ss / np.maximum(n_ok - 1, 1) / np.maximum(n_ok, 1)), 0.0)
-    return scores, se
-
-
-def _grid(alphas) -> tuple:
-    """Validated penalty grid, ascending."""
-    alphas = tuple(sorted(float(a) for a in alphas))
-    if not alphas:
-        raise MetricError("alphas: give at least one ridge penalty to choose from")
-    for a in alphas:
-        _check_alpha(a)
-    return alphas
-
-
-def _check_alpha(alpha) -> float:
-    if alpha == float("inf"):      # the no-information probe (the training mean action)
-        return float(alpha)
-    check_number("alpha", alpha, low=0)
-    return float(alpha)
-
-
-def _check_auto(alpha: str) -> None:
-    if alpha != "auto":
-        raise MetricError(f"ridge alpha must be a number >= 0 or 'auto', got {alpha!r}")
 
 
 @dataclass(frozen=True)
@@ -399,7 +314,7 @@ class ProbeData:
         rule : str, optional
             :data:`PENALTY_RULES` (default: this object's rule).
         """
-        alphas = _grid(alphas)
+        alphas = check_grid(alphas)
         mask = np.ones(self.folds.n_groups, bool) if groups is None else np.asarray(groups, bool)
         cv = self._cv_errors(mask, alphas, mask)
         scores, se = cv_curve(*cv, np.ones((1, self.folds.n_groups)))
@@ -414,9 +329,9 @@ class ProbeData:
         """``alpha`` itself, or the choice of :meth:`select_alpha` on ``groups`` when it is
         ``"auto"``."""
         if isinstance(alpha, str):
-            _check_auto(alpha)
+            check_auto(alpha)
             return self.select_alpha(groups=groups).alpha
-        return _check_alpha(alpha)
+        return check_alpha(alpha)
 
     def penalty_path(self, alpha: Alpha, train, test, *, scope=None) -> PenaltyPath:
         """The probe fitted on the groups ``train`` and scored on ``test``: at the fixed
@@ -424,11 +339,11 @@ class ProbeData:
         inside ``train`` that choose among them (again in every bootstrap replicate)."""
         train, test = np.asarray(train, bool), np.asarray(test, bool)
         if isinstance(alpha, str):
-            _check_auto(alpha)
-            alphas = _grid(ALPHA_GRID)
+            check_auto(alpha)
+            alphas = check_grid(ALPHA_GRID)
             cv = self._cv_errors(train, alphas, train if scope is None else scope)
         else:
-            alphas, cv = (_check_alpha(alpha),), (None, None, None)
+            alphas, cv = (check_alpha(alpha),), (None, None, None)
         sse, floor_sse, count, scored = self._errors(train, test, alphas)
         if not scored.any():
             raise MetricError("every action dimension is constant in the training frames: "

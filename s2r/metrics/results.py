@@ -112,7 +112,7 @@ class AlphaSelection:
         penalty within one standard error of the best (the one-standard-error rule of Breiman
         et al. and glmnet's ``lambda.1se``), the mean action only when it is the best;
         ``"1se"``: the same with the mean action among the candidates
-        (:data:`s2r.metrics.probe_data.PENALTY_RULES`).
+        (:data:`s2r.metrics.penalty.PENALTY_RULES`).
     """
 
     alpha: float

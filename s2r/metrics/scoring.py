@@ -24,7 +24,7 @@ What a record holds (keys of :data:`SCORE_KEYS`, each with ``_ci_low``/``_ci_hig
 
 With ``ridge_alpha="auto"`` each held-out and transfer probe (and its state ceiling) chooses
 its penalty by episode cross-validation inside its training set
-(:func:`s2r.metrics.probe_data.choose_penalty`), and every bootstrap replicate chooses it
+(:func:`s2r.metrics.penalty.choose_penalty`), and every bootstrap replicate chooses it
 again from its own resampled cross-validation errors, so the intervals include the choice;
 ``ridge_alpha_choice`` says how often each value was chosen.
 
