@@ -17,6 +17,9 @@ __all__ = ["CONTROLS", "SIMCNN_CONTROLS", "simcnn_spec"]
 #: Built-in controls: id -> appearance randomisation strength in [0, 1] of their training.
 CONTROLS = {"simcnn-dr0": 0.0, "simcnn-dr0.5": 0.5, "simcnn-dr1": 1.0}
 _DIM, _INPUT = 128, (48, 64)
+#: Parameters of SimCNN's convolutions and batch norms (any input size: the spatial soft-argmax
+#: makes the Linear layer's input 64 wide); the Linear layer adds 65 per embedding dimension.
+_CONV_PARAMS = 47_424
 
 
 def simcnn_spec(*, id: str, file: str, dim: int = _DIM, input_size: tuple = _INPUT,
@@ -29,7 +32,7 @@ def simcnn_spec(*, id: str, file: str, dim: int = _DIM, input_size: tuple = _INP
         id=id,
         facts=TableFacts(name=name or id, architecture="CNN", training_type=training_type,
                          pretraining_data=pretraining_data, pretraining_group="none",
-                         params_m=0.0, notes=notes),
+                         params_m=(_CONV_PARAMS + 65 * int(dim)) / 1e6, notes=notes),
         build=BuildSpec(backend="simcnn", identifier="simcnn", dim=int(dim)),
         weights=WeightsSpec(checkpoint=CheckpointSpec(file=file, url="", arch="simcnn",
                                                       how="trained on first use")),

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from s2r.encoders.simcnn_specs import CONTROLS
 from s2r.encoders import (BUILTIN_SPECS, EncoderRegistry, get_spec, list_encoders,
                           random_variant, status)
 from s2r.errors import EncoderError
@@ -107,7 +108,8 @@ def test_normalisation_and_backends():
     assert get_spec("hrp-resnet18").checkpoint.arch == "resnet18-gn16"
     assert get_spec("vip").checkpoint.arch == "resnet50-fc1024"
     sizes = {"pixels": (32, 32), "efficientnet-lite1": (240, 240),
-             "efficientnet-lite2": (260, 260)}  # the EfficientNet-Lite release's sizes
+             "efficientnet-lite2": (260, 260),  # the EfficientNet-Lite release's sizes
+             **{cid: (48, 64) for cid in CONTROLS}}  # the sim-trained controls' input
     for spec in list_encoders():
         assert spec.input_size == sizes.get(spec.id, (224, 224)), spec.id
 
@@ -134,13 +136,13 @@ def test_list_encoders_wildcards_and_random_controls():
                                                       "r3m-resnet50"]
     assert [s.id for s in list_encoders("clip-*-1?")] == ["clip-base-16", "clip-large-14"]
     plain = list_encoders()
-    assert len(plain) == 32 and not any(s.random_init for s in plain)
+    assert len(plain) == 35 and not any(s.random_init for s in plain)   # 32 + 3 simcnn-dr*
     assert {"resnet18.tv", "resnet34.tv", "resnet50.tv", "resnet101.tv"} <= {s.id for s in plain}
     assert {"pixels", "efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2",
             "state"} <= {s.id for s in plain}
     full = list_encoders(include_random=True)
     randoms = [s for s in full if s.random_init]
-    assert len(randoms) == 30  # every architecture; pixels and state have no weights
+    assert len(randoms) == 33  # every architecture (simcnn-dr* too); pixels, state: no weights
     assert {s.id for s in randoms} == {s.id + "@random" for s in plain
                                        if s.id not in ("pixels", "state")}
     assert [s.id for s in list_encoders("resnet18*", include_random=True)] == [
@@ -257,7 +259,7 @@ def test_cli_lists_with_status(capsys, no_network):
 
     assert main(["encoders", "--json", "--all"]) == 0
     records = json.loads(capsys.readouterr().out)
-    assert len(records) == 62
+    assert len(records) == 68      # 35 entries + 33 @random (simcnn-dr* have one too)
     by_id = {r["id"]: r for r in records}
     for key in ("id", "name", "table_number", "architecture", "pretraining_data",
                 "params_m", "dim", "status"):
