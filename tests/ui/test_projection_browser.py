@@ -1,9 +1,9 @@
 """The Projection page on a 50,000-frame dataset in a real browser: the sample map (5,000 of
 50,000, stratified by domain and episode) and the map of every frame draw in WebGL, and hover
-names a frame on each.
+names a frame on each; a click on the sample map shows that frame.
 
-Known gap (open): in this headless Chromium (software WebGL) a click on the map does not
-reliably make Streamlit rerun with a selection (see below), so clicks are not asserted here.
+A click on the sample map shows the frame within the stated time; a click on the map of
+every frame is not asserted (see below).
 
 The dataset is the demo at 50,000 frames (500 episodes x 50 steps per domain, 64 x 80 pixels,
 rendered lazily on read) and the encoder the robot-state reference, so nothing has to embed
@@ -24,12 +24,14 @@ import pytest
 
 from tests.helpers.browser import WEBGL_ARGS, browser_page, running_app
 
-# The click -> frame timing is not asserted here: in headless Chromium with software WebGL on
-# this shared 2-core machine a click selected in 4 of 5 tries on the 5,000-point map (cold
-# 1.53 s, warm 0.98 s when it did) and 0 of 2 on the 50,000-point map, so a test of it would
-# pass or fail by chance (open problem, docs/scale.md). The selection itself is tested under
-# AppTest (tests/ui/test_projection_map.py); this test asserts what the browser does reliably.
+# Measured on an idle 2-core machine (headless Chromium, software WebGL): a click on the
+# 5,000-of-50,000 map showed the frame in 0.66-0.80 s (cold and warm, 3 runs); a click on
+# the map of every frame in 2.41 s once and not at all once, so that click is not asserted
+# (open problem, docs/scale.md). Under heavy load (other processes on both cores) clicks were
+# missed more often; the test allows one retry on another point.
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+#: Warm click -> frame bound asserted (goal 1 s; measured 0.72-0.80 s idle; slack for noise).
+WARM_CLICK_LIMIT_S = 2.0
 
 SPEC = "demo:episodes=500,steps=50,height=64,width=80"
 N_FRAMES = 50_000
@@ -91,7 +93,20 @@ def _find_point(page, canvas, exclude=(), timeout_s: float = 90.0) -> tuple[floa
     raise AssertionError("no point of the map showed a tooltip under the mouse")
 
 
-def test_projection_page_on_50000_frames_maps_a_sample_and_every_frame_hover_names_a_point(
+def _click_and_time(page, x: float, y: float, frame: int, timeout_ms: int = 60_000) -> float:
+    """Seconds from the click to the selected frame's details and image on the page."""
+    start = time.perf_counter()
+    page.mouse.click(x, y)
+    page.wait_for_function(
+        "f => new RegExp('Frame index: ' + f + '(?![0-9])').test(document.body.innerText)",
+        arg=frame, timeout=timeout_ms)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=\"stImage\"] img')]"
+        ".some(i => i.complete && i.naturalWidth > 0)", timeout=60_000)
+    return time.perf_counter() - start
+
+
+def test_projection_page_on_50000_frames_click_shows_the_frame_and_every_frame_maps(
         tmp_path, monkeypatch):
     cache_dir = tmp_path / "cache"
     _prepare_cache(cache_dir, monkeypatch)
@@ -107,8 +122,29 @@ def test_projection_page_on_50000_frames_maps_a_sample_and_every_frame_hover_nam
         canvas = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
         canvas.wait_for(timeout=300_000)
         page.evaluate("1")
-        x, y, frame = _find_point(page, canvas)
-        print(f"5,000-of-50,000 map: hover found frame {frame}")
+        times, seen = [], []
+        for attempt in range(2):  # the first click (cold), then another frame (warm)
+            for retry in range(2):
+                x, y, frame = _find_point(page, canvas, exclude=seen)
+                seen.append(frame)
+                try:
+                    times.append(_click_and_time(page, x, y, frame))
+                    break
+                except Exception:
+                    page.screenshot(path=str(tmp_path / f"click_{attempt}_{retry}.png"))
+                    if retry:
+                        raise AssertionError(f"click {attempt} showed no frame twice "
+                                             f"(times so far {times})")
+            # With a frame selected, a plain click on another point did not change the
+            # selection; after a drag of the map (which moves every point) it did.
+            page.mouse.move(x, y)
+            page.mouse.down()
+            page.mouse.move(x + 37, y + 23, steps=4)
+            page.mouse.up()
+            time.sleep(1.0)
+        print(f"click -> frame shown (map of 5,000 of 50,000 frames): first {times[0]:.2f} s, "
+              f"then {times[1]:.2f} s (warm)")
+        assert times[1] <= WARM_CLICK_LIMIT_S, times
         page.get_by_text("the mixing number uses all 50,000", exact=False).wait_for(
             timeout=60_000)
 
