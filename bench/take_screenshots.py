@@ -25,7 +25,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.helpers.browser import browser_page, find_chart_point, running_app, wait_idle  # noqa: E402
+from tests.helpers.browser import (  # noqa: E402
+    WEBGL_ARGS, browser_page, find_chart_point, find_map_point, running_app, wait_idle)
 
 OUT = REPO / "docs" / "screenshots"
 WIDTH = 1400
@@ -97,7 +98,8 @@ def main(argv=None) -> int:
     if args.encoders:
         env["S2R_DEFAULT_ENCODERS"] = args.encoders
     start = time.perf_counter()
-    with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
+    with running_app(env) as url, \
+            browser_page(width=WIDTH, height=1000, extra_args=WEBGL_ARGS) as page:
         page.goto(url)
         page.get_by_text("Scores: DIS vs AS").wait_for(timeout=900_000)
         wait_idle(page)
@@ -115,8 +117,9 @@ def main(argv=None) -> int:
         shoot(page, "scores", args.out)
 
         open_page(page, "Projection", "Mixing number")
-        tsne = page.locator(".vega-embed").first
-        x, y, _ = find_chart_point(page, tsne, step=4)
+        canvas = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
+        canvas.wait_for(timeout=300_000)
+        x, y, _ = find_map_point(page, canvas)
         page.mouse.click(x, y)
         page.get_by_text("Frame index").wait_for(timeout=120_000)
         wait_idle(page)

@@ -75,7 +75,10 @@ for col, eid in zip(cols, chosen):
             st.error(f"{eid}: {exc}")
             continue
         bar.empty()
-        st.markdown(f"**{widgets.encoder_label(eid)}** · mixing number {proj.mixing:.2f}")
+        # Title and legend of the WebGL map (deck.gl draws neither): the colours of
+        # projection_map.COLORS; t-SNE axes carry no units, so none are drawn.
+        st.markdown(f"**t-SNE of {widgets.encoder_label(eid)}** · mixing number "
+                    f"{proj.mixing:.2f} · domain: :blue[●] sim :red[●] real")
         event = st.pydeck_chart(
             loaders.projection_deck(frameset, proj, (eid, mode, perplexity, per_domain,
                                                      loaders.precision())),

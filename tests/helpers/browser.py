@@ -21,6 +21,8 @@ import urllib.request
 from pathlib import Path
 from typing import Iterator, Mapping, Optional, Sequence
 
+import numpy as np
+
 from tests.helpers import APP, REPO
 
 CHROMIUM = os.environ.get("S2R_CHROMIUM", "/usr/bin/chromium")
@@ -179,3 +181,27 @@ def find_chart_point(page, chart, *, wanted: Optional[str] = None, step: int = 6
                 return x, y, text
     raise RuntimeError(f"no chart point{' naming ' + repr(wanted) if wanted else ''} found "
                        f"under the mouse within {timeout_s:.0f} s")
+
+
+def find_map_point(page, canvas, *, exclude=(), n_frames: Optional[int] = None,
+                   timeout_s: float = 90.0) -> tuple[float, float, int]:
+    """Hover over a deck.gl map (the Projection page) until its tooltip names a frame not in
+    ``exclude``: ``(x, y, frame)``."""
+    box = canvas.bounding_box()
+    tooltip = page.locator(".deck-tooltip")
+    deadline = time.perf_counter() + timeout_s
+    for fy in np.linspace(0.3, 0.7, 9):
+        for fx in np.linspace(0.3, 0.7, 9):
+            if time.perf_counter() > deadline:
+                break
+            x, y = box["x"] + fx * box["width"], box["y"] + fy * box["height"]
+            page.mouse.move(x, y)
+            time.sleep(0.15)
+            tip = tooltip.first.inner_text() if tooltip.count() else ""
+            if "frame" in tip:
+                frame = int(tip.rsplit("frame", 1)[1].split()[0])
+                assert frame >= 0 and (n_frames is None or frame < n_frames), tip
+                assert "sim" in tip or "real" in tip, tip
+                if frame not in exclude:
+                    return x, y, frame
+    raise AssertionError("no point of the map showed a tooltip under the mouse")

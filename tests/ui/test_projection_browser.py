@@ -22,7 +22,7 @@ import time
 import numpy as np
 import pytest
 
-from tests.helpers.browser import WEBGL_ARGS, browser_page, running_app
+from tests.helpers.browser import WEBGL_ARGS, browser_page, find_map_point, running_app
 
 # Measured on an idle 2-core machine (headless Chromium, software WebGL): a click on the
 # 5,000-of-50,000 map showed the frame in 0.66-0.80 s (cold and warm, 3 runs); a click on
@@ -72,27 +72,6 @@ def _prepare_cache(cache_dir, monkeypatch) -> None:
         assert len(proj) == (2 * MAP_PER_DOMAIN if per_domain else N_FRAMES)
 
 
-def _find_point(page, canvas, exclude=(), timeout_s: float = 90.0) -> tuple[float, float, int]:
-    """Hover over the map until deck.gl's tooltip names a frame not in ``exclude``."""
-    box = canvas.bounding_box()
-    tooltip = page.locator(".deck-tooltip")
-    deadline = time.perf_counter() + timeout_s
-    for fy in np.linspace(0.3, 0.7, 9):
-        for fx in np.linspace(0.3, 0.7, 9):
-            if time.perf_counter() > deadline:
-                break
-            x, y = box["x"] + fx * box["width"], box["y"] + fy * box["height"]
-            page.mouse.move(x, y)
-            time.sleep(0.15)
-            tip = tooltip.first.inner_text() if tooltip.count() else ""
-            if "frame" in tip:
-                frame = int(tip.rsplit("frame", 1)[1].split()[0])
-                assert 0 <= frame < N_FRAMES and ("sim" in tip or "real" in tip), tip
-                if frame not in exclude:
-                    return x, y, frame
-    raise AssertionError("no point of the map showed a tooltip under the mouse")
-
-
 def _click_and_time(page, x: float, y: float, frame: int, timeout_ms: int = 60_000) -> float:
     """Seconds from the click to the selected frame's details and image on the page."""
     start = time.perf_counter()
@@ -125,7 +104,7 @@ def test_projection_page_on_50000_frames_click_shows_the_frame_and_every_frame_m
         times, seen = [], []
         for attempt in range(2):  # the first click (cold), then another frame (warm)
             for retry in range(2):
-                x, y, frame = _find_point(page, canvas, exclude=seen)
+                x, y, frame = find_map_point(page, canvas, exclude=seen, n_frames=N_FRAMES)
                 seen.append(frame)
                 try:
                     times.append(_click_and_time(page, x, y, frame))
@@ -157,7 +136,7 @@ def test_projection_page_on_50000_frames_click_shows_the_frame_and_every_frame_m
         canvas.wait_for(timeout=120_000)
         time.sleep(3)
         start = time.perf_counter()
-        x, y, frame = _find_point(page, canvas)
+        x, y, frame = find_map_point(page, canvas, n_frames=N_FRAMES)
         print(f"50,000-point map: hover found frame {frame} in "
               f"{time.perf_counter() - start:.2f} s")
         page.screenshot(path=str(tmp_path / "projection_50000.png"))
