@@ -1,6 +1,6 @@
 """Closed-loop evaluation speed: 20 rollouts x 40 steps of one encoder, batched across rollouts.
 
-Prints the wall time of :func:`s2r.policy.rollout.run_rollouts` (render every frame in the real
+Prints the wall time of :func:`s2r.closedloop.rollout.run_rollouts` (render every frame in the real
 look, embed the batch, predict, step) and, as the same-process baseline, the time to embed the
 same number of frames in the same batch size without any simulation. The ratio is the
 overhead of rendering and stepping; the absolute time answers "well under a minute on 2 CPU
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from s2r.embed import embed_frames  # noqa: E402
 from s2r.encoders import build_encoder  # noqa: E402
-from s2r.policy.rollout import run_rollouts  # noqa: E402
+from s2r.closedloop.rollout import run_rollouts  # noqa: E402
 
 
 def bench_validation(spec: str) -> None:
@@ -42,8 +42,8 @@ def bench_validation(spec: str) -> None:
     import tempfile
 
     from s2r.cache import Cache
-    from s2r.pipeline.rollouts import RolloutParams
-    from s2r.pipeline.validation import DEFAULT_ENCODERS, demo_options, validate
+    from s2r.closedloop.encoder_rollouts import RolloutParams
+    from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options, validate
 
     options = demo_options(spec)
     load0 = os.getloadavg()

@@ -23,8 +23,8 @@ widgets.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
 
 from s2r.datasets.demo import ACTION_NAMES  # noqa: E402
-from s2r.pipeline.rollouts import POLICIES, RolloutParams, recorded_rollout  # noqa: E402
-from s2r.pipeline.validation import DEFAULT_ENCODERS, demo_options, validate  # noqa: E402
+from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, recorded_rollout  # noqa: E402
+from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options, validate  # noqa: E402
 
 # ----------------------------------------------------------------------------- settings
 spec = state.get(S.DATASET_SPEC)

@@ -51,7 +51,7 @@ from typing import Optional
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics.validation import check_choice, check_embeddings, check_number
+from s2r.checks import check_choice, check_embeddings, check_number
 from s2r.progress import ProgressCallback, report
 
 # openTSNE's threads are OpenMP threads (its own libgomp, read when openTSNE is first

@@ -116,7 +116,7 @@ def scores_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        :func:`s2r.metrics.leaderboard.records_to_frame` with the ``encoder.`` prefix dropped
+        :func:`s2r.leaderboard.records_to_frame` with the ``encoder.`` prefix dropped
         (``encoder`` is the id; ``name``, ``table_number``, ``architecture``,
         ``pretraining_group``, ``params_m``...), plus ``label`` (``"#14 ResNet18"`` or the
         name, ``" · int8"`` appended for int8 embeddings), ``arch`` and ``group`` (legend
@@ -124,7 +124,7 @@ def scores_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         :data:`UNSTABLE_MARK` appended where the probe's penalty choice is unstable) and
         ``penalty_note`` (:func:`penalty_note`).
     """
-    from s2r.metrics.leaderboard import records_to_frame
+    from s2r.leaderboard import records_to_frame
 
     if not records:
         return pd.DataFrame()

@@ -152,12 +152,12 @@ def lookup_records(state, frameset, encoder_ids: Sequence[str], cache) -> tuple[
 
 def records_file(records: Sequence[dict], suffix: str) -> bytes:
     """Records as the bytes of a leaderboard file (``.csv`` or ``.json``), written by
-    :func:`s2r.metrics.leaderboard.write_records` -- the CLI's format, so downloads can be
+    :func:`s2r.leaderboard.write_records` -- the CLI's format, so downloads can be
     merged with ``python -m s2r score`` results."""
     import tempfile
     from pathlib import Path
 
-    from s2r.metrics.leaderboard import write_records
+    from s2r.leaderboard import write_records
 
     with tempfile.TemporaryDirectory() as tmp:
         path = write_records(list(records), Path(tmp) / f"s2r_scores{suffix}")

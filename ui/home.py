@@ -103,7 +103,7 @@ def backend_choice(state: MutableMapping) -> None:
 def _run_on_ray(state: MutableMapping, frameset, encoder_ids: Sequence[str], held: dict,
                 cache) -> None:
     """Score ``encoder_ids`` with their embeddings computed on the Ray cluster, in one box."""
-    from s2r.embed.ray_grid import score_encoders_ray
+    from s2r.pipeline.ray_grid import score_encoders_ray
 
     box, bar, progress = _progress_box(f"{len(encoder_ids)} encoder(s) on Ray")
     with box:

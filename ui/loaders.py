@@ -365,8 +365,8 @@ VALIDATION_N_BOOT = 1000
 
 @st.cache_data(max_entries=8, show_spinner="Reading the validation results...")
 def _validation_report(root: str, spec: str, ids: tuple, gaps: tuple, params: dict) -> dict:
-    from s2r.pipeline.rollouts import RolloutParams
-    from s2r.pipeline.validation import validate
+    from s2r.closedloop.encoder_rollouts import RolloutParams
+    from s2r.closedloop.validation import validate
     from ui.compute import PeekCache
 
     return validate(spec, list(ids), list(gaps), params=RolloutParams(**params),

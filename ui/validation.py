@@ -1,6 +1,6 @@
 """Glue of the Validation page: the report as tables and charts (pure: data in, chart out).
 
-The report is :func:`s2r.pipeline.validation.validate`'s dict: ``results`` (one row per
+The report is :func:`s2r.closedloop.validation.validate`'s dict: ``results`` (one row per
 encoder and gap), ``correlations`` (one per outcome, score and gap, plus ``"all"``, over the
 image encoders), ``stages`` (the task's stages).
 """
@@ -204,7 +204,7 @@ def offline_encoders() -> list:
 
 
 def _record(cache, encoder_id: str, params, gap: float) -> dict:
-    from s2r.pipeline.rollouts import rollout_key
+    from s2r.closedloop.encoder_rollouts import rollout_key
 
     return cache.get_json(rollout_key(encoder_id, params.validate(), "real", gap), {})
 
@@ -220,8 +220,8 @@ def rollout_saliency(encoder_id: str, params, gap: float, step: int, cache, *,
     the sim look: overlays and their agreement (the Saliency page's measures)."""
     import numpy as np
 
-    from s2r.pipeline.rollouts import recorded_rollout
-    from s2r.policy.rollout import render_rollout_frame
+    from s2r.closedloop.encoder_rollouts import recorded_rollout
+    from s2r.closedloop.rollout import render_rollout_frame
     from s2r.saliency import overlay, saliency_maps, sim_real_agreement
     from ui import loaders
 

@@ -20,7 +20,7 @@ Embeddings and scores are cached (``python -m s2r cache``): re-running with the 
 encoder and parameters reads the record back.
 
 On a Ray cluster, every encoder embedded at once and the metrics fitted here as each one
-completes (:func:`s2r.embed.ray_grid.score_encoders_ray`), into the same cache::
+completes (:func:`s2r.pipeline.ray_grid.score_encoders_ray`), into the same cache::
 
     python -m s2r score sim.zarr real.zarr --encoders 'r3m-*,mcr' --out fb.json \
         --backend ray --address 10.0.0.1:6379
@@ -147,7 +147,7 @@ def params_from_args(args):
 
 
 def _summary_table(records) -> str:
-    from s2r.metrics.leaderboard import records_to_frame
+    from s2r.leaderboard import records_to_frame
 
     frame = records_to_frame(records)
     cols = ["encoder.id"] + [c for c in _SUMMARY if c in frame.columns]
@@ -202,7 +202,7 @@ def _write_pairwise(records, path: Path, ci: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from s2r.metrics.leaderboard import FORMATS, merge_leaderboard_records, write_records
+    from s2r.leaderboard import FORMATS, merge_leaderboard_records, write_records
 
     out = output_file(args.out, tuple(FORMATS))
     pairwise = output_file(args.pairwise, tuple(FORMATS), flag="--pairwise") if args.pairwise \
@@ -230,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
     frameset = dataset_from_args(args)
     with tqdm_progress("scoring encoders") as progress:
         if ray_options:
-            from s2r.embed.ray_grid import score_encoders_ray
+            from s2r.pipeline.ray_grid import score_encoders_ray
 
             records = score_encoders_ray(frameset, ids, params=params, cache=cache,
                                          device=args.device, progress=progress, **ray_options)

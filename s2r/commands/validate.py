@@ -13,7 +13,7 @@ Your robot's results instead of the demo's rollouts, on any dataset (no rollouts
 For every encoder: scores at every gap (cached), a policy trained on its sim embeddings of
 expert demonstrations, deployed in the sim look and in the real look at every gap (cached);
 then the Spearman/Kendall rank correlations, across encoders, between real success and each
-score, with bootstrap intervals (see :mod:`s2r.pipeline.validation`).
+score, with bootstrap intervals (see :mod:`s2r.closedloop.validation`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from s2r.errors import S2RError
 
 
 def register(subparsers) -> None:
-    from s2r.pipeline.validation import DEFAULT_ENCODERS
+    from s2r.closedloop.validation import DEFAULT_ENCODERS
 
     p = add_command(
         subparsers, "validate",
@@ -113,8 +113,8 @@ def _print_correlations(rows: list) -> None:
 
 def run(args) -> int:
     from s2r.commands.score import expand_encoder_ids
-    from s2r.pipeline.rollouts import RolloutParams
-    from s2r.pipeline.validation import demo_options, validate
+    from s2r.closedloop.encoder_rollouts import RolloutParams
+    from s2r.closedloop.validation import demo_options, validate
     from s2r.progress import tqdm_progress
 
     if args.real_results:

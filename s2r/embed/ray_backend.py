@@ -1,7 +1,7 @@
 """The connection to a Ray cluster and the resources of an encoder's actor.
 
 Only the Ray backend imports this module, and only this module and the ones it serves
-(:mod:`s2r.embed.ray_run`, :mod:`s2r.embed.ray_grid`) import Ray: ``import s2r.embed`` and the
+(:mod:`s2r.embed.ray_run`, :mod:`s2r.pipeline.ray_grid`) import Ray: ``import s2r.embed`` and the
 local path never do (``tests/embed/test_ray.py`` checks it).
 
 Addresses (``--address``, else ``$S2R_RAY_ADDRESS``):

@@ -36,7 +36,7 @@ from s2r.metrics import _moments as mom
 from s2r.metrics.adam import (PAPER_BATCH_SIZE, PAPER_EPOCHS, PAPER_LR, PAPER_SCORE_LAST,
                               fit_adam)
 from s2r.metrics.results import ActionScoreResult, constant_dims_warning
-from s2r.metrics.validation import check_choice, check_embeddings, check_features, check_number
+from s2r.checks import check_choice, check_embeddings, check_features, check_number
 from s2r.progress import ProgressCallback
 
 #: Default ridge penalty of the scores: chosen by episode-grouped cross-validation on the

@@ -18,7 +18,7 @@ import numpy as np
 
 from s2r.errors import MetricError
 from s2r.metrics import _moments as mom
-from s2r.metrics.validation import check_number
+from s2r.checks import check_number
 from s2r.progress import ProgressCallback, report
 
 # The paper's probe protocol (Section III-D and the reference code).

@@ -32,7 +32,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics.validation import check_number
+from s2r.checks import check_number
 
 DEFAULT_N_BOOT = 1000
 DEFAULT_CI = 0.95

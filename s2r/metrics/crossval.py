@@ -28,7 +28,7 @@ from s2r.metrics.folds import DEFAULT_N_FOLDS
 from s2r.metrics.probe_data import Alpha, ProbeData
 from s2r.metrics.results import (ActionScoreResult, AlphaSelection, DomainProbeResult,
                                  constant_dims_warning)
-from s2r.metrics.validation import check_choice, check_embeddings, check_number
+from s2r.checks import check_choice, check_embeddings, check_number
 
 
 def _median_alpha(alphas) -> float:
@@ -50,7 +50,7 @@ def heldout_action_score(Z, domain, actions, episode, *, alpha: Alpha = DEFAULT_
     actions : array-like of shape (N, A)
     episode : array-like of shape (N,)
     alpha : float or "auto", default "auto"
-        Ridge penalty; ``"auto"`` picks it from :data:`~s2r.metrics.probes.ALPHA_GRID` by
+        Ridge penalty; ``"auto"`` picks it from :data:`~s2r.metrics.ALPHA_GRID` by
         nested cross-validation (inside each outer training set: no held-out frame is seen).
     n_folds : int
     seed : int

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics.validation import check_choice, check_embeddings, check_number
+from s2r.checks import check_choice, check_embeddings, check_number
 
 DEFAULT_PCA_DIM = 16
 DISTANCES = ("squared", "euclidean")

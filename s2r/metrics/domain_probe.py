@@ -13,7 +13,7 @@ import numpy as np
 
 from s2r.errors import MetricError
 from s2r.metrics import _moments as mom
-from s2r.metrics.validation import check_embeddings, check_features, check_number
+from s2r.checks import check_embeddings, check_features, check_number
 
 DEFAULT_DOMAIN_C = 1.0
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics.validation import check_number
+from s2r.checks import check_number
 
 DEFAULT_N_FOLDS = 5
 

@@ -19,7 +19,7 @@ from s2r.metrics.bootstrap import DEFAULT_CI, DEFAULT_N_BOOT
 from s2r.metrics.dis import DEFAULT_PCA_DIM, DISTANCES
 from s2r.metrics.domain_probe import DEFAULT_DOMAIN_C
 from s2r.metrics.folds import DEFAULT_N_FOLDS
-from s2r.metrics.validation import check_choice, check_number
+from s2r.checks import check_choice, check_number
 
 #: Actions permuted within each domain: ``"shuffle"`` or ``"shuffle:SEED"``.
 NULL_PREFIX = "shuffle"
@@ -50,7 +50,7 @@ class ScoreParams:
     ridge_alpha : float or "auto", default "auto"
         Ridge penalty of the held-out and transfer probes (and of their state ceilings), as a
         fraction of the training embeddings' total variance. ``"auto"`` chooses it from
-        :data:`s2r.metrics.probes.ALPHA_GRID` inside each training set (nested
+        :data:`s2r.metrics.ALPHA_GRID` inside each training set (nested
         cross-validation for the held-out score; cross-validation over the source domain's
         episodes for the transfer scores); the choices are in ``ridge_alpha_used``.
     train_alpha : float, default 1e-3

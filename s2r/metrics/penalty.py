@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics.validation import check_choice, check_number
+from s2r.checks import check_choice, check_number
 
 #: How a penalty is chosen from the cross-validation curve (:func:`choose_penalty`):
 #: ``"min"`` the best cross-validated score; ``"1se-finite"`` the largest finite penalty

@@ -26,7 +26,7 @@ from s2r.metrics.penalty import (  # noqa: F401  (re-exported: PENALTY_RULES, ch
     DEFAULT_PENALTY_RULE, PENALTY_RULES, check_alpha, check_auto, check_grid, choose_penalty,
     cv_curve)
 from s2r.metrics.results import AlphaSelection
-from s2r.metrics.validation import check_choice, check_embeddings, check_number
+from s2r.checks import check_choice, check_embeddings, check_number
 
 #: A ridge penalty (fraction of the training embeddings' total variance) or ``"auto"``.
 Alpha = Union[float, str]

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics.validation import check_number
+from s2r.checks import check_number
 
 __all__ = ["wilson_interval", "mean_interval", "rank_correlation",
            "bootstrap_rank_correlation"]

@@ -9,7 +9,7 @@ What a record holds (keys of :data:`SCORE_KEYS`, each with ``_ci_low``/``_ci_hig
 - ``dis`` (eq. 1, unchanged) and ``dis_top_component_share`` (share of the squared centroid
   distance on the first PCA component: near 1 means DIS measures one direction only);
 - ``action_score_train``: the paper's training AS, with one fixed penalty
-  (:data:`~s2r.metrics.probes.PAPER_TRAIN_ALPHA`) for every encoder; beside it
+  (:data:`~s2r.metrics.PAPER_TRAIN_ALPHA`) for every encoder; beside it
   ``action_score_train_null``, its mean over permutations of the actions (closed form): the
   training AS cannot rank encoders whose null is near 1 (dimension close to the frames);
 - ``action_score_heldout`` and ``transfer_score`` (sim -> real; ``transfer_score_reverse``
@@ -50,7 +50,7 @@ from s2r.metrics.pairwise import PAIRWISE_KEYS
 from s2r.metrics.params import ScoreParams, parse_null, shuffle_actions  # noqa: F401
 from s2r.metrics.probe_data import ProbeData
 from s2r.metrics.retrieval import chance_levels, partner_ranks, query_frames
-from s2r.metrics.validation import check_embeddings
+from s2r.checks import check_embeddings
 from s2r.pairing import label_partners
 from s2r.progress import ProgressCallback, report
 

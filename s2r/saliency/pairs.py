@@ -6,7 +6,7 @@ embeddings of a whole FrameSet (given as arrays, or as a callable that computes 
 CLI (through :func:`s2r.pipeline.saliency.pair_saliency`, which reads the embeddings from the
 cache) and the app (``ui.loaders``) both call it, so a pair shows the same maps in both.
 :func:`pair_maps` computes the maps of the two frames of each pair toward their targets.
-The probes come from :mod:`s2r.metrics.probes`; nothing here embeds or caches.
+The probes come from :mod:`s2r.metrics`; nothing here embeds or caches.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def sim_action_probe(Z, domain, actions, episode):
     embeddings to their actions (a stand-in for a sim-trained policy).
 
     The only place where saliency fits an action probe. It uses
-    :class:`~s2r.metrics.probes.ActionProbe` with its default penalty
-    (:data:`~s2r.metrics.probes.DEFAULT_PROBE_ALPHA` of the sim embeddings' total variance):
+    :class:`~s2r.metrics.ActionProbe` with its default penalty
+    (:data:`~s2r.metrics.DEFAULT_PROBE_ALPHA` of the sim embeddings' total variance):
     a map needs a direction to explain, while the transfer score's cross-validated probe may
     fall back to the mean action. Read the maps with the encoder's transfer skill: near 0,
     the direction they explain predicts nothing on held-out episodes.
@@ -131,7 +131,7 @@ def sim_action_probe(Z, domain, actions, episode):
         Fitted on the sim rows. ``as_linear()`` gives ``(W (D, A), b (A,))`` in
         raw-embedding space, predicting standardised actions.
     """
-    from s2r.metrics.probes import ActionProbe
+    from s2r.metrics.action_probe import ActionProbe
 
     domain, actions, episode = _check_labels(domain, actions, episode)
     Z = _check_frameset_embeddings(Z, domain.size)
@@ -155,7 +155,7 @@ def saliency_targets(kind: str, Z, *, domain, actions, episode, sim_indices=None
         - ``"embedding"``: L2 norm of the embedding, for both frames.
         - ``"action"``: prediction of action dimension ``action_dim``, in standardised units,
           by the ridge probe of :func:`sim_action_probe`, for both frames.
-        - ``"domain"``: logit of a :class:`~s2r.metrics.probes.DomainProbe` fitted on all
+        - ``"domain"``: logit of a :class:`~s2r.metrics.DomainProbe` fitted on all
           frames, explained toward each frame's own domain: the sim frames toward ``"sim"``
           and the real frames toward ``"real"``. Grad-CAM keeps only positive evidence, so
           this shows what gives each frame's domain away.
@@ -207,7 +207,7 @@ def saliency_targets(kind: str, Z, *, domain, actions, episode, sim_indices=None
         target = ActionTarget(W, b, dim=int(action_dim))
         return target, target
     if kind == "domain":
-        from s2r.metrics.probes import DomainProbe
+        from s2r.metrics.domain_probe import DomainProbe
 
         w, b = DomainProbe().fit(Z, domain).as_linear()
         return DomainTarget(w, b, toward="sim"), DomainTarget(w, b, toward="real")

@@ -24,7 +24,7 @@ from s2r.datasets.demo import make_demo
 from s2r.embed import embed_frameset, embeddings_key, ray_run
 from s2r.embed.ray_backend import (MAX_RESTARTS, MAX_TASK_RETRIES, RAY_ADDRESS_ENV,
                                    actor_options, check_address)
-from s2r.embed.ray_grid import score_encoders_ray
+from s2r.pipeline.ray_grid import score_encoders_ray
 from s2r.embed.ray_run import dataset_reference, embed_encoders_ray, embed_frameset_ray
 from s2r.embed.ray_shards import plan_shards, storage_edges
 from s2r.embed.ray_worker import KILL_MARKER_ENV, KILL_SHARD_ENV, EncoderWorker

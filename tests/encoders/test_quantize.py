@@ -230,7 +230,7 @@ def test_an_int8_encoder_passed_in_embeds_int8(tiny, resnet18_int8):
 
 # ----------------------------------------------------------------------------- scores, CLI
 def test_score_records_say_which_precision_ran(tiny, monkeypatch):
-    from s2r.metrics.leaderboard import merge_records
+    from s2r.leaderboard import merge_records
     from s2r.metrics.params import ScoreParams
     from s2r.pipeline import score_encoder
 

@@ -167,7 +167,7 @@ def test_builtin_controls_are_registered_and_trained_on_first_use(places, monkey
 
 
 def test_randomised_frames_vary_the_look_with_strength():
-    from s2r.datasets.demo.dr_frames import randomised_frames
+    from s2r.closedloop.sim.dr_frames import randomised_frames
 
     f0, s0 = randomised_frames(2, 3, strength=0.0, height=24, width=32)
     f1, s1 = randomised_frames(2, 3, strength=1.0, height=24, width=32)

@@ -1,4 +1,4 @@
-"""Leaderboard files (s2r.metrics.leaderboard): JSON and CSV round trips, merging, bad files."""
+"""Leaderboard files (s2r.leaderboard): JSON and CSV round trips, merging, bad files."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from s2r.metrics import leaderboard as lb
+from s2r import leaderboard as lb
 from s2r.metrics.scoring import SCORE_KEYS
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from s2r.cache import Cache
-from s2r.pipeline.rollouts import RolloutParams
-from s2r.pipeline.validation import demo_options, validate
+from s2r.closedloop.encoder_rollouts import RolloutParams
+from s2r.closedloop.validation import demo_options, validate
 from tests.ui.apptest import no_exception, open_app, use_env
 from ui import state as S
 from ui import validation as V

@@ -21,15 +21,16 @@ import numbers
 
 import numpy as np
 
-from s2r.datasets.demo.policy import ACTION_NAMES, STATE_NAMES, run_episode
+from s2r.datasets.demo.policy import (ACTION_NAMES, PROPRIO_COLUMNS, PROPRIO_NAMES, STATE_NAMES,
+                                      TASK_COLUMNS, run_episode)
 from s2r.datasets.demo.source import DemoRenderer, RenderedImages
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
 from s2r.images import ArrayImages
 from s2r.progress import ProgressCallback, report
 
-__all__ = ["make_demo", "demo_renderer", "ACTION_NAMES", "STATE_NAMES", "EAGER_LIMIT_BYTES",
-           "MIN_SIZE", "MAX_SIZE"]
+__all__ = ["make_demo", "demo_renderer", "ACTION_NAMES", "STATE_NAMES", "PROPRIO_COLUMNS",
+           "PROPRIO_NAMES", "TASK_COLUMNS", "EAGER_LIMIT_BYTES", "MIN_SIZE", "MAX_SIZE"]
 
 EAGER_LIMIT_BYTES = 512 * 2 ** 20   # frames above this size are rendered lazily on read
 MIN_SIZE, MAX_SIZE = 64, 4096       # allowed frame height/width (pixels)

@@ -25,6 +25,11 @@ STATE_NAMES = (["ee_x", "ee_y", "ee_z"] + [f"ee_rot6d_{k}" for k in range(6)]
 # column slices of the state vector (see STATE_NAMES)
 EE_POS, EE_ROT, GRIP, LEG_POS, LEG_ROT, TOP = (slice(0, 3), slice(3, 9), 9, slice(10, 13),
                                                slice(13, 19), slice(19, 22))
+#: The robot's own state (proprioception: end effector pose, gripper width), what the paper's
+#: policies see beside the frame; and the task state (leg and tabletop pose), which a policy
+#: must read from the frame.
+PROPRIO_COLUMNS, TASK_COLUMNS = slice(0, 10), slice(10, 22)
+PROPRIO_NAMES = tuple(STATE_NAMES[PROPRIO_COLUMNS])
 
 GRIP_CLOSE, GRIP_OPEN = 1.0, -1.0
 LEG_WIDTH = 2 * LEG_HALF[0]

@@ -8,7 +8,7 @@ Two kinds of entries:
 * the demo's built-in **controls** ``simcnn-dr0``, ``simcnn-dr0.5``, ``simcnn-dr1``
   (:data:`s2r.encoders.simcnn_specs.CONTROLS`): trained once, on first use, on the demo's
   expert episodes rendered with appearance randomisation of that strength
-  (:func:`s2r.datasets.demo.dr_frames.randomised_frames`), then saved in the weights folder
+  (:func:`s2r.closedloop.sim.dr_frames.randomised_frames`), then saved in the weights folder
   (``S2R_WEIGHTS_DIR``) and loaded from there.
 """
 
@@ -32,7 +32,7 @@ CONTROL_SEED = 0
 def train_control(spec, path: Path, progress=None) -> Path:
     """Train the built-in control ``spec`` on randomised demo frames and save it at
     ``path`` (atomically)."""
-    from s2r.datasets.demo.dr_frames import randomised_frames
+    from s2r.closedloop.sim.dr_frames import randomised_frames
     from s2r.encoders.simcnn import save_simcnn, train_simcnn
     from s2r.encoders.simcnn_specs import CONTROLS
 

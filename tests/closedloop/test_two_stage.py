@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from s2r.errors import MetricError
-from s2r.policy.two_stage import ALPHAS, fit_two_stage
+from s2r.closedloop.policy.two_stage import ALPHAS, fit_two_stage
 
 
 def _data(n_episodes=30, steps=20, noise=0.0, seed=0):

@@ -44,7 +44,7 @@ from s2r.datasets.demo.policy import (EE_POS, EE_ROT, GRIP, INSERT_DEPTH, LEG_WI
 from s2r.datasets.demo.scene import (GRIPPER_OPEN, LEG_HALF, TABLETOP_HALF, Layout,
                                      gripper_rotation, hole_positions, rot6d, rot_from_6d,
                                      rot_y, rot_z, sample_layout)
-from s2r.datasets.demo.task_geometry import (grasp_point, leg_foot, tilt_of, turn_toward,
+from s2r.closedloop.sim.geometry import (grasp_point, leg_foot, tilt_of, turn_toward,
                                              wrap, yaw_of)
 
 __all__ = ["TaskConfig", "TaskSim", "replay", "grasp_point", "leg_foot", "turn_toward",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from s2r.errors import MetricError
-from s2r.policy.bc import DEMO_PROPRIO_NAMES, Policy, fit_policy, split_episodes
+from s2r.closedloop.policy.bc import Policy, fit_policy, split_episodes
 
 
 def _data(n_eps=40, per_ep=25, D=8, P=3, A=4, seed=0, fn=None, noise=0.01):
@@ -28,11 +28,6 @@ def _nonlinear(X, W, b):
 
 def _mse(policy, Z, proprio, actions):
     return float(((policy.predict(Z, proprio) - actions) ** 2).mean())
-
-
-def test_demo_proprio_is_the_robot_part_of_the_state():
-    from s2r.datasets.demo.policy import STATE_NAMES
-    assert tuple(STATE_NAMES[:10]) == DEMO_PROPRIO_NAMES
 
 
 def test_ridge_recovers_the_least_squares_map():

@@ -2,13 +2,13 @@
 
 For a registry encoder, :func:`encoder_rollouts`
 
-1. renders the expert's demonstrations in the sim look (:func:`s2r.policy.rollout.
+1. renders the expert's demonstrations in the sim look (:func:`s2r.closedloop.rollout.
    demonstrations`) and embeds them (cached array);
 2. fits a behaviour-cloning policy on ``[embedding, proprioception]`` -> action
-   (:func:`s2r.policy.bc.fit_policy`; the demo's proprioception is the robot part of the
-   state, :data:`~s2r.policy.bc.DEMO_PROPRIO_COLUMNS`);
+   (:func:`s2r.closedloop.policy.bc.fit_policy`; the demo's proprioception is the robot part of the
+   state, :data:`~s2r.datasets.demo.PROPRIO_COLUMNS`);
 3. rolls it out closed loop in the sim look (the in-domain reference) and in the real look at
-   every gap (:func:`s2r.policy.rollout.run_rollouts`, the encoder embedding each rendered
+   every gap (:func:`s2r.closedloop.rollout.run_rollouts`, the encoder embedding each rendered
    frame), recording rollout 0 of each.
 
 Every (look, gap) outcome is a cached JSON record; its recorded frames a cached array. The
@@ -30,7 +30,7 @@ from s2r.embed import embed_frames
 from s2r.embed.keys import get_or_compute
 from s2r.embed.resolve import build, spec_of, weights_fingerprint
 from s2r.errors import MetricError
-from s2r.metrics.validation import check_choice, check_number
+from s2r.checks import check_choice, check_number
 from s2r.progress import ProgressCallback, report
 
 __all__ = ["ROLLOUT_VERSION", "RolloutParams", "encoder_rollouts", "recorded_rollout",
@@ -56,12 +56,12 @@ class RolloutParams:
     demo_steps : int
         Most frames per demonstration (each ends at its success, the expert needs <= 15).
     policy : {"two-stage", "mlp", "ridge"}
-        ``"two-stage"``: :func:`s2r.policy.two_stage.fit_two_stage` (a probe reads the task
+        ``"two-stage"``: :func:`s2r.closedloop.policy.two_stage.fit_two_stage` (a probe reads the task
         state from the embedding, an MLP acts on it; default); ``"mlp"``/``"ridge"``:
-        :func:`s2r.policy.bc.fit_policy` end to end.
+        :func:`s2r.closedloop.policy.bc.fit_policy` end to end.
     control_demos : int
         Two-stage only: the control MLP is fitted once, on the exact states of this many
-        expert episodes (nothing rendered; :func:`s2r.policy.two_stage.fit_state_control`),
+        expert episodes (nothing rendered; :func:`s2r.closedloop.policy.two_stage.fit_state_control`),
         and shared by every encoder; 0 = fitted per encoder on its cross-fitted decoded
         states of the rendered demonstrations.
     seed : int
@@ -147,7 +147,7 @@ class _Embedder:
 def _demonstration_data(embedder: _Embedder, params: RolloutParams, cache,
                         progress: Optional[ProgressCallback]):
     """``(Z, states, actions, episode)`` of the demonstrations; Z cached."""
-    from s2r.policy.rollout import demonstrations
+    from s2r.closedloop.rollout import demonstrations
 
     states, actions, frames_z = [], [], []
     size = dict(seed=params.seed, height=params.height, width=params.width)
@@ -173,8 +173,8 @@ _CONTROLS: dict = {}
 def shared_control(params: RolloutParams, cache):
     """The two-stage policies' shared control MLP (fitted on exact states of
     ``params.control_demos`` expert episodes), cached as one array; memoised per process."""
-    from s2r.policy.bc import policy_from_array
-    from s2r.policy.two_stage import fit_state_control
+    from s2r.closedloop.policy.bc import policy_from_array
+    from s2r.closedloop.policy.two_stage import fit_state_control
 
     key = {"kind": "state-control", "rollout_version": ROLLOUT_VERSION, "code": _code_digest(),
            "control_demos": params.control_demos, "demo_steps": params.demo_steps,
@@ -191,21 +191,22 @@ def shared_control(params: RolloutParams, cache):
 
 
 def _fit(embedder: _Embedder, params: RolloutParams, cache, progress):
-    from s2r.policy.bc import DEMO_PROPRIO_COLUMNS, fit_policy
-    from s2r.policy.two_stage import DEMO_TASK_COLUMNS, fit_two_stage
+    from s2r.closedloop.policy.bc import fit_policy
+    from s2r.closedloop.policy.two_stage import fit_two_stage
+    from s2r.datasets.demo import PROPRIO_COLUMNS, TASK_COLUMNS
 
     Z, states, actions, episode = _demonstration_data(embedder, params, cache, progress)
     report(progress, 0, 1, f"fitting the {params.policy} policy on {len(Z)} sim frames")
-    proprio = states[:, DEMO_PROPRIO_COLUMNS]
+    proprio = states[:, PROPRIO_COLUMNS]
     if params.policy == "two-stage":
         control = shared_control(params, cache) if params.control_demos else None
-        policy = fit_two_stage(Z, proprio, states[:, DEMO_TASK_COLUMNS], actions, episode,
+        policy = fit_two_stage(Z, proprio, states[:, TASK_COLUMNS], actions, episode,
                                seed=params.seed, control=control)
     else:
         policy = fit_policy(Z, proprio, actions, episode, kind=params.policy, seed=params.seed)
 
     def act(frames: np.ndarray, states: np.ndarray) -> np.ndarray:
-        return policy.predict(embedder(frames, states), states[:, DEMO_PROPRIO_COLUMNS])
+        return policy.predict(embedder(frames, states), states[:, PROPRIO_COLUMNS])
 
     return act
 
@@ -247,11 +248,11 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
         ``{"sim": outcome, "real": {gap: outcome}}``; an outcome holds ``success_rate``,
         its Wilson ``ci_low``/``ci_high``, ``progress`` (mean fraction of the task's stages
         reached) with ``progress_ci_low``/``progress_ci_high``, ``stage_rates`` (per stage of
-        :data:`s2r.policy.rollout.STAGES`), per-rollout ``successes``, ``stages`` (furthest
+        :data:`s2r.closedloop.rollout.STAGES`), per-rollout ``successes``, ``stages`` (furthest
         stage, 0..6) and ``steps`` and the
         recorded rollout's ``actions``/``states`` (frames: :func:`recorded_rollout`).
     """
-    from s2r.policy.rollout import run_rollouts
+    from s2r.closedloop.rollout import run_rollouts
 
     params = (params or RolloutParams()).validate()
     for g in gaps:

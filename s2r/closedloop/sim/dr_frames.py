@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from s2r.datasets.demo.scene import gripper_rotation, rot6d, rot_from_6d
-from s2r.datasets.demo.task import TaskConfig, TaskSim
-from s2r.datasets.demo.task_expert import ReactiveExpert, eval_layout
-from s2r.datasets.demo.task_geometry import yaw_of
+from s2r.closedloop.sim.task import TaskConfig, TaskSim
+from s2r.closedloop.sim.expert import ReactiveExpert, eval_layout
+from s2r.closedloop.sim.geometry import yaw_of
 
 __all__ = ["randomised_frames", "TRAINING_LOOK_SEED"]
 

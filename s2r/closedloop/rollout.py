@@ -1,6 +1,6 @@
 """Closed-loop evaluation in the demo's task simulator: demonstrations and batched rollouts.
 
-:func:`demonstrations` runs the reactive expert (:class:`~s2r.datasets.demo.task_expert.
+:func:`demonstrations` runs the reactive expert (:class:`~s2r.closedloop.sim.expert.
 ReactiveExpert`) on seeded evaluation layouts and renders every frame in the *sim* look: the
 data a behaviour-cloning policy is trained on. :func:`run_rollouts` deploys a policy from
 ``N`` other seeded layouts in either look, all rollouts stepped together so one batch of ``B``
@@ -21,11 +21,11 @@ from typing import Callable, Iterator, Optional
 
 import numpy as np
 
-from s2r.datasets.demo.task import LOOKS, TaskConfig, TaskSim
-from s2r.datasets.demo.task_expert import ReactiveExpert, eval_layout
+from s2r.closedloop.sim.task import LOOKS, TaskConfig, TaskSim
+from s2r.closedloop.sim.expert import ReactiveExpert, eval_layout
 from s2r.errors import MetricError
 from s2r.metrics.ranks import mean_interval, wilson_interval
-from s2r.metrics.validation import check_choice, check_number
+from s2r.checks import check_choice, check_number
 from s2r.progress import ProgressCallback, report
 
 __all__ = ["Act", "Demonstration", "Rollouts", "demonstrations", "state_demonstrations",
@@ -72,7 +72,7 @@ def stage_of(sim: TaskSim) -> int:
     horizontally), 3 lifted (held, foot >= :data:`LIFT_HEIGHT` above the table), 2 grasped,
     1 above the leg (fingertip point within the grasp tolerance of the leg's grasp point
     horizontally, leg free)."""
-    from s2r.datasets.demo.task_geometry import grasp_point, leg_foot
+    from s2r.closedloop.sim.geometry import grasp_point, leg_foot
 
     c = sim.config
     if sim.success():
@@ -143,7 +143,7 @@ def state_demonstrations(n_episodes: int, steps: int, *, seed: int = 0, noise: f
     episode : ndarray (N,) int
     """
     from s2r.datasets.demo.scene import gripper_rotation, rot6d, rot_from_6d
-    from s2r.datasets.demo.task_geometry import yaw_of
+    from s2r.closedloop.sim.geometry import yaw_of
 
     check_number("n_episodes", n_episodes, low=1, integer=True)
     check_number("steps", steps, low=1, integer=True)

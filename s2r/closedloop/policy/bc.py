@@ -3,8 +3,7 @@
 The paper's policies see the camera frame *and* the robot's own state. Here the frame is
 its encoder embedding ``Z (N, D)`` and the proprioception ``proprio (N, P)`` is the robot
 part of the state. For the built-in demo that is the first 10 state columns,
-:data:`DEMO_PROPRIO_NAMES` (``STATE_NAMES[:10]`` of :mod:`s2r.datasets.demo.policy`:
-end-effector position, its 6-D rotation and the gripper width); the leg and tabletop
+:data:`s2r.datasets.demo.PROPRIO_NAMES` (end-effector position, its 6-D rotation and the gripper width); the leg and tabletop
 columns are *not* proprioception -- the policy must read them from the image. ``proprio``
 may be ``None`` (embedding only).
 
@@ -31,13 +30,9 @@ import numpy as np
 
 from s2r.errors import MetricError
 from s2r.metrics.action_probe import DEFAULT_PROBE_ALPHA, ActionProbe
-from s2r.metrics.validation import (check_choice, check_embeddings, check_frame_matrix,
+from s2r.checks import (check_choice, check_embeddings, check_frame_matrix,
                                     check_number)
 
-#: The demo's proprioception: its state columns 0..9 (the robot, not the parts).
-DEMO_PROPRIO_NAMES = (("ee_x", "ee_y", "ee_z") + tuple(f"ee_rot6d_{k}" for k in range(6))
-                      + ("gripper_width",))
-DEMO_PROPRIO_COLUMNS = slice(0, 10)
 KINDS = ("ridge", "mlp")
 
 
@@ -220,7 +215,7 @@ def fit_policy(Z, proprio, actions, episode=None, *, kind: str = "ridge", seed: 
     Z : array-like (N, D)
         Embeddings of the (sim) frames.
     proprio : array-like (N, P) or None
-        Proprioception (for the demo: state columns :data:`DEMO_PROPRIO_COLUMNS`).
+        Proprioception (for the demo: state columns :data:`s2r.datasets.demo.PROPRIO_COLUMNS`).
     actions : array-like (N, A)
     episode : array-like (N,) of int, optional
         Episode of each frame; required for ``kind="mlp"`` (held-out whole episodes).

@@ -1,4 +1,4 @@
-"""Predictive validity (s2r.pipeline.rollouts, s2r.pipeline.validation, `s2r validate`)."""
+"""Predictive validity (s2r.closedloop.encoder_rollouts, s2r.closedloop.validation, `s2r validate`)."""
 
 import json
 
@@ -8,8 +8,8 @@ import pytest
 from s2r.cache import Cache
 from s2r.cli import main
 from s2r.errors import DataError, MetricError
-from s2r.pipeline import rollouts as R
-from s2r.pipeline.validation import SCORE_NAMES, validate
+from s2r.closedloop import encoder_rollouts as R
+from s2r.closedloop.validation import SCORE_NAMES, validate
 
 TINY = R.RolloutParams(rollouts=3, horizon=6, demos=4, demo_steps=16, height=64, width=64,
                        control_demos=6)
@@ -104,7 +104,7 @@ def test_the_command_writes_the_report(tmp_path, capsys):
 
 
 def test_correlations_rank_image_encoders_only_for_both_outcomes():
-    from s2r.pipeline.validation import correlations
+    from s2r.closedloop.validation import correlations
 
     rows, outcomes = [], []
     quality = {"state": 1.0, "a": 0.9, "b": 0.5, "c": 0.1}

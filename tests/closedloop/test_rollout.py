@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 
 from s2r.datasets.demo.scene import hole_positions
-from s2r.datasets.demo.task_expert import TARGET_CORNER, ReactiveExpert
+from s2r.closedloop.sim.expert import TARGET_CORNER, ReactiveExpert
 from s2r.errors import MetricError
-from s2r.policy.bc import DEMO_PROPRIO_COLUMNS, fit_policy
-from s2r.policy.rollout import demonstrations, run_rollouts
+from s2r.closedloop.policy.bc import fit_policy
+from s2r.datasets.demo import PROPRIO_COLUMNS
+from s2r.closedloop.rollout import demonstrations, run_rollouts
 
 EXPERT = ReactiveExpert()
 
@@ -79,8 +80,8 @@ def _state_policy(shuffle: bool):
     if shuffle:
         actions = actions[np.random.default_rng(0).permutation(len(actions))]
     episode = np.repeat(np.arange(len(demos)), [len(d.states) for d in demos])
-    policy = fit_policy(states, states[:, DEMO_PROPRIO_COLUMNS], actions, episode, kind="mlp")
-    return lambda frames, s: policy.predict(s, s[:, DEMO_PROPRIO_COLUMNS])
+    policy = fit_policy(states, states[:, PROPRIO_COLUMNS], actions, episode, kind="mlp")
+    return lambda frames, s: policy.predict(s, s[:, PROPRIO_COLUMNS])
 
 
 @pytest.mark.slow
@@ -94,7 +95,7 @@ def test_a_policy_on_the_state_succeeds_far_above_one_on_shuffled_actions():
 
 
 def test_the_expert_climbs_every_stage_and_doing_nothing_none():
-    from s2r.policy.rollout import STAGES
+    from s2r.closedloop.rollout import STAGES
 
     r = run_rollouts(expert_act, look="sim", n_rollouts=6, horizon=30, height=32, width=32,
                      seed=4)
@@ -112,9 +113,9 @@ def test_the_expert_climbs_every_stage_and_doing_nothing_none():
 
 
 def test_stages_are_reached_in_order_along_an_expert_episode():
-    from s2r.datasets.demo.task_expert import eval_layout
-    from s2r.datasets.demo.task import TaskSim
-    from s2r.policy.rollout import EVAL_CONFIG, stage_of
+    from s2r.closedloop.sim.expert import eval_layout
+    from s2r.closedloop.sim.task import TaskSim
+    from s2r.closedloop.rollout import EVAL_CONFIG, stage_of
 
     rng = np.random.default_rng(11)
     sim = TaskSim(EVAL_CONFIG)
@@ -131,7 +132,7 @@ def test_stages_are_reached_in_order_along_an_expert_episode():
 
 
 def test_state_demonstrations_are_seeded_and_labelled_by_the_expert():
-    from s2r.policy.rollout import state_demonstrations
+    from s2r.closedloop.rollout import state_demonstrations
 
     S, A, E = state_demonstrations(4, 24, seed=3)
     S2, A2, E2 = state_demonstrations(4, 24, seed=3)
@@ -144,7 +145,7 @@ def test_state_demonstrations_are_seeded_and_labelled_by_the_expert():
 
 
 def test_an_mlp_policy_survives_the_array_round_trip():
-    from s2r.policy.bc import policy_from_array
+    from s2r.closedloop.policy.bc import policy_from_array
 
     rng = np.random.default_rng(0)
     Z, P = rng.normal(size=(40, 5)), rng.normal(size=(40, 3))

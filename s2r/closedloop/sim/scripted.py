@@ -15,8 +15,8 @@ import numpy as np
 
 from s2r.datasets.demo.policy import EE_POS, EE_ROT, GRIP, GRIP_CLOSE, LEG_WIDTH, _waypoints
 from s2r.datasets.demo.scene import GRIPPER_OPEN, Layout, gripper_rotation, rot6d, rot_from_6d
-from s2r.datasets.demo.task import TaskSim
-from s2r.datasets.demo.task_geometry import wrap, yaw_of
+from s2r.closedloop.sim.task import TaskSim
+from s2r.closedloop.sim.geometry import wrap, yaw_of
 
 __all__ = ["ScriptedController", "rollout"]
 

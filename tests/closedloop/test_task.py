@@ -1,4 +1,4 @@
-"""The demo's kinematic one-leg task simulator (s2r.datasets.demo.task)."""
+"""The demo's kinematic one-leg task simulator (s2r.closedloop.sim.task)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from s2r.datasets.demo.policy import (GRIP_CLOSE, GRIP_OPEN, INSERT_DEPTH, LEG_W
                                       run_episode)
 from s2r.datasets.demo.scene import (GRIPPER_OPEN, LEG_HALF, Layout, gripper_rotation,
                                      hole_positions, rot6d, rot_z, sample_layout)
-from s2r.datasets.demo.task import (TaskConfig, TaskSim, grasp_point, leg_foot, replay,
+from s2r.closedloop.sim.task import (TaskConfig, TaskSim, grasp_point, leg_foot, replay,
                                     turn_toward)
-from s2r.datasets.demo.task_scripted import ScriptedController, rollout
+from s2r.closedloop.sim.scripted import ScriptedController, rollout
 
 
 def _layout(leg_yaw: float = 0.3) -> Layout:

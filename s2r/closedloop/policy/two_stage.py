@@ -2,8 +2,8 @@
 
 Stage 1, perception: a ridge probe (:class:`~s2r.metrics.action_probe.ActionProbe`) maps the
 frame's embedding ``Z`` to the task state the camera must supply (for the demo: the leg's and
-the tabletop's pose, :data:`DEMO_TASK_COLUMNS`; the robot's own state is proprioception).
-Stage 2, control: an MLP (:func:`~s2r.policy.bc.fit_policy`, ``kind="mlp"``) maps the
+the tabletop's pose, :data:`s2r.datasets.demo.TASK_COLUMNS`; the robot's own state is proprioception).
+Stage 2, control: an MLP (:func:`~s2r.closedloop.policy.bc.fit_policy`, ``kind="mlp"``) maps the
 decoded task state and the proprioception to the action.
 
 Both are fitted on sim frames only. The control MLP is trained on *cross-fitted* decoded
@@ -26,13 +26,11 @@ import numpy as np
 
 from s2r.errors import MetricError
 from s2r.metrics.action_probe import DEFAULT_PROBE_ALPHA, ActionProbe
-from s2r.metrics.validation import check_embeddings, check_frame_matrix, check_number
-from s2r.policy.bc import Policy, fit_policy
+from s2r.checks import check_embeddings, check_frame_matrix, check_number
+from s2r.closedloop.policy.bc import Policy, fit_policy
 
-__all__ = ["TwoStagePolicy", "fit_two_stage", "fit_state_control", "DEMO_TASK_COLUMNS"]
+__all__ = ["TwoStagePolicy", "fit_two_stage", "fit_state_control"]
 
-#: The demo's task state: what the camera must supply (leg pose, tabletop pose).
-DEMO_TASK_COLUMNS = slice(10, 22)
 #: Probe penalties tried by ``alpha="auto"``.
 ALPHAS = (1e-4, 1e-3, 1e-2)
 
@@ -83,7 +81,7 @@ def fit_two_stage(Z, proprio, task_state, actions, episode, *, seed: int = 0,
         Proprioception.
     task_state : array-like (N, K)
         What the probe must read from ``Z`` (for the demo: state columns
-        :data:`DEMO_TASK_COLUMNS`).
+        :data:`s2r.datasets.demo.TASK_COLUMNS`).
     actions : array-like (N, A)
     episode : array-like (N,) of int
         Whole episodes form the cross-fitting folds and the MLP's held-out set.
@@ -98,7 +96,7 @@ def fit_two_stage(Z, proprio, task_state, actions, episode, *, seed: int = 0,
         more demonstrations than were rendered, shared by every encoder): then only the probe
         is fitted here.
     **mlp_options
-        Passed to :func:`~s2r.policy.bc.fit_policy` (``hidden``, ``lr``, ``max_epochs`` ...).
+        Passed to :func:`~s2r.closedloop.policy.bc.fit_policy` (``hidden``, ``lr``, ``max_epochs`` ...).
     """
     checked = check_embeddings(Z, actions=actions, episode=episode)
     Z, Y, ep = checked.Z, checked.actions, checked.episode
@@ -129,17 +127,17 @@ def fit_two_stage(Z, proprio, task_state, actions, episode, *, seed: int = 0,
 
 def fit_state_control(n_demos: int, *, steps: int = 24, seed: int = 0, **mlp_options) -> Policy:
     """The control MLP fitted on exact states of ``n_demos`` expert episodes of the demo's
-    task (:func:`s2r.policy.rollout.state_demonstrations`: nothing rendered, so hundreds cost
+    task (:func:`s2r.closedloop.rollout.state_demonstrations`: nothing rendered, so hundreds cost
     seconds): ``[task state (12), proprio (10)] -> action``. One per seed, shared by every
     encoder's two-stage policy (the encoders differ in perception only).
 
     Defaults: 100 epochs at most, batch 256, patience 10 (measured: 300 demonstrations reach
     ~80 % sim success from the exact state, 60 reach ~58 %).
     """
-    from s2r.policy.bc import DEMO_PROPRIO_COLUMNS
-    from s2r.policy.rollout import state_demonstrations
+    from s2r.datasets.demo import PROPRIO_COLUMNS, TASK_COLUMNS
+    from s2r.closedloop.rollout import state_demonstrations
 
     states, actions, episode = state_demonstrations(n_demos, steps, seed=seed)
     options = {"max_epochs": 100, "batch_size": 256, "patience": 10, **mlp_options}
-    return fit_policy(states[:, DEMO_TASK_COLUMNS], states[:, DEMO_PROPRIO_COLUMNS], actions,
+    return fit_policy(states[:, TASK_COLUMNS], states[:, PROPRIO_COLUMNS], actions,
                       episode, kind="mlp", seed=seed, **options)

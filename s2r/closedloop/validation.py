@@ -3,7 +3,7 @@
 :func:`validate` takes a demo dataset spec, encoders and gaps. At every gap it scores each
 encoder on the demo rendered at that gap (:func:`~s2r.pipeline.scores.score_encoders`,
 cached) and measures the real success rate of the encoder's sim-trained policy
-(:func:`~s2r.pipeline.rollouts.encoder_rollouts`, cached); then, across the image encoders (the ``state`` reference is reported, not
+(:func:`~s2r.closedloop.encoder_rollouts.encoder_rollouts`, cached); then, across the image encoders (the ``state`` reference is reported, not
 ranked), it correlates each score with real success and with real graded progress (:func:`s2r.metrics.ranks.rank_correlation`: Spearman
 and Kendall with a bootstrap over encoders and rollouts), per gap and over all gaps (an
 encoder's gaps resampled together).
@@ -20,8 +20,8 @@ import numpy as np
 
 from s2r.errors import DataError, MetricError
 from s2r.metrics.ranks import rank_correlation
-from s2r.pipeline.rollouts import RolloutParams, encoder_rollouts
-from s2r.policy.rollout import STAGES
+from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts
+from s2r.closedloop.rollout import STAGES
 from s2r.progress import ProgressCallback, report
 
 __all__ = ["DEFAULT_ENCODERS", "SCORE_NAMES", "VALIDATION_VERSION", "demo_options",

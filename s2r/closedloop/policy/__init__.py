@@ -1,0 +1,1 @@
+"""Behaviour-cloning policies on embeddings (see :mod:`s2r.closedloop`)."""

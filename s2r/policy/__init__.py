@@ -1,1 +1,0 @@
-"""Policies fitted on embeddings: behaviour cloning (:mod:`.bc`)."""
