@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.s2r-installed
 PORT   ?= 8501
 
-.PHONY: setup browser-deps run test test-fast docs docs-build bench clean-cache
+.PHONY: setup browser-deps run test test-fast lint docs docs-build bench clean-cache
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-ray.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,9 +28,15 @@ run: setup
 
 # The whole test suite: unit, app (AppTest) and real-browser tests, then the documentation
 # site built with --strict (a broken link fails).
-test: setup browser-deps
+test: setup browser-deps lint
 	$(BIN)/python -m pytest
 	$(MAKE) docs-build
+
+# ruff with the project's configuration (pyproject.toml) and the architecture rules
+# (tests/tools/import_graph.py: layers, no cycle, no private import, one settings module).
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/python -m tests.tools.import_graph
 
 # The documentation site (docs/, mkdocs.yml) on http://localhost:8000, rebuilt on edits.
 docs: setup

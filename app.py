@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, compute, home, loaders, tables, widgets
+from ui import charts, compute, home, loaders, page_url, tables, widgets
 from ui import state as S
 
 widgets.page_header(
@@ -107,7 +107,7 @@ else:
 if S.spec_key(spec) != S.spec_key(state[S.DATASET_SPEC]) or keys != state[S.DATASET_KEYS]:
     state[S.DATASET_SPEC], state[S.DATASET_KEYS] = spec, keys
     state[S.SELECTION_PAIR] = None  # frame indices of another dataset mean nothing here
-widgets.publish_url()
+page_url.publish_url()
 
 try:
     with st.spinner("Loading the dataset (the demo renders its frames once)..."):
@@ -141,7 +141,7 @@ with st.expander("Sample frames (sim above, real below)", expanded=True):
 
 # ----------------------------------------------------------------------------- 2. encoders
 st.header("2. Encoders")
-from s2r.encoders import list_encoders  # noqa: E402
+from s2r.encoders import list_encoders
 
 # The robot-state reference is offered only for a dataset that has state.
 all_ids = [s.id for s in list_encoders(include_random=True)
@@ -172,7 +172,7 @@ selected = st.multiselect(
     **widgets.mirrored(S.HOME_ENCODERS, S.ENCODERS_SELECTED, selected_now))
 # The state reference stays chosen for the next dataset with state (the others skip it).
 state[S.ENCODERS_SELECTED] = list(selected) + stateless
-widgets.publish_url()
+page_url.publish_url()
 if selected:
     rows = pd.DataFrame([table[e] for e in selected])
     rows["status"] = rows["status"].map(widgets.STATUS_BADGE)
@@ -187,7 +187,8 @@ if selected:
                                 "dim": "Dim", "message": "Weights"})
 missing = [e for e in selected if table[e]["status"] == "weights-missing"]
 if missing:
-    with st.expander(f":material/warning: {len(missing)} selected encoder(s) need weights: how to get them",
+    with st.expander(f":material/warning: {len(missing)} selected encoder(s) need weights: "
+                     "how to get them",
                      expanded=True):
         for e in missing:
             st.markdown(f"- **{widgets.encoder_label(e)}**: {table[e]['message']}"
@@ -219,7 +220,7 @@ st.radio("Embedding precision", list(PRECISIONS), format_func=PRECISIONS.get, ho
               "fp32. Other encoders, and every encoder on CUDA, run exact. Results are cached "
               "per precision; saliency always uses the exact model.")
 state[S.PRECISION] = state[S.HOME_PRECISION]
-widgets.publish_url()
+page_url.publish_url()
 st.sidebar.markdown("**Precision:** " + ("int8 (ResNet/VGG)" if state[S.PRECISION] == "int8"
                                           else "exact"))
 home.backend_choice(state)  # a Ray toggle, only when $S2R_RAY_ADDRESS is set
@@ -246,7 +247,7 @@ if done:
     done_records = [held[e] for e in done]
     df = charts.scores_frame(done_records)
     st.subheader("Scores")
-    table, config = tables.score_table(df, tables.SUMMARY_METRICS, tables.tiers_of(done_records))
+    table, config = tables.score_table(df, "summary", tables.tiers_of(done_records))
     st.dataframe(table, hide_index=True, width="stretch", column_config=config)
     st.caption("Estimate [95% interval]. Skills: 0 = a probe that predicts the mean action "
                "(no information), 1 = the same probe on the robot state. Sim2Real = "
@@ -260,7 +261,8 @@ if done:
     l1, l2, l3, l4 = st.columns(4)
     l1.page_link("pages/1_Scores.py", label="Scores: DIS vs AS", icon=":material/scatter_plot:")
     l2.page_link("pages/2_Projection.py", label="Projection: t-SNE", icon=":material/bubble_chart:")
-    l3.page_link("pages/3_Saliency.py", label="Saliency maps", icon=":material/local_fire_department:")
+    l3.page_link("pages/3_Saliency.py", label="Saliency maps",
+                 icon=":material/local_fire_department:")
     l4.page_link("pages/4_Compare.py", label="Compare two encoders", icon=":material/compare:")
 elif selected:
     st.info("Press **Compute scores** to embed and score the selected encoders.")

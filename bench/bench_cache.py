@@ -29,8 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from s2r.cache import Cache  # noqa: E402
-from s2r.cache.files import file_checksum  # noqa: E402
+from s2r.cache import Cache
+from s2r.cache.files import file_checksum
 
 
 def timed(fn, repeat: int) -> tuple[float, object]:

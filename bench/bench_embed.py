@@ -42,8 +42,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from s2r.embed import compute_embeddings  # noqa: E402
-from s2r.frameset import FrameSet  # noqa: E402
+from s2r.embed import compute_embeddings
+from s2r.frameset import FrameSet
 
 DEFAULT_ENCODERS = ("resnet18@random", "efficientnet-lite0", "vit@random", "pixels")
 
@@ -222,7 +222,7 @@ def main(argv=None) -> int:
                      cosine(z_ref, z_ours), r_int8, cos_int8, int8_setup, flop))
         print(f"  {encoder_id}: reference {r_ref:7.1f} frames/s, s2r {r_ours:7.1f} frames/s"
               + ("" if r_int8 is None else f", s2r int8 {r_int8:7.1f} frames/s"), flush=True)
-        del enc, ref_model
+        enc = ref_model = None  # free the models before the next encoder
 
     peak = sgemm_gflops() if args.device in (None, "cpu") and not torch.cuda.is_available() \
         else None

@@ -17,10 +17,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import torch
 
-from s2r.encoders import build_encoder  # noqa: E402
+from s2r.encoders import build_encoder
 
 
 def best_of(fn, repeats: int) -> float:

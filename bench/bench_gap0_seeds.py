@@ -21,12 +21,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import s2r.metrics.probe_data as probe_data  # noqa: E402
-from s2r.datasets.demo import make_demo  # noqa: E402
-from s2r.embed import embed_frameset  # noqa: E402
-from s2r.metrics.params import ScoreParams  # noqa: E402
-from s2r.metrics.scoring import score_embeddings  # noqa: E402
-from s2r.pairing import pair_frames  # noqa: E402
+import s2r.metrics.probe_data as probe_data
+from s2r.datasets.demo import make_demo
+from s2r.embed import embed_frameset
+from s2r.metrics.params import ScoreParams
+from s2r.metrics.scoring import score_embeddings
+from s2r.pairing import pair_frames
 
 
 def seeds(text: str) -> list:

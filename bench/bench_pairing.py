@@ -6,7 +6,7 @@ brute force, what s2r uses) against ``scipy.spatial.cKDTree`` (build + query) on
 features in the same process. Prints seconds and the ratio (k-d tree / brute force; > 1 means
 the brute force is faster) and checks both give the same partners.
 
-    .venv/bin/python bench/bench_pairing.py            # 100 episodes x 250 steps per domain (50k frames)
+    .venv/bin/python bench/bench_pairing.py  # 100 episodes x 250 steps per domain (50k)
     .venv/bin/python bench/bench_pairing.py --quick    # 10 x 100 (2k frames)
 """
 

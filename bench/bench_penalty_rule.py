@@ -32,10 +32,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from s2r.metrics.bootstrap import (bca_interval, group_bootstrap_weights,  # noqa: E402
+from s2r.metrics.bootstrap import (bca_interval, group_bootstrap_weights,
                                    jackknife_weights)
-from s2r.metrics.probe_data import PENALTY_RULES, ProbeData, TestErrors  # noqa: E402
-from tests.helpers.metrics_data import gaussian_episodes, gaussian_probe_error  # noqa: E402
+from s2r.metrics.probe_data import PENALTY_RULES, ProbeData, TestErrors
+from tests.helpers.metrics_data import gaussian_episodes, gaussian_probe_error
 
 DIM, STEPS, EP_SD = 24, 24, 0.7
 

@@ -30,10 +30,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from s2r.metrics.bootstrap import group_bootstrap_weights  # noqa: E402
-from s2r.metrics.action_probe import ALPHA_GRID, ActionProbe  # noqa: E402
-from s2r.metrics.adam import PAPER_BATCH_SIZE, PAPER_EPOCHS  # noqa: E402
-from s2r.metrics.probe_data import ProbeData  # noqa: E402
+from s2r.metrics.bootstrap import group_bootstrap_weights
+from s2r.metrics.action_probe import ALPHA_GRID, ActionProbe
+from s2r.metrics.adam import PAPER_BATCH_SIZE, PAPER_EPOCHS
+from s2r.metrics.probe_data import ProbeData
 
 
 def synthetic(n: int, dim: int, actions: int = 10, episodes: int = 100, seed: int = 0):

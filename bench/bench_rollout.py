@@ -32,9 +32,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from s2r.embed import embed_frames  # noqa: E402
-from s2r.encoders import build_encoder  # noqa: E402
-from s2r.closedloop.rollout import run_rollouts  # noqa: E402
+from s2r.embed import embed_frames
+from s2r.encoders import build_encoder
+from s2r.closedloop.rollout import run_rollouts
 
 
 def bench_validation(spec: str) -> None:

@@ -31,8 +31,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from s2r.encoders import build_encoder  # noqa: E402
-from s2r.saliency import activations_to_grid, compute_saliency, normalize_maps  # noqa: E402
+from s2r.encoders import build_encoder
+from s2r.saliency import activations_to_grid, compute_saliency, normalize_maps
 
 
 def timed(fn, repeat: int) -> float:
@@ -93,7 +93,7 @@ def main(argv=None) -> int:
             extra = f"{t_ig:8.0f} {t_occ:12.0f}"
         print(f"{encoder_id:<16} {t_fwd:10.0f} {t_manual:9.0f} {t_cam:14.0f} "
               f"{t_cam / t_manual:5.2f}x {extra}", flush=True)
-        del enc
+        enc = None  # free the model before the next encoder
     return 0
 
 

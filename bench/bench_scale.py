@@ -45,16 +45,16 @@ import os
 # passively (see s2r.projection; busy-waiting threads cost 6-9x on a shared machine).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import argparse  # noqa: E402
-import datetime as dt  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import datetime as dt
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))

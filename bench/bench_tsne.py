@@ -29,16 +29,16 @@ import os
 # s2r.projection sets for openTSNE (busy-waiting threads cost 6-9x on a shared machine).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import argparse  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import sys
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from s2r.projection import pca_reduce, project  # noqa: E402
+from s2r.projection import pca_reduce, project
 
 PERPLEXITY = 30.0
 SKLEARN_ITER = 750

@@ -24,10 +24,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from s2r.cache import Cache  # noqa: E402
-from s2r.datasets import load_dataset  # noqa: E402
-from s2r.metrics.params import ScoreParams  # noqa: E402
-from s2r.pipeline import score_encoder  # noqa: E402
+from s2r.cache import Cache
+from s2r.datasets import load_dataset
+from s2r.metrics.params import ScoreParams
+from s2r.pipeline import score_encoder
 
 ENCODERS = ("pixels", "efficientnet-lite0", "resnet18@random", "state")
 PRETRAINED = ("efficientnet-lite0",)

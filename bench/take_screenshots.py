@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.helpers.browser import (  # noqa: E402
+from tests.helpers.browser import (
     WEBGL_ARGS, browser_page, find_chart_point, find_map_point, running_app, wait_idle)
 
 OUT = REPO / "docs" / "screenshots"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
+from s2r.metrics import catalogue
 from ui import charts, compute, figures, loaders, page_url, tables, widgets
 from ui import state as S
 
@@ -26,12 +27,13 @@ df["tier"] = [tiers.get(e) for e in df["encoder"]]
 state.setdefault(S.SCORES_Y, "transfer_score_skill")
 state.setdefault(S.SCORES_ERRORBARS, True)
 state.setdefault(S.SCORES_LABELS, True)
-page_url.sync([page_url.Option("y", S.SCORES_Y, {c: c for c in charts.Y_CHOICES}),
+y_choices = catalogue.shorts("y")
+page_url.sync([page_url.Option("y", S.SCORES_Y, {c: c for c in y_choices}),
                page_url.bool_option("intervals", S.SCORES_ERRORBARS),
                page_url.bool_option("labels", S.SCORES_LABELS)])
 c1, c2, c3 = st.columns([4, 1, 1])
-y = c1.radio("Action score (y axis)", list(charts.Y_CHOICES), key=S.SCORES_Y, horizontal=True,
-             format_func=charts.Y_SHORT.get,
+y = c1.radio("Action score (y axis)", list(y_choices), key=S.SCORES_Y, horizontal=True,
+             format_func=y_choices.get,
              help="Skills put every encoder between the floor (a probe that predicts the mean "
                   "action: 0) and the ceiling (the same probe on the robot state: 1). Raw "
                   "scores are drawn with that floor and ceiling. Transfer: fitted on sim, "
@@ -115,7 +117,7 @@ else:
 
 # ----------------------------------------------------------------------------- table
 st.subheader("Every metric")
-table, config = tables.score_table(df, tables.FULL_METRICS, tiers)
+table, config = tables.score_table(df, "table", tiers)
 st.dataframe(table, hide_index=True, width="stretch", column_config=config)
 st.caption("Each score: estimate [95% interval]; n/a = not estimable (too few episodes) or not "
            "applicable (no robot state). Skills: 0 = the no-information floor, 1 = the "

@@ -54,7 +54,7 @@ if not chosen:
     st.stop()
 if len(chosen) == 1 and chosen[0] in ids:
     state[S.SELECTION_ENCODER] = chosen[0]
-    widgets.publish_url()
+    page_url.publish_url()
 
 
 cols = st.columns(len(chosen))
@@ -124,4 +124,5 @@ else:
                 f"**Action:** " + ", ".join(f"{n}={v:+.2f}" for n, v in
                                             zip(frameset.action_names, frameset.actions[index])))
     if frameset.domain[index] == "sim":
-        f3.page_link("pages/3_Saliency.py", label="Saliency of this pair", icon=":material/local_fire_department:")
+        f3.page_link("pages/3_Saliency.py", label="Saliency of this pair",
+                     icon=":material/local_fire_department:")

@@ -34,7 +34,8 @@ with st.container(border=True):
         state[S.COMPARE_ENCODER_B] = others[0]
     enc_b = c2.selectbox("Encoder B", others, key=S.COMPARE_ENCODER_B,
                          format_func=widgets.encoder_label)
-    sim_idx, real_idx = widgets.pair_picker(frameset, S.COMPARE_PAIR_KEYS, episode_box=c3, step_box=c4)
+    sim_idx, real_idx = widgets.pair_picker(frameset, S.COMPARE_PAIR_KEYS, episode_box=c3,
+                                            step_box=c4)
     st.caption("Saliency: Grad-CAM of the embedding where the encoder has a Grad-CAM layer, "
                "integrated gradients otherwise (the pixel baseline).")
 

@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 
 from s2r.errors import S2RError
+from s2r.metrics import catalogue
 from ui import compute, figures, loaders, page_url, real_results, widgets
 from ui import state as S
 from ui import validation as V
@@ -22,9 +23,9 @@ state = st.session_state
 widgets.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
 
-from s2r.datasets.demo import ACTION_NAMES  # noqa: E402
-from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, recorded_rollout  # noqa: E402
-from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options, validate  # noqa: E402
+from s2r.datasets.demo import ACTION_NAMES
+from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, recorded_rollout
+from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options, validate
 
 # ----------------------------------------------------------------------------- settings
 spec = state.get(S.DATASET_SPEC)
@@ -129,11 +130,12 @@ with st.expander("Stage breakdown (share of real-look rollouts that reached each
 st.subheader(f"Which score predicts real {outcome}?")
 rows_all = {c["score"]: c for c in report["correlations"]
             if c["gap"] == "all" and c.get("outcome", "success") == outcome}
-for name, title in V.SCORE_TITLES.items():
+for name, title in catalogue.titles("validation").items():
     if name in rows_all:
         st.markdown(f"- **{title}** {V.verdict(rows_all[name])}.")
-score = st.radio("Score (x axis)", list(V.SCORE_TITLES), horizontal=True, key=V.SCORE,
-                 format_func=lambda s: V.SCORE_TITLES[s].split(" (")[0])
+x_choices = catalogue.shorts("validation")
+score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=V.SCORE,
+                 format_func=x_choices.get)
 scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
 st.altair_chart(scatter, width="stretch")
 figures.chart_download(scatter, f"s2r_validation_{score}", "validation.fig")

@@ -11,5 +11,5 @@ Data flow::
 
 __version__ = "0.1.0"
 
-from s2r.errors import S2RError  # noqa: F401
-from s2r.frameset import FrameSet  # noqa: F401
+from s2r.errors import S2RError
+from s2r.frameset import FrameSet

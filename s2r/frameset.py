@@ -162,7 +162,8 @@ class FrameSet:
             raise DataError(f"FrameSet {self.name!r} has no task-relevant masks")
         return self.masks.read(as_indices(indices, len(self)))
 
-    def iter_batches(self, batch_size: int, indices=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    def iter_batches(self, batch_size: int,
+                     indices=None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Yield ``(indices, frames)`` batches in order; memory stays bounded by ``batch_size``."""
         idx = np.arange(len(self)) if indices is None else as_indices(indices, len(self))
         for start in range(0, idx.size, batch_size):
@@ -253,7 +254,8 @@ def concat_domains(sim: FrameSet, real: FrameSet, *, name: str, source: dict) ->
     if sim.masks is not None and real.masks is not None:
         masks = ConcatImages([sim.masks, real.masks])
     state = None
-    if sim.state is not None and real.state is not None and sim.state.shape[1] == real.state.shape[1]:
+    if sim.state is not None and real.state is not None \
+            and sim.state.shape[1] == real.state.shape[1]:
         state = np.concatenate([sim.state, real.state])
     return FrameSet(
         images=ConcatImages([sim.images, real.images]),

@@ -228,7 +228,7 @@ def decode_image_file(path: Path, *, expected_hw: tuple | None = None) -> np.nda
     except Image.DecompressionBombError as exc:  # PIL refuses twice its limit at open()
         raise frame_too_large(str(path), bomb_size(exc)) from None
     except (UnidentifiedImageError, OSError, SyntaxError) as exc:
-        from s2r.datasets._lfs import check_not_lfs_pointer
+        from s2r.lfs import check_not_lfs_pointer
 
         check_not_lfs_pointer(path)
         raise DataError(f"{path}: unreadable or truncated image file ({exc})") from None

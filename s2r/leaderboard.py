@@ -24,7 +24,7 @@ import numpy as np
 
 from s2r.atomic import atomic_path
 from s2r.errors import DataError
-from s2r.metrics.scoring import REFERENCE_KEYS, SCORE_KEYS
+from s2r.metrics import catalogue
 
 PathLike = Union[str, Path]
 FORMATS = (".json", ".csv")
@@ -61,9 +61,9 @@ def unflatten_record(row: dict) -> dict:
 
 def _score_columns() -> list:
     cols = []
-    for k in SCORE_KEYS:
+    for k in catalogue.interval_keys():
         cols += [k, f"{k}_ci_low", f"{k}_ci_high"]
-    return cols + list(REFERENCE_KEYS)
+    return cols + catalogue.reference_keys()
 
 
 def records_to_frame(records: Sequence[dict]):

@@ -44,7 +44,8 @@ def pairing_features(frameset: FrameSet, by: str = "auto") -> tuple[np.ndarray, 
     """
     if by not in BY:
         raise DataError(f"pairing 'by' must be one of {BY}, got {by!r}")
-    used = "state" if by == "auto" and frameset.state is not None else ("action" if by == "auto" else by)
+    used = ("state" if by == "auto" and frameset.state is not None
+            else ("action" if by == "auto" else by))
     if used == "state" and frameset.state is None:
         raise DataError(f"FrameSet {frameset.name!r} has no state, so frames cannot be paired by "
                         "state; use by='action' (or 'auto')")

@@ -44,7 +44,6 @@ Everything here is a function of arrays. Projecting a FrameSet's embeddings, cac
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -53,6 +52,7 @@ import numpy as np
 from s2r.errors import MetricError
 from s2r.checks import check_choice, check_embeddings, check_number
 from s2r.progress import ProgressCallback, report
+from s2r.settings import prefer_passive_openmp
 
 # openTSNE's threads are OpenMP threads (its own libgomp, read when openTSNE is first
 # imported). libgomp's default lets idle threads spin between the thousands of short parallel
@@ -60,7 +60,7 @@ from s2r.progress import ProgressCallback, report
 # 6-9x the wall time of one thread (600 frames: 94-118 s with 2 threads vs 11-19 s with one,
 # load average ~22 on 2 cores); with passive waiting 2 threads took 11.2 s. Only a default:
 # a value the user set is kept.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+prefer_passive_openmp()
 
 MODES = ("joint", "place-real")
 #: Bump when the computation changes in a way that invalidates cached projections.

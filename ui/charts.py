@@ -16,52 +16,12 @@ from typing import Any, Mapping, Optional, Sequence
 import altair as alt
 import pandas as pd
 
+from s2r.metrics import catalogue
+
 #: Name of the point-selection parameter of the score scatter (the event's key).
 PICK = "pick"
 #: Name of the point-selection parameter of the projection scatter.
 FRAME_PICK = "frame"
-
-#: Action-score columns the y axis can show, with their axis titles (skill first: default).
-Y_CHOICES = {
-    "transfer_score_skill": "Transfer skill (sim probe on real)",
-    "action_score_heldout_skill": "Held-out skill",
-    "transfer_score": "Transfer score (raw AS)",
-    "action_score_heldout": "Held-out action score (raw AS)",
-    "action_score_train": "Training action score (paper)",
-}
-
-#: Short names of the y-axis choices (radio buttons).
-Y_SHORT = {"transfer_score_skill": "transfer skill",
-           "action_score_heldout_skill": "held-out skill",
-           "transfer_score": "transfer (raw)",
-           "action_score_heldout": "held-out (raw)",
-           "action_score_train": "training (paper)"}
-
-#: Metric columns shown in tooltips and tables, with human titles, in reading order.
-METRIC_TITLES = {
-    "sim2real_score": "Sim2Real score",
-    "transfer_score_skill": "Transfer skill",
-    "action_score_heldout_skill": "Held-out skill",
-    "dis": "Domain invariance (DIS)",
-    "paired_retrieval_mrr": "Paired retrieval (MRR)",
-    "domain_separability": "Domain separability (d')",
-    "domain_probe_accuracy": "Domain probe acc.",
-    "transfer_score": "Transfer AS",
-    "action_score_heldout": "Held-out AS",
-    "action_score_train": "Training AS (paper)",
-}
-
-#: Short metric names for table headers.
-METRIC_SHORT = {"sim2real_score": "Sim2Real", "transfer_score_skill": "Transfer skill",
-                "action_score_heldout_skill": "Held-out skill", "dis": "DIS",
-                "paired_retrieval_mrr": "Retrieval MRR", "domain_separability": "Sep. d'",
-                "domain_probe_accuracy": "Domain probe", "transfer_score": "Transfer AS",
-                "action_score_heldout": "Held-out AS", "action_score_train": "Train AS"}
-
-#: Reference values of a raw action score: (floor column, ceiling column).
-_REFERENCES = {"transfer_score": ("transfer_score_floor", "transfer_score_ceiling"),
-               "action_score_heldout": ("action_score_heldout_floor",
-                                        "action_score_heldout_ceiling")}
 
 # The paper's Figure 5: CNN blue, Transformer orange; circle = manipulation, square = general.
 _ARCH_DOMAIN = ["CNN", "Transformer", "Pixels", "State"]
@@ -149,7 +109,7 @@ def scores_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         lambda g: GROUP_LABELS.get(g, g))
     df["params_m"] = pd.to_numeric(df["params_m"], errors="coerce").fillna(0.0)
     rows = df.to_dict("records")
-    for col in METRIC_TITLES:
+    for col in catalogue.keys("table"):
         if col in df:
             df[f"{col}_txt"] = [fmt_ci(r, col) for r in rows]
     for probe, cols in PENALTY_SCORES.items():
@@ -180,8 +140,9 @@ def reference_lines(df: pd.DataFrame, y: str) -> pd.DataFrame:
         ceiling = ref is not None and (ref == "ceiling").all()
         rows = [(0.0, "0 = floor (no information)"),
                 (1.0, "1 = robot-state ceiling" if ceiling else "1 = perfect prediction")]
-    elif y in _REFERENCES:
-        for col, name in zip(_REFERENCES[y], ("floor (mean action)", "ceiling (robot state)")):
+    elif f"{y}_floor" in catalogue.keys():
+        for col, name in ((f"{y}_floor", "floor (mean action)"),
+                          (f"{y}_ceiling", "ceiling (robot state)")):
             values = pd.to_numeric(df.get(col), errors="coerce").dropna() \
                 if col in df else pd.Series(dtype=float)
             if len(values):
@@ -200,7 +161,7 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
         Output of :func:`scores_frame`. Rows without a value of ``y`` (not estimable) are
         left out.
     y : str
-        Action-score column for the y axis, one of :data:`Y_CHOICES`.
+        Action-score column for the y axis, one of the catalogue's ``y`` view.
     error_bars : bool
         Draw the 95% bootstrap intervals of both scores as rules.
     labels : bool
@@ -208,14 +169,15 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
     selected : str, optional
         Encoder id drawn with a thick outline (the current shared selection).
     """
-    if y not in Y_CHOICES:
-        raise ValueError(f"y must be one of {sorted(Y_CHOICES)}, got {y!r}")
+    y_titles = catalogue.titles("y")
+    if y not in y_titles:
+        raise ValueError(f"y must be one of {sorted(y_titles)}, got {y!r}")
     df = df[pd.to_numeric(df[y], errors="coerce").notna()] if y in df else df.iloc[:0]
     arch_dom, arch_rng = _scale_domain(df["arch"], _ARCH_DOMAIN, _ARCH_RANGE)
     grp_dom, grp_rng = _scale_domain(df["group"], _GROUP_DOMAIN, _GROUP_RANGE)
     pick = alt.selection_point(name=PICK, fields=["encoder"], on="click", clear="dblclick")
     # Axis titles stay shorter than the plot: a longer one makes Vega shrink the plot.
-    x_title, y_title = "Domain invariance score (DIS, higher = more invariant)", Y_CHOICES[y]
+    x_title, y_title = "Domain invariance score (DIS, higher = more invariant)", y_titles[y]
     tooltip = [alt.Tooltip("label:N", title="Encoder"), alt.Tooltip("encoder:N", title="id"),
                alt.Tooltip("arch:N", title="Architecture"),
                alt.Tooltip("group:N", title="Pretraining data"),
@@ -223,7 +185,7 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
     if "tier" in df:
         tooltip.append(alt.Tooltip("tier:Q", title="Sim2Real tier (1 = best group)"))
     tooltip += [alt.Tooltip(f"{c}_txt:N", title=f"{t} [95% CI]")
-                for c, t in METRIC_TITLES.items() if f"{c}_txt" in df]
+                for c, t in catalogue.titles("table").items() if f"{c}_txt" in df]
     if "penalty_note" in df and df["penalty_note"].astype(bool).any():
         tooltip.append(alt.Tooltip("penalty_note:N", title="⚠ Unstable penalty choice"))
     base = alt.Chart(df)

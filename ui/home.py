@@ -11,7 +11,6 @@ cache hands back every encoder already done.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from typing import MutableMapping, Sequence
@@ -85,7 +84,9 @@ HOME_RAY = "home.ray_backend"
 
 def ray_address():
     """The cluster named by ``$S2R_RAY_ADDRESS``, or None (then the app computes locally)."""
-    return os.environ.get("S2R_RAY_ADDRESS", "").strip() or None
+    from s2r.settings import current
+
+    return current().ray_address
 
 
 def backend_choice(state: MutableMapping) -> None:

@@ -4,7 +4,7 @@ A page declares its options once (:class:`Option`: query parameter, session key 
 the values a link may name) and calls :func:`sync` before drawing those widgets: on the page's
 first run in a session (a reload, a copied link) the values the URL names are put in the
 widgets' keys, each value that is not allowed is named in a warning and left at its default;
-on every run :func:`ui.widgets.publish_url` writes them to the URL with the shared ones
+on every run :func:`publish_url` writes them to the URL with the shared ones
 (:func:`params`).
 """
 
@@ -15,6 +15,8 @@ from typing import Any, Mapping, Sequence
 
 import streamlit as st
 
+from s2r.errors import S2RError
+from ui import loaders
 from ui import state as S
 
 #: Session key: (page, options) of the page that declared its options last.
@@ -81,8 +83,6 @@ def keep_link() -> None:
 def sync(options: Sequence[Option]) -> None:
     """Read the page's options from the URL on its first run in the session, then publish
     the URL (shared view + these options)."""
-    from ui import widgets
-
     state = st.session_state
     page = _page()
     state[PAGE_OPTIONS] = (page, tuple(options))
@@ -107,7 +107,7 @@ def sync(options: Sequence[Option]) -> None:
                            f"{'made of' if option.many else 'one of'} "
                            f"{', '.join(option.values)}{most}: using the default.",
                            icon=":material/link_off:")
-    widgets.publish_url()
+    publish_url()
 
 
 def params(state) -> dict:
@@ -125,3 +125,36 @@ def params(state) -> dict:
         if None not in texts:
             out[option.param] = ",".join(texts)
     return out
+
+
+def restore_from_url() -> None:
+    """On a session's first run, take the dataset, encoders, inspected encoder and
+    precision from the page URL (:func:`ui.state.read_url`); each value that cannot be used
+    is named in an ``st.warning`` and the session keeps its default for it."""
+    state = st.session_state
+    if state.get(S.URL_READ):
+        return
+    state[S.URL_READ] = True
+    keep_link()  # the page's own options, read when the page declares them
+    values, warnings = S.read_url({k: st.query_params.get_all(k) for k in st.query_params})
+    if S.DATASET_SPEC in values:
+        try:  # the keys inside the files, the files' contents: only a load tells
+            with st.spinner("Loading the dataset of the link..."):
+                loaders.load_frameset(values[S.DATASET_SPEC],
+                                      values[S.DATASET_KEYS]).require_domains()
+        except S2RError as exc:
+            warnings.append(S.dataset_link_warning(exc))
+            del values[S.DATASET_SPEC], values[S.DATASET_KEYS]
+    state.update(values)
+    for message in warnings:
+        st.warning(message, icon=":material/link_off:")
+
+
+def publish_url() -> None:
+    """Write the session's view to the page URL (:func:`ui.state.url_params`), so a reload
+    or a copied link opens it again. Called where the view changes; a no-op when the URL
+    already says it (opening another page clears the URL, so every page calls it)."""
+    view = {**S.url_params(st.session_state), **params(st.session_state)}
+    wanted = {k: v if isinstance(v, list) else [v] for k, v in view.items()}
+    if {k: st.query_params.get_all(k) for k in st.query_params} != wanted:
+        st.query_params.from_dict(view)

@@ -11,14 +11,16 @@ import pandas as pd
 
 def correlation_table(report: Mapping[str, Any], task: str = "all") -> pd.DataFrame:
     """Spearman and Kendall of every score with your real success (one task or all)."""
-    from ui.validation import SCORE_TITLES
+    from s2r.metrics import catalogue
+
+    titles = catalogue.titles()
 
     rows = []
     for c in report["correlations"]:
         if c["task"] != task:
             continue
         ok = c["spearman"] is not None
-        rows.append({"score": SCORE_TITLES.get(c["score"], c["score"]),
+        rows.append({"score": titles.get(c["score"], c["score"]),
                      "Spearman": round(c["spearman"], 2) if ok else None,
                      "95% interval": (f"[{c['spearman_ci_low']:+.2f}, "
                                       f"{c['spearman_ci_high']:+.2f}]") if ok else "undefined",

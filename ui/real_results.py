@@ -37,7 +37,7 @@ def _table_bytes() -> tuple[Optional[bytes], str]:
 def section() -> None:
     """The page section: upload box, correlations with intervals, scatter, missing scores."""
     from ui import compute, figures, loaders, widgets
-    from ui.validation import SCORE_TITLES
+    from s2r.metrics import catalogue
 
     with st.expander("**Your robot's results**: how well did each score rank your encoders?",
                      expanded=bool(st.session_state.get(UPLOAD) or st.session_state.get(PASTE))):
@@ -70,11 +70,12 @@ def section() -> None:
         task = st.radio("Tasks", tasks, horizontal=True, key=TASK) if len(tasks) > 1 else "all"
         st.dataframe(correlation_table(report, task), hide_index=True, width="stretch")
         st.session_state.setdefault(SCORE, "transfer_score_skill")
-        score = st.radio("Score (x axis)", list(SCORE_TITLES), horizontal=True, key=SCORE,
-                         format_func=lambda s: SCORE_TITLES[s].split(" (")[0])
+        x_choices = catalogue.shorts("validation")
+        score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=SCORE,
+                         format_func=x_choices.get)
         rows = pd.DataFrame(report["rows"])
         if task != "all":
             rows = rows[rows["task"] == task]
-        chart = success_scatter(rows, score, SCORE_TITLES[score])
+        chart = success_scatter(rows, score, catalogue.get(score).title)
         st.altair_chart(chart, width="stretch", key="validation.real.chart")
         figures.chart_download(chart, f"s2r_real_results_{score}", "validation.real.fig")

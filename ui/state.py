@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
+from s2r.settings import current
+
 # ----------------------------------------------------------------------------- shared keys
 DATASET_SPEC = "dataset.spec"            # str or [sim_path, real_path]
 DATASET_KEYS = "dataset.keys"            # {"image_key": .., "action_key": .., "state_key": ..}
@@ -157,7 +159,7 @@ def default_spec() -> Spec:
 
     A non-demo ``$S2R_DEMO_SPEC`` with ``os.pathsep`` in it names two files, sim then real.
     """
-    env = os.environ.get("S2R_DEMO_SPEC", "").strip()
+    env = current().demo_spec
     if not env:
         return demo_spec()
     if not names_demo(env) and os.pathsep in env:
@@ -167,15 +169,12 @@ def default_spec() -> Spec:
 
 def default_encoders() -> list[str]:
     """Encoder ids selected when the session has none (``$S2R_DEFAULT_ENCODERS`` or above)."""
-    env = os.environ.get("S2R_DEFAULT_ENCODERS", "").strip()
-    if env:
-        return [e.strip() for e in env.split(",") if e.strip()]
-    return list(DEFAULT_ENCODERS)
+    return list(current().default_encoders or DEFAULT_ENCODERS)
 
 
 def autocompute_enabled() -> bool:
     """Whether the home page computes the default set on first visit (``$S2R_AUTOCOMPUTE``)."""
-    return os.environ.get("S2R_AUTOCOMPUTE", "1").strip().lower() not in {"0", "false", "no"}
+    return current().autocompute
 
 
 def spec_key(spec: Spec) -> str:
@@ -251,10 +250,7 @@ def read_url(params: Mapping[str, Sequence[str]]) -> tuple[dict, list[str]]:
 def data_roots() -> list[str]:
     """The folders a dataset path from a page URL may lie under (``$S2R_DATA_ROOTS``, else
     the working folder and the home folder), resolved."""
-    env = os.environ.get("S2R_DATA_ROOTS", "").strip()
-    roots = [r for r in env.split(os.pathsep) if r.strip()] if env else \
-        [os.getcwd(), os.path.expanduser("~")]
-    return [os.path.realpath(r) for r in roots]
+    return list(current().data_roots)
 
 
 #: What a single folder from a link must hold to be opened: a dataset's own files (checked

@@ -13,17 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from s2r.errors import MetricError
-from s2r.metrics import pairwise
+from s2r.metrics import catalogue, pairwise
 from ui import charts, figures
-
-#: Columns of the compact table (home page) and the full one (Scores page).
-SUMMARY_METRICS = ("sim2real_score", "transfer_score_skill", "action_score_heldout_skill",
-                   "dis")
-FULL_METRICS = tuple(charts.METRIC_TITLES)
-
-#: Scores the ranking section can compare, with their titles.
-RANKED = {k: charts.METRIC_TITLES.get(k, k) for k in pairwise.PAIRWISE_KEYS}
-RANKED["transfer_score_reverse_skill"] = "Reverse transfer skill (real -> sim)"
 
 
 def tiers_of(records: Sequence[dict], key: str = "sim2real_score") -> dict:
@@ -34,25 +25,28 @@ def tiers_of(records: Sequence[dict], key: str = "sim2real_score") -> dict:
         return {}
 
 
-def score_table(df: pd.DataFrame, metrics: Sequence[str], tiers: Optional[dict] = None):
+def score_table(df: pd.DataFrame, view: str, tiers: Optional[dict] = None):
     """``(table, column_config)`` for ``st.dataframe``: one row per encoder, best Sim2Real
-    first, each metric as ``value [low, high]`` text (``n/a`` when not estimable)."""
+    first, each score of the catalogue's ``view`` (``"summary"``: the home page's compact
+    table, ``"table"``: the Scores page's full one) as ``value [low, high]`` text (``n/a``
+    when not estimable)."""
+    metrics, short, title = catalogue.keys(view), catalogue.shorts(), catalogue.titles()
     table = pd.DataFrame({"Encoder": df["label"], "id": df["encoder"]})
     if tiers:
         table["Tier"] = [tiers.get(e) for e in df["encoder"]]
     for m in metrics:
         if m in df:
-            table[charts.METRIC_SHORT[m]] = df[f"{m}_txt"] if f"{m}_txt" in df else df[m]
+            table[short[m]] = df[f"{m}_txt"] if f"{m}_txt" in df else df[m]
     if "action_score_train_null" in df and "action_score_train" in metrics:
-        table["Train AS null"] = df["action_score_train_null"].map(lambda v: f"{v:.3f}")
+        table[short["action_score_train_null"]] = df["action_score_train_null"].map(
+            lambda v: f"{v:.3f}")
     if "paired_retrieval_mrr_chance" in df and "paired_retrieval_mrr" in metrics:
-        table["Retrieval chance"] = pd.to_numeric(df["paired_retrieval_mrr_chance"],
-                                                  errors="coerce").map(
+        chance = pd.to_numeric(df["paired_retrieval_mrr_chance"], errors="coerce")
+        table[short["paired_retrieval_mrr_chance"]] = chance.map(
             lambda v: "n/a" if pd.isna(v) else f"{v:.3f}")
     order = pd.to_numeric(df.get("sim2real_score"), errors="coerce").fillna(-1.0)
     table = table.iloc[order.to_numpy().argsort(kind="stable")[::-1]]
-    config = {c: st.column_config.TextColumn(c, help=charts.METRIC_TITLES.get(m))
-              for m in metrics for c in [charts.METRIC_SHORT[m]]}
+    config = {short[m]: st.column_config.TextColumn(short[m], help=title[m]) for m in metrics}
     config["Tier"] = st.column_config.NumberColumn(
         "Tier", help="Sim2Real tier: encoders in one tier cannot be told apart from its best "
                      "at 95% (paired episode bootstrap); 1 = the best group")
@@ -86,7 +80,8 @@ def not_estimable_note(records: Sequence[dict], key: str) -> Optional[str]:
 def ranking_section(records: Sequence[dict], state_key: str) -> None:
     """Which differences the data resolve: tiers and ``P(row beats column)`` on one score."""
     st.subheader("Which differences are resolved?")
-    key = st.selectbox("Score", list(RANKED), format_func=RANKED.get, key=state_key,
+    ranked = {k: catalogue.get(k).title for k in catalogue.ranked_keys()}
+    key = st.selectbox("Score", list(ranked), format_func=ranked.get, key=state_key,
                        help="Every encoder is resampled with the same episodes in every "
                             "bootstrap replicate, so two encoders are compared replicate by "
                             "replicate (paired).")
@@ -101,7 +96,7 @@ def ranking_section(records: Sequence[dict], state_key: str) -> None:
         return
     st.markdown(" > ".join("**{" + ", ".join(t) + "}**" for t in groups)
                 + "  \n" + _tier_sentence(groups))
-    heatmap = charts.win_heatmap(matrix, title=RANKED[key])
+    heatmap = charts.win_heatmap(matrix, title=ranked[key])
     st.altair_chart(heatmap, key=f"{state_key}.heatmap", width="content")
     figures.chart_download(heatmap, f"s2r_ranking_{key}", f"{state_key}.fig")
 

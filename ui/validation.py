@@ -12,16 +12,7 @@ from typing import Any, Mapping, Optional
 import altair as alt
 import pandas as pd
 
-#: Scores on the scatter's x axis, with their axis titles.
-SCORE_TITLES = {
-    "transfer_score_skill": "Transfer skill (sim probe on real)",
-    "sim2real_score": "Sim2Real score",
-    "action_score_heldout_skill": "Held-out skill",
-    "dis": "Domain invariance (DIS)",
-    "paired_retrieval_mrr": "Paired retrieval (MRR)",
-    "transfer_score": "Transfer AS (raw)",
-    "action_score_heldout": "Held-out AS (raw)",
-}
+from s2r.metrics import catalogue
 
 
 def results_frame(report: Mapping[str, Any]) -> pd.DataFrame:
@@ -123,7 +114,7 @@ def success_scatter(df: pd.DataFrame, score: str, *,
                     outcome: str = "success") -> alt.LayerChart:
     """Real ``outcome`` (y, interval) against ``score`` (x, bootstrap interval): one point
     per encoder and gap, one colour per gap."""
-    title = SCORE_TITLES.get(score, score)
+    title = catalogue.titles().get(score, score)
     data = df[pd.to_numeric(df.get(score), errors="coerce").notna()] if score in df else df[:0]
     col = f"{outcome}_real"
     base = alt.Chart(data)

@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import compute, loaders
+from ui import compute, loaders, page_url
 from ui import state as S
 
 STATUS_BADGE = {"ready": "ready", "random": "random init", "weights-missing": "weights missing"}
@@ -72,53 +72,17 @@ def fmt(value, digits: int = 3) -> str:
 # ----------------------------------------------------------------------------- guards
 def page_header(title: str, caption: str) -> None:
     """Page config, title and one-line explanation (every page starts with it)."""
-    st.set_page_config(page_title=f"s2r · {title}", page_icon=":material/precision_manufacturing:", layout="wide")
+    st.set_page_config(page_title=f"s2r · {title}", page_icon=":material/precision_manufacturing:",
+                       layout="wide")
     S.init_state(st.session_state)
     st.title(title)
     st.caption(caption)
     encoder_config_or_stop()
-    restore_from_url()
-    publish_url()
+    page_url.restore_from_url()
+    page_url.publish_url()
 
 
 # ----------------------------------------------------------------------------- page URL
-def restore_from_url() -> None:
-    """On a session's first run, take the dataset, encoders, inspected encoder and
-    precision from the page URL (:func:`ui.state.read_url`); each value that cannot be used
-    is named in an ``st.warning`` and the session keeps its default for it."""
-    state = st.session_state
-    if state.get(S.URL_READ):
-        return
-    state[S.URL_READ] = True
-    from ui import page_url
-
-    page_url.keep_link()  # the page's own options, read when the page declares them
-    values, warnings = S.read_url({k: st.query_params.get_all(k) for k in st.query_params})
-    if S.DATASET_SPEC in values:
-        try:  # the keys inside the files, the files' contents: only a load tells
-            with st.spinner("Loading the dataset of the link..."):
-                loaders.load_frameset(values[S.DATASET_SPEC],
-                                      values[S.DATASET_KEYS]).require_domains()
-        except S2RError as exc:
-            warnings.append(S.dataset_link_warning(exc))
-            del values[S.DATASET_SPEC], values[S.DATASET_KEYS]
-    state.update(values)
-    for message in warnings:
-        st.warning(message, icon=":material/link_off:")
-
-
-def publish_url() -> None:
-    """Write the session's view to the page URL (:func:`ui.state.url_params`), so a reload
-    or a copied link opens it again. Called where the view changes; a no-op when the URL
-    already says it (opening another page clears the URL, so every page calls it)."""
-    from ui import page_url
-
-    params = {**S.url_params(st.session_state), **page_url.params(st.session_state)}
-    wanted = {k: v if isinstance(v, list) else [v] for k, v in params.items()}
-    if {k: st.query_params.get_all(k) for k in st.query_params} != wanted:
-        st.query_params.from_dict(params)
-
-
 def encoder_config_or_stop() -> None:
     """Read the user's encoder config (``$S2R_ENCODERS`` / ``./s2r_encoders.toml``); when it is
     broken, say what is wrong in it and stop the page (every page lists encoders)."""
@@ -224,7 +188,7 @@ def synced_selectbox(label: str, options: Sequence, *, key: str, shared_key: str
     value = st.selectbox(label, options, key=key, format_func=format_func, help=help,
                          on_change=_copy_key, args=(key, shared_key))
     state[shared_key] = value
-    publish_url()
+    page_url.publish_url()
     return value
 
 
@@ -333,7 +297,8 @@ def method_picker(encoder_id: str, key: str) -> str:
     from s2r.options import METHODS
 
     labels = {"gradcam": "Grad-CAM", "ig": "Integrated gradients", "occlusion": "Occlusion"}
-    options = [m for m in METHODS if m != "gradcam" or loaders.default_method(encoder_id) == "gradcam"]
+    options = [m for m in METHODS
+               if m != "gradcam" or loaders.default_method(encoder_id) == "gradcam"]
     if st.session_state.get(key) not in options:
         st.session_state[key] = options[0]
     return st.selectbox("Method", options, key=key, format_func=lambda m: labels.get(m, m),

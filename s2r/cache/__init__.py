@@ -34,8 +34,8 @@ from __future__ import annotations
 from s2r.cache.keys import CacheError, canonical_json, describe_key, key_hash
 from s2r.cache.layout import default_cache_dir
 from s2r.cache.listing import CacheEntry
-from s2r.cache.records import FORMAT_VERSION  # noqa: F401  (a public constant of s2r.cache)
-from s2r.cache.store import DEFAULT_LOCK_TIMEOUT, Cache  # noqa: F401
+from s2r.cache.records import FORMAT_VERSION
+from s2r.cache.store import DEFAULT_LOCK_TIMEOUT, Cache
 
 __all__ = ["Cache", "CacheEntry", "CacheError", "canonical_json", "key_hash", "default_cache_dir",
            "describe_key"]

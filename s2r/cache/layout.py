@@ -44,9 +44,11 @@ _CLAIMABLE = {"index", "arrays", "records", "locks", ".gitkeep"}
 
 
 def default_cache_dir() -> Path:
-    """``$S2R_CACHE_DIR`` if set, else ``./cache`` relative to the working directory."""
-    env = os.environ.get("S2R_CACHE_DIR")
-    return Path(env) if env else Path.cwd() / "cache"
+    """``$S2R_CACHE_DIR`` if set, else ``./cache`` relative to the working directory
+    (:mod:`s2r.settings`)."""
+    from s2r.settings import current
+
+    return current().cache_dir
 
 
 @dataclass(frozen=True)

@@ -56,12 +56,14 @@ class RolloutParams:
     demo_steps : int
         Most frames per demonstration (each ends at its success, the expert needs <= 15).
     policy : {"two-stage", "mlp", "ridge"}
-        ``"two-stage"``: :func:`s2r.closedloop.policy.two_stage.fit_two_stage` (a probe reads the task
+        ``"two-stage"``: :func:`s2r.closedloop.policy.two_stage.fit_two_stage` (a probe reads the
+        task
         state from the embedding, an MLP acts on it; default); ``"mlp"``/``"ridge"``:
         :func:`s2r.closedloop.policy.bc.fit_policy` end to end.
     control_demos : int
         Two-stage only: the control MLP is fitted once, on the exact states of this many
-        expert episodes (nothing rendered; :func:`s2r.closedloop.policy.two_stage.fit_state_control`),
+        expert episodes (nothing rendered;
+        :func:`s2r.closedloop.policy.two_stage.fit_state_control`),
         and shared by every encoder; 0 = fitted per encoder on its cross-fitted decoded
         states of the rendered demonstrations.
     seed : int

@@ -3,8 +3,10 @@
 :func:`validate` takes a demo dataset spec, encoders and gaps. At every gap it scores each
 encoder on the demo rendered at that gap (:func:`~s2r.pipeline.scores.score_encoders`,
 cached) and measures the real success rate of the encoder's sim-trained policy
-(:func:`~s2r.closedloop.encoder_rollouts.encoder_rollouts`, cached); then, across the image encoders (the ``state`` reference is reported, not
-ranked), it correlates each score with real success and with real graded progress (:func:`s2r.metrics.ranks.rank_correlation`: Spearman
+(:func:`~s2r.closedloop.encoder_rollouts.encoder_rollouts`, cached); then, across the image
+encoders (the ``state`` reference is reported, not
+ranked), it correlates each score with real success and with real graded progress
+(:func:`s2r.metrics.ranks.rank_correlation`: Spearman
 and Kendall with a bootstrap over encoders and rollouts), per gap and over all gaps (an
 encoder's gaps resampled together).
 
@@ -19,12 +21,13 @@ from typing import Optional, Sequence
 import numpy as np
 
 from s2r.errors import DataError, MetricError
+from s2r.metrics import catalogue
 from s2r.metrics.ranks import rank_correlation
 from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts
 from s2r.closedloop.rollout import STAGES
 from s2r.progress import ProgressCallback, report
 
-__all__ = ["DEFAULT_ENCODERS", "SCORE_NAMES", "VALIDATION_VERSION", "demo_options",
+__all__ = ["DEFAULT_ENCODERS", "VALIDATION_VERSION", "demo_options",
            "validate"]
 
 VALIDATION_VERSION = 2
@@ -36,10 +39,6 @@ DEFAULT_ENCODERS = ("state", "pixels", "efficientnet-lite0", "efficientnet-lite1
                     "efficientnet-b0@random", "simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1")
 #: What the correlations are computed with: the success rate and graded progress.
 OUTCOMES = ("success", "progress")
-#: The scores correlated with real success (higher = predicted to transfer better, except
-#: where the README says otherwise).
-SCORE_NAMES = ("dis", "action_score_heldout", "action_score_heldout_skill", "transfer_score",
-               "transfer_score_skill", "paired_retrieval_mrr", "sim2real_score")
 
 
 def demo_options(spec) -> dict:
@@ -81,7 +80,8 @@ def _row(encoder_id: str, gap: float, outcome: dict, sim: dict, record: dict) ->
 
 def correlations(rows: Sequence[dict], outcomes: Sequence[dict], *,
                  n_boot: int = 2000, seed: int = 0) -> list[dict]:
-    """Rank correlations of every :data:`SCORE_NAMES` score with real success and with real
+    """Rank correlations of every score of the catalogue's ``validation`` view
+    (:mod:`s2r.metrics.catalogue`) with real success and with real
     progress (:data:`OUTCOMES`), per gap and over all gaps (``gap = "all"``; an encoder's gaps
     are one bootstrap cluster), over the **image encoders** only: a reference without an
     image model (``state``) is shown beside them, not ranked with them.
@@ -94,7 +94,7 @@ def correlations(rows: Sequence[dict], outcomes: Sequence[dict], *,
     out = []
     for outcome in OUTCOMES:
         field = "successes" if outcome == "success" else "progress"
-        for name in SCORE_NAMES:
+        for name in catalogue.keys("validation"):
             for gap in [*gaps, "all"]:
                 idx = [i for i in images if gap == "all" or rows[i]["gap"] == gap]
                 score = [rows[i].get(name) for i in idx]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from s2r.cli import add_cache_dir_arg
 from s2r.errors import S2RError
+from s2r.settings import child_environment
 
 
 def register(subparsers) -> None:
@@ -73,19 +74,20 @@ def run(args) -> int:
 
     if not 0 < args.port < 65536:
         raise S2RError(f"--port must be in 1..65535, got {args.port}")
-    env = dict(os.environ)
+    variables = {}
     if args.dataset:
         spec = args.dataset[0] if len(args.dataset) == 1 else list(args.dataset)
         if len(args.dataset) > 2:
             raise S2RError(f"DATASET: give one spec or two files SIM REAL, got "
                            f"{len(args.dataset)} arguments")
         parse_spec(spec)  # a bad spec fails here, with the library's message
-        env["S2R_DEMO_SPEC"] = spec if isinstance(spec, str) else os.pathsep.join(
+        variables["S2R_DEMO_SPEC"] = spec if isinstance(spec, str) else os.pathsep.join(
             str(Path(s).resolve()) for s in spec)
         if isinstance(spec, str) and spec != "demo" and not spec.startswith("demo:"):
-            env["S2R_DEMO_SPEC"] = str(Path(spec).resolve())
+            variables["S2R_DEMO_SPEC"] = str(Path(spec).resolve())
     if args.cache_dir:
-        env["S2R_CACHE_DIR"] = str(Path(args.cache_dir).resolve())
+        variables["S2R_CACHE_DIR"] = str(Path(args.cache_dir).resolve())
+    env = child_environment(**variables)
     folder = dashboard_dir()
     cmd = streamlit_command(folder, args.port, args.address)
     print(f"s2r dashboard: {folder / 'app.py'} on http://localhost:{args.port}", flush=True)

@@ -28,8 +28,10 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=d["seed"], help=f"random seed (default {d['seed']})")
     p.add_argument("--paired", action="store_true",
                    help="render the same states in both domains (exact frame pairs)")
-    p.add_argument("--height", type=int, default=d["height"], help=f"frame height (default {d['height']})")
-    p.add_argument("--width", type=int, default=d["width"], help=f"frame width (default {d['width']})")
+    p.add_argument("--height", type=int, default=d["height"],
+                   help=f"frame height (default {d['height']})")
+    p.add_argument("--width", type=int, default=d["width"],
+                   help=f"frame width (default {d['width']})")
     p.add_argument("--table", choices=("csv", "parquet"), default="csv",
                    help="actions table format (default csv)")
     p.add_argument("--overwrite", action="store_true",

@@ -25,6 +25,7 @@ import numpy as np
 from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
                      dataset_from_args, output_file)
 from s2r.errors import S2RError
+from s2r.metrics import catalogue
 
 KINDS = ("scores", "tsne", "saliency", "compare", "validation")
 
@@ -60,8 +61,7 @@ def register(subparsers) -> None:
     k.add_argument("--encoders", required=True, metavar="A,B,...",
                    help="encoder ids or wildcards (scored first if not cached)")
     k.add_argument("--y", default="transfer_score_skill", metavar="SCORE",
-                   help="y axis: transfer_score_skill, action_score_heldout_skill, "
-                        "transfer_score, action_score_heldout or action_score_train")
+                   help="y axis: " + ", ".join(catalogue.keys("y")))
     k.add_argument("--no-intervals", action="store_true", help="leave out the 95%% intervals")
     k.add_argument("--no-labels", action="store_true", help="leave out the point labels")
     k = kind("tsne", "the t-SNE map of one encoder's sim and real embeddings")
@@ -125,8 +125,8 @@ def _scores(args, fmt: str) -> bytes:
     from s2r.progress import tqdm_progress
 
     charts = dashboard_module("ui.charts")
-    if args.y not in charts.Y_CHOICES:
-        raise S2RError(f"--y must be one of {', '.join(charts.Y_CHOICES)}, got {args.y!r}")
+    if args.y not in catalogue.keys("y"):
+        raise S2RError(f"--y must be one of {', '.join(catalogue.keys('y'))}, got {args.y!r}")
     ids = _ids(args.encoders)
     cache = cache_from_args(args)
     frameset = dataset_from_args(args).require_domains()
@@ -246,12 +246,12 @@ def _validation(args, fmt: str) -> bytes:
         if args.score not in rows:
             raise S2RError(f"--score {args.score!r} is not in {path}")
         chart = dashboard_module("ui.real_charts").success_scatter(
-            rows, args.score, V.SCORE_TITLES.get(args.score, args.score))
+            rows, args.score, catalogue.titles().get(args.score, args.score))
         return chart_bytes(chart, fmt, **_size(args))
     df = V.results_frame(report)
     if args.score not in df:
         raise S2RError(f"--score {args.score!r} is not in {path}; scores there: "
-                       f"{', '.join(s for s in V.SCORE_TITLES if s in df)}")
+                       f"{', '.join(s for s in catalogue.keys('validation') if s in df)}")
     corr = next((c for c in report.get("correlations", [])
                  if c.get("score") == args.score and c.get("gap") == "all"), None)
     return chart_bytes(V.success_scatter(df, args.score, correlation=corr), fmt, **_size(args))

@@ -1,4 +1,5 @@
-"""``python -m s2r info DATASET``: print a JSON summary of a dataset (counts, shapes, fingerprint)."""
+"""``python -m s2r info DATASET``: print a JSON summary of a dataset (counts, shapes,
+fingerprint)."""
 
 from __future__ import annotations
 

@@ -37,9 +37,6 @@ from s2r.cli import add_command, add_runtime_args, atomic_output, dataset_from_a
 from s2r.commands.embed import add_backend_args, backend_from_args, runtime_cache
 from s2r.errors import S2RError
 
-# Columns of the summary table printed after scoring.
-_SUMMARY = ("sim2real_score", "transfer_score_skill", "action_score_heldout_skill", "dis",
-            "paired_retrieval_mrr", "domain_separability")
 
 
 def register(subparsers) -> None:
@@ -149,12 +146,15 @@ def params_from_args(args):
 def _summary_table(records) -> str:
     from s2r.leaderboard import records_to_frame
 
+    from s2r.metrics import catalogue
+
     frame = records_to_frame(records)
-    cols = ["encoder.id"] + [c for c in _SUMMARY if c in frame.columns]
+    summary = catalogue.keys("summary")
+    cols = ["encoder.id"] + [c for c in summary if c in frame.columns]
     if "precision" in frame.columns and (frame["precision"] == "int8").any():
         cols.insert(1, "precision")
     table = frame[cols].copy()
-    for c in _SUMMARY:
+    for c in summary:
         if c in table:
             table[c] = [format_score(r, c) for r in frame.to_dict("records")]
     import pandas as pd
@@ -183,12 +183,13 @@ def _write_pairwise(records, path: Path, ci: float) -> None:
 
     import pandas as pd
 
-    from s2r.metrics.pairwise import PAIRWISE_KEYS, pairwise_comparisons, tiers
+    from s2r.metrics import catalogue
+    from s2r.metrics.pairwise import pairwise_comparisons, tiers
 
     rows = pairwise_comparisons(records, ci=ci)
     with atomic_output(path) as tmp:
         if path.suffix.lower() == ".json":
-            groups = {k: tiers(records, k, ci=ci) for k in PAIRWISE_KEYS}
+            groups = {k: tiers(records, k, ci=ci) for k in catalogue.ranked_keys()}
             tmp.write_text(json.dumps({"ci": ci, "comparisons": rows, "tiers": groups},
                                       indent=1, allow_nan=False) + "\n")
         else:

@@ -203,7 +203,8 @@ def parse_spec(spec: Spec) -> dict:
         existing_path(parts[1], f"real {kinds[1]} file")
         return {"kind": kinds[0], "sim": parts[0], "real": parts[1]}
     if not isinstance(spec, (str, Path)):
-        raise DataError(f"a dataset spec is a string or a list of 1-2 paths, got {type(spec).__name__}")
+        raise DataError(f"a dataset spec is a string or a list of 1-2 paths, got "
+                        f"{type(spec).__name__}")
     text = str(spec)
     if isinstance(spec, str) and (text == "demo" or text.startswith("demo:")):
         return _parse_demo(text)
@@ -249,7 +250,8 @@ def load_dataset(spec: Spec, *, image_key: Optional[str] = None, action_key: Opt
     keys = {"image_key": image_key, "action_key": action_key, "state_key": state_key}
     given = [k for k, v in keys.items() if v is not None]
     if kind in ("demo", "folder") and given:
-        raise DataError(f"--{given[0].replace('_', '-')} applies to zarr and HDF5 files and LeRobot datasets only; "
+        raise DataError(f"--{given[0].replace('_', '-')} applies to zarr and HDF5 files and "
+                        "LeRobot datasets only; "
                         f"a {kind} dataset has one image set and its own action columns")
     if kind == "demo":
         from s2r.datasets.demo import make_demo

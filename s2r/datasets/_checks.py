@@ -103,7 +103,8 @@ def as_2d_float(values, where: str, label: str = "actions") -> np.ndarray:
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2:
-        raise DataError(f"{where}: {label} must be 2-D (N, {label[0].upper()}), got shape {arr.shape}")
+        raise DataError(f"{where}: {label} must be 2-D (N, {label[0].upper()}), got shape "
+                        f"{arr.shape}")
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise DataError(f"{where}: {label} must be numeric, got dtype {arr.dtype}")
     return arr.astype(np.float32)

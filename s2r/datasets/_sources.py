@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from s2r.datasets._lfs import check_not_lfs_pointer
+from s2r.lfs import check_not_lfs_pointer
 from s2r.datasets._zarr import DirectChunks, array_identity, check_chunk_not_lfs_pointer
 from s2r.errors import DataError
 from s2r.identity import digest, files_identity, pixels_identity

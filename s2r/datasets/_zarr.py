@@ -17,7 +17,7 @@ from typing import Optional
 import numpy as np
 
 from s2r.datasets._checks import existing_path
-from s2r.datasets._lfs import LFS_FIRST_LINE, check_not_lfs_pointer, lfs_pointer_error
+from s2r.lfs import LFS_FIRST_LINE, check_not_lfs_pointer, lfs_pointer_error
 from s2r.errors import DataError
 from s2r.identity import digest, files_identity, tree_identity
 
@@ -102,7 +102,7 @@ def array_keys(group, where: str = "zarr store") -> list[str]:
     """
     try:
         return sorted(k for k, v in group.members(max_depth=None) if hasattr(v, "shape"))
-    except Exception as exc:  # noqa: BLE001 - JSON, codec and key errors from zarr's metadata
+    except Exception as exc:
         _check_metadata_not_lfs(group, where)
         raise DataError(f"{where}: cannot read the metadata of its arrays ({type(exc).__name__}: "
                         f"{str(exc).splitlines()[0] if str(exc) else ''}); {_LAYOUT}") from None

@@ -50,7 +50,7 @@ from s2r.datasets._checks import (
     MAX_INDEX, RESERVED_COLUMNS, check_action_names, check_finite, check_nonempty,
     check_same_frame_size, existing_path, missing_key, steps_within_episodes,
 )
-from s2r.datasets._lfs import check_not_lfs_pointer
+from s2r.lfs import check_not_lfs_pointer
 from s2r.errors import DataError
 from s2r.frameset import DOMAINS, FrameSet
 from s2r.identity import files_identity
@@ -114,7 +114,8 @@ def mask_relpath(file: str) -> str:
 def _find_table(root: Path) -> Path:
     found = [root / n for n in TABLE_NAMES if (root / n).is_file()]
     if not found:
-        raise DataError(f"{root}: no actions table (actions.csv or actions.parquet); {_LAYOUT_HINT}")
+        raise DataError(f"{root}: no actions table (actions.csv or actions.parquet); "
+                        f"{_LAYOUT_HINT}")
     if len(found) > 1:
         raise DataError(f"{root}: both actions.csv and actions.parquet exist; keep only one")
     return found[0]
@@ -129,7 +130,8 @@ def _read_table(path: Path):
             return pd.read_csv(path, dtype={"domain": str, "file": str})
         return pd.read_parquet(path)
     except Exception as exc:  # pandas/pyarrow raise many types for a malformed file
-        raise DataError(f"{path}: cannot read the actions table ({type(exc).__name__}: {exc})") from None
+        raise DataError(f"{path}: cannot read the actions table "
+                        f"({type(exc).__name__}: {exc})") from None
 
 
 def _read_meta(root: Path) -> dict:
@@ -145,7 +147,8 @@ def _read_meta(root: Path) -> dict:
     names = meta.get("action_names")
     if names is not None and (not isinstance(names, list) or not names
                               or not all(isinstance(n, str) for n in names)):
-        raise DataError(f"{path}: action_names must be a non-empty list of column names, got {names!r}")
+        raise DataError(f"{path}: action_names must be a non-empty list of column names, "
+                        f"got {names!r}")
     if names is not None:
         check_action_names(names, f"{path}: action_names {names!r}", STATE_PREFIX)
     return meta

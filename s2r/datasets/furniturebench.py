@@ -182,7 +182,8 @@ def load_furniturebench(sim_path, real_path, *, image_key: Optional[str] = None,
         raise DataError(
             f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_label} but "
             f"{real.action_dim}-D in {real_label}; both stores need the same action layout")
-    if sim.state is not None and real.state is not None and sim.state.shape[1] != real.state.shape[1]:
+    if sim.state is not None and real.state is not None \
+            and sim.state.shape[1] != real.state.shape[1]:
         raise DataError(
             f"{opts['state_key']!r} is {sim.state.shape[1]}-D in {sim_label} but "
             f"{real.state.shape[1]}-D in {real_label}")

@@ -48,7 +48,7 @@ from s2r.datasets.lerobot_meta import (
 )
 from s2r.datasets.lerobot_video import ParquetImages, VideoFrames, decode_png, \
     image_bytes_column, probe_video
-from s2r.datasets._lfs import check_not_lfs_pointer
+from s2r.lfs import check_not_lfs_pointer
 from s2r.errors import DataError
 from s2r.frameset import FrameSet, concat_domains
 
@@ -308,7 +308,7 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
     if is_video and "timestamp" not in columns:
         raise missing_key("timestamp", list(features), info_path, "feature")
     parts = {c: [] for c in columns}
-    file_of, row_of, images_first = [], [], None
+    file_of, row_of = [], []
     for k, rel in enumerate(data_files):
         table = _read_parquet(root / rel, columns, "frames", () if is_video else (camera,))
         n = table.num_rows

@@ -8,7 +8,6 @@ found in that cache (``datasets--ORG--NAME/snapshots/<revision>/...``, ``refs/ma
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Callable, Optional
@@ -34,7 +33,9 @@ def hub_repo(text: str) -> tuple[str, Optional[str]]:
 
 
 def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    from s2r.settings import current
+
+    return current().hf_offline
 
 
 def hub_snapshot(text: str, *, image_key: Optional[str] = None, download: bool = True,
@@ -55,7 +56,10 @@ def hub_snapshot(text: str, *, image_key: Optional[str] = None, download: bool =
         from huggingface_hub import snapshot_download
     except ImportError:  # pragma: no cover - a dependency of s2r
         raise DataError(f"{text}: hub datasets need the huggingface_hub package") from None
-    cache = os.environ.get("HF_HUB_CACHE") or None
+    from s2r.settings import current
+
+    settings = current()
+    cache = str(settings.hf_hub_cache) if settings.hf_hub_cache_set else None
 
     def get(patterns, local_only):
         return _inside_snapshots(text, repo, Path(snapshot_download(

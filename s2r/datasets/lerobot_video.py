@@ -25,7 +25,7 @@ from typing import Sequence
 
 import numpy as np
 
-from s2r.datasets._lfs import check_not_lfs_pointer
+from s2r.lfs import check_not_lfs_pointer
 from s2r.errors import DataError
 from s2r.identity import digest, files_identity
 from s2r.images import (as_indices, bomb_size, check_frame_pixels, frame_too_large,
@@ -130,7 +130,8 @@ class _Decoder:
             try:
                 frame = next(self.frames)
             except StopIteration:
-                end = "no frame" if self.last_time is None else f"the last is at {self.last_time:.3f} s"
+                end = ("no frame" if self.last_time is None
+                       else f"the last is at {self.last_time:.3f} s")
                 self.frames = None
                 raise self._error(t, f"the video ends ({end})") from None
             except Exception as exc:  # av.error.InvalidDataError and friends

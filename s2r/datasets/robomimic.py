@@ -36,7 +36,7 @@ from s2r.datasets._checks import (
     as_2d_float, check_finite, check_frames_array, check_lengths, check_nonempty,
     check_same_frame_size, existing_path, missing_key, place, warn_if_signal_like,
 )
-from s2r.datasets._lfs import check_not_lfs_pointer
+from s2r.lfs import check_not_lfs_pointer
 from s2r.datasets._sources import H5_DAMAGE_HINT, ChunkCache, ChunkedImages, H5Array, H5File
 from s2r.errors import DataError
 from s2r.frameset import FrameSet, concat_domains

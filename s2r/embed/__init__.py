@@ -33,7 +33,7 @@ imports Ray.
 from __future__ import annotations
 
 from s2r.embed.batching import (DEFAULT_BATCH_SIZE_CPU, DEFAULT_BATCH_SIZE_CUDA,
-                                PREFETCH_BATCHES, default_batch_size)  # noqa: F401
+                                PREFETCH_BATCHES, default_batch_size)
 from s2r.embed.cached import embed_frameset, state_embeddings
 from s2r.embed.compute import compute_embeddings, embed_frames
 from s2r.embed.int8 import embedding_precision, int8_check

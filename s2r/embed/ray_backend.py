@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import socket
 from typing import Iterator, Optional
 
@@ -52,7 +51,9 @@ def import_ray():
 def resolve_address(address: Optional[str]) -> Optional[str]:
     """``address``, else ``$S2R_RAY_ADDRESS``, else None (a Ray instance on this machine)."""
     if address is None or not str(address).strip():
-        address = os.environ.get(RAY_ADDRESS_ENV) or None
+        from s2r.settings import current
+
+        address = current().ray_address
     return None if address is None else str(address).strip()
 
 

@@ -23,7 +23,6 @@ passed on as it is).
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional, Sequence
 
@@ -121,23 +120,16 @@ def _plan(frameset, ids: Sequence, cache, batch_size: Optional[int], device: Opt
     return answers, jobs
 
 
-def _test_hooks() -> dict:
-    """The driver's ``S2R_RAY_TEST_*`` variables, forwarded to the workers."""
-    return {k: v for k, v in os.environ.items() if k.startswith("S2R_RAY_TEST_")}
-
-
 def _start(ray, jobs: list, frames, device: Optional[str], batch_size: Optional[int],
            num_gpus: float, num_cpus: float) -> dict:
     """Create every job's actor and submit every shard; ``{ObjectRef: (job, shard)}``."""
     options, where = actor_options(ray, device, num_gpus=num_gpus, num_cpus=num_cpus)
     bs = batch_size or (DEFAULT_BATCH_SIZE_CUDA if where == "cuda" else DEFAULT_BATCH_SIZE_CPU)
     worker = ray.remote(EncoderWorker)
-    hooks = _test_hooks()
     threads = max(1, int(num_cpus)) if where == "cpu" else None
     pending = {}
     for job in jobs:
-        job.actor = worker.options(**options).remote(job.spec, job.weights, where, bs, threads,
-                                                     hooks)
+        job.actor = worker.options(**options).remote(job.spec, job.weights, where, bs, threads)
         for shard in job.shards:
             ref = job.actor.embed_shard.remote(frames, shard.index, shard.start, shard.stop)
             pending[ref] = (job, shard)

@@ -14,28 +14,21 @@ Frames reach a worker in one of two ways (:func:`open_frames`):
 - the FrameSet object itself (the driver put it in the object store once, e.g. the demo's
   in-memory frames).
 
-Test hook: with ``S2R_RAY_TEST_KILL_SHARD=<i>`` the worker embedding shard ``i`` exits hard
-(``os._exit(1)``) after its first batch, once: the marker file
-``S2R_RAY_TEST_KILL_MARKER`` (default: one in the temporary folder) is created first, and a
-worker finding it goes on. The tests use it to check that Ray restarts the actor, retries the
-shard and that the result still equals a local run.
+:meth:`EncoderWorker.shard_progress` is the one place a subclass may watch a shard's batches
+(the tests' worker that dies in the middle of a shard, to check that Ray restarts the actor
+and retries the shard, lives in the tests); production code has no test hook.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
 from s2r.errors import DataError, EncoderError, S2RError
 
-__all__ = ["EncoderWorker", "open_frames", "KILL_SHARD_ENV", "KILL_MARKER_ENV"]
-
-KILL_SHARD_ENV = "S2R_RAY_TEST_KILL_SHARD"
-KILL_MARKER_ENV = "S2R_RAY_TEST_KILL_MARKER"
+__all__ = ["EncoderWorker", "open_frames"]
 
 # Datasets this worker process has opened, by their reference (a worker serves many shards).
 _OPENED: dict = {}
@@ -85,25 +78,6 @@ def open_frames(frames: Any):
     return _OPENED[key]
 
 
-def _kill_marker(shard_index: int, hooks: dict) -> Optional[Path]:
-    """The marker file of the kill hook when it targets ``shard_index``, else None."""
-    target = hooks.get(KILL_SHARD_ENV, os.environ.get(KILL_SHARD_ENV))
-    if target is None or str(target).strip() != str(shard_index):
-        return None
-    marker = hooks.get(KILL_MARKER_ENV, os.environ.get(KILL_MARKER_ENV))
-    return Path(marker) if marker else Path(tempfile.gettempdir()) / f"s2r-ray-kill-{target}"
-
-
-def _claim(marker: Path) -> bool:
-    """Create ``marker`` if it does not exist; True when this call created it."""
-    try:
-        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return False
-    os.close(fd)
-    return True
-
-
 class EncoderWorker:
     """One encoder built once, embedding shards of frames (the body of a Ray actor).
 
@@ -123,18 +97,15 @@ class EncoderWorker:
         torch's CPU threads (a CPU actor: its CPUs). fp32 sums on a CPU depend on the thread
         count, so a worker with the local run's thread count gives bit-identical embeddings;
         others agree to float rounding (~1e-6).
-    hooks : dict, optional
-        Test-hook variables forwarded by the driver (``S2R_RAY_TEST_*``).
     """
 
     def __init__(self, spec, weights: str, device: str, batch_size: Optional[int] = None,
-                 threads: Optional[int] = None, hooks: Optional[dict] = None):
+                 threads: Optional[int] = None):
         if threads:
             import torch
 
             torch.set_num_threads(int(threads))
         self.batch_size = batch_size
-        self.hooks = dict(hooks or {})
         # An s2r error (weights missing or different here) is kept and raised by each
         # shard: a constructor that raises would make Ray restart the actor in vain.
         self.error: Optional[Exception] = None
@@ -165,7 +136,7 @@ class EncoderWorker:
         frames : FrameSet or dict
             What :func:`open_frames` takes.
         index : int
-            The shard's number (for the test hook).
+            The shard's number (:meth:`shard_progress`).
         start, stop : int
             The frame range.
 
@@ -178,14 +149,13 @@ class EncoderWorker:
         if self.error is not None:
             raise self.error
         fs = open_frames(frames)
-        marker = _kill_marker(index, self.hooks)
-
-        def die_mid_shard(done: int, total: int, message: str = "") -> None:
-            if marker is not None and 0 < done < total and _claim(marker):
-                os._exit(1)  # the test hook: a worker lost in the middle of a shard
-
         return compute_embeddings(fs, self.encoder, indices=np.arange(start, stop),
-                                  batch_size=self.batch_size, progress=die_mid_shard)
+                                  batch_size=self.batch_size, progress=self.shard_progress(index))
+
+    def shard_progress(self, index: int):
+        """The progress callback of shard ``index``'s batches (none here; a subclass may
+        watch them)."""
+        return None
 
     def device(self) -> str:
         """Where the model runs (``"cuda:0"``, ``"cpu"``)."""

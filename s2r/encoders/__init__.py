@@ -22,13 +22,13 @@ against them. Nothing here imports torch; :func:`build_encoder`, :class:`Encoder
 :func:`pick_device` load ``s2r.encoders.build`` (and torch) on first use.
 """
 
-from s2r.encoders import backends  # noqa: F401  (registers the backends, before any entry)
-from s2r.encoders.backends.checkpoint import spec_from_checkpoint  # noqa: F401
-from s2r.encoders.backends.open_clip import spec_from_open_clip  # noqa: F401
-from s2r.encoders.backends.timm import spec_from_timm  # noqa: F401
-from s2r.encoders.builtins import BUILTIN_SPECS  # noqa: F401
-from s2r.encoders.config import load_encoder_config  # noqa: F401
-from s2r.encoders.registry import (  # noqa: F401
+from s2r.encoders import backends
+from s2r.encoders.backends.checkpoint import spec_from_checkpoint
+from s2r.encoders.backends.open_clip import spec_from_open_clip
+from s2r.encoders.backends.timm import spec_from_timm
+from s2r.encoders.builtins import BUILTIN_SPECS
+from s2r.encoders.config import load_encoder_config
+from s2r.encoders.registry import (
     REGISTRY,
     EncoderRegistry,
     get_spec,
@@ -36,8 +36,8 @@ from s2r.encoders.registry import (  # noqa: F401
     random_variant,
     register_encoder,
 )
-from s2r.encoders.spec import CheckpointSpec, EncoderSpec  # noqa: F401
-from s2r.encoders.weights import (  # noqa: F401
+from s2r.encoders.spec import CheckpointSpec, EncoderSpec
+from s2r.encoders.weights import (
     EncoderStatus,
     read_checkpoint,
     status,

@@ -40,7 +40,6 @@ memory, no weights; :mod:`s2r.encoders.factory`); the Grad-CAM layer and family 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -75,13 +74,15 @@ def config_path(path=None) -> Optional[Path]:
     """The encoder config file in effect: ``path``, ``$S2R_ENCODERS``, or
     ``./s2r_encoders.toml`` / ``.json`` when present (both present is an error: s2r reads
     one); ``None`` when there is none."""
-    if path is None and os.environ.get("S2R_ENCODERS"):
-        path = os.environ["S2R_ENCODERS"]
+    from s2r.settings import current
+
+    origin = "argument"
+    if path is None and current().encoders_config is not None:
+        path, origin = current().encoders_config, "S2R_ENCODERS"
     if path is not None:
         path = Path(path).expanduser()
         if not path.is_file():
-            raise EncoderError(f"encoder config {path} does not exist (from "
-                               f"{'S2R_ENCODERS' if os.environ.get('S2R_ENCODERS') else 'argument'})")
+            raise EncoderError(f"encoder config {path} does not exist (from {origin})")
         return path
     found = [Path(name) for name in CONFIG_NAMES if Path(name).is_file()]
     if len(found) > 1:

@@ -79,12 +79,15 @@ class FetchResult:
 
 def mirror() -> Optional[str]:
     """``$S2R_WEIGHTS_MIRROR`` without a trailing slash, or ``None``."""
-    base = os.environ.get(MIRROR_ENV, "").strip()
-    return base.rstrip("/") or None
+    from s2r.settings import current
+
+    return current().weights_mirror
 
 
 def _s2r_offline() -> bool:
-    return os.environ.get("S2R_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    from s2r.settings import current
+
+    return current().offline
 
 
 def expected_md5(spec) -> Optional[str]:
@@ -178,10 +181,10 @@ def verify_file(spec, path: Path, *, source: str) -> None:
             raise EncoderError(f"{spec.id}: the file from {source} has md5 {got}, the release "
                                f"publishes {md5}; refused")
     backend = get_backend(spec.backend)
-    prepare = lambda raw, model, src: backend.adapt_state_dict(raw, model, spec, src)  # noqa: E731
+    prepare = lambda raw, model, src: backend.adapt_state_dict(raw, model, spec, src)
     try:
         build_with_weights(lambda: backend.make(spec), prepare, path, f"the file from {source}")
-    except Exception as exc:  # noqa: BLE001 - whatever the file does to the loader: refused
+    except Exception as exc:
         text = str(exc).replace(str(path), "it").splitlines()
         what = text[0][:300] if text else type(exc).__name__
         if not isinstance(exc, EncoderError):

@@ -59,23 +59,23 @@ class EncoderStatus:
 
 def weights_dir() -> Path:
     """The weights folder: ``$S2R_WEIGHTS_DIR`` or ``./weights``."""
-    return Path(os.environ.get("S2R_WEIGHTS_DIR") or "weights").expanduser()
+    from s2r.settings import current
+
+    return current().weights_dir
 
 
 def hf_cache_dir() -> Path:
     """The Hugging Face hub cache folder, from the environment at call time."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
-    home = os.environ.get("HF_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-        "huggingface")
-    return Path(home).expanduser() / "hub"
+    from s2r.settings import current
+
+    return current().hf_hub_cache
 
 
 def hub_offline() -> bool:
     """True when the user asked for offline mode (``HF_HUB_OFFLINE`` / ``S2R_OFFLINE``)."""
-    return any(os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on")
-               for k in ("HF_HUB_OFFLINE", "S2R_OFFLINE"))
+    from s2r.settings import current
+
+    return current().no_downloads
 
 
 def hub_reachable(host: str = "huggingface.co", port: int = 443, timeout: float = 3.0) -> bool:
@@ -203,7 +203,7 @@ def download_hub_weights(spec) -> Path:
     for filename in spec.hub_files:
         try:
             return Path(hf_hub_download(spec.hub_repo, filename, cache_dir=str(hf_cache_dir())))
-        except Exception as exc:  # noqa: BLE001 - try the next file name, report all
+        except Exception as exc:
             errors.append(f"{filename}: {type(exc).__name__}: {exc}")
     raise EncoderError(f"{spec.id}: could not download weights from {spec.hub_repo} "
                        f"({'; '.join(errors)}); {how_to_get(spec)}")

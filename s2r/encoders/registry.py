@@ -81,7 +81,8 @@ class EncoderRegistry:
     def register(self, spec: EncoderSpec, *, replace: bool = False) -> EncoderSpec:
         """Add ``spec``; an existing id is an error unless ``replace``."""
         if not isinstance(spec, EncoderSpec):
-            raise EncoderError(f"register_encoder expects an EncoderSpec, got {type(spec).__name__}")
+            raise EncoderError(f"register_encoder expects an EncoderSpec, got "
+                               f"{type(spec).__name__}")
         if spec.id.endswith(RANDOM_SUFFIX) and not spec.random_init:
             raise EncoderError(f"encoder id {spec.id!r}: the suffix {RANDOM_SUFFIX!r} is "
                                "reserved for random-init controls")

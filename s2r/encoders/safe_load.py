@@ -91,7 +91,7 @@ def read_checkpoint(path) -> object:
 
         try:
             return load_file(str(path), device="cpu")
-        except Exception as exc:  # noqa: BLE001 - safetensors raises its own error types
+        except Exception as exc:
             raise EncoderError(f"{path}: not a valid safetensors file ({exc})") from None
     if kind == "torchscript":
         raise EncoderError(
@@ -106,7 +106,7 @@ def read_checkpoint(path) -> object:
     try:
         with _quiet_protocol_warning(), torch.serialization.safe_globals(_allowed_globals()):
             return torch.load(str(path), map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - turn torch's long message into one line
+    except Exception as exc:
         text = str(exc)
         if "Weights only load failed" not in text and "Unsupported global" not in text:
             raise EncoderError(f"{path} could not be read as a checkpoint "
@@ -139,7 +139,7 @@ def _refusal(path: Path, kind: str, text: str) -> str:
         from torch._weights_only_unpickler import _get_allowed_globals
 
         allowed |= set(_get_allowed_globals())
-    except Exception:  # noqa: BLE001 - a private helper; names are for the message only
+    except Exception:
         pass
     if "Unsupported operand" in text:  # protocol 4+ opcodes the weights-only unpickler lacks
         protocol = _pickle_protocol(path, kind)
@@ -151,7 +151,7 @@ def _refusal(path: Path, kind: str, text: str) -> str:
     try:
         with _quiet_protocol_warning():
             unsafe = torch.serialization.get_unsafe_globals_in_checkpoint(str(path))
-    except Exception:  # noqa: BLE001 - legacy (non-zip) format: scan the pickle ourselves
+    except Exception:
         unsafe = _pickle_globals(path, kind)
     unsafe = [u for u in unsafe if u not in allowed]
     names = ", ".join(unsafe[:5]) if unsafe else _global_from_message(text)
@@ -173,7 +173,7 @@ def _pickle_bytes(path: Path, kind: str) -> bytes:
 def _pickle_protocol(path: Path, kind: str) -> Optional[int]:
     try:
         head = _pickle_bytes(path, kind)[:2]
-    except Exception:  # noqa: BLE001 - only used in a message
+    except Exception:
         return None
     return head[1] if len(head) == 2 and head[0] == 0x80 else None
 
@@ -186,7 +186,7 @@ def _pickle_globals(path: Path, kind: str) -> list:
 
     try:
         stream = io.BytesIO(_pickle_bytes(path, kind))
-    except Exception:  # noqa: BLE001 - only used in a message
+    except Exception:
         return []
     found, strings, memo = [], [], {}
     for _ in range(8):  # legacy files: magic number, protocol, sys info, the object, keys
@@ -202,7 +202,7 @@ def _pickle_globals(path: Path, kind: str) -> list:
                     memo[len(memo)] = strings[-1]
                 elif op.name in ("BINGET", "LONG_BINGET", "GET") and arg in memo:
                     strings.append(memo[arg])
-        except Exception:  # noqa: BLE001 - raw storage bytes after the pickles, or garbage
+        except Exception:
             break
     return list(dict.fromkeys(found))
 

@@ -249,7 +249,7 @@ def read_simcnn_meta(path) -> dict:
     try:
         with safe_open(str(path), framework="pt") as f:
             meta = f.metadata() or {}
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is one message
+    except Exception as exc:
         raise EncoderError(f"{path}: not a safetensors file written by train-encoder "
                            f"({exc})") from None
     if "s2r_simcnn" not in meta:

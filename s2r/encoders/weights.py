@@ -25,7 +25,7 @@ from typing import Optional
 from s2r.encoders.backend import get_backend
 from s2r.encoders.locate import EncoderStatus, file_fingerprint, weights_dir  # noqa: F401
 from s2r.encoders.registry import get_spec
-from s2r.encoders.safe_load import read_checkpoint  # noqa: F401
+from s2r.encoders.safe_load import read_checkpoint
 from s2r.encoders.spec import EncoderSpec
 from s2r.errors import EncoderError
 
@@ -69,7 +69,8 @@ def random_fingerprint(spec: EncoderSpec) -> str:
     module = sys.modules.get(lib) if lib else None
     if lib and module is None:
         module = importlib.import_module(lib)
-    return f"random:{spec.seed}/torch-{torch.__version__}/{lib}-{getattr(module, '__version__', '?')}"
+    version = getattr(module, "__version__", "?")
+    return f"random:{spec.seed}/torch-{torch.__version__}/{lib}-{version}"
 
 
 def fingerprint_of(spec: EncoderSpec, path=None) -> str:

@@ -25,25 +25,24 @@ Every entry validates its inputs with one checker (:mod:`.validation`) and raise
 registry or the cache: scoring encoders on a FrameSet is :mod:`s2r.pipeline`'s job.
 """
 
-from s2r.metrics.action_probe import (  # noqa: F401
+from s2r.metrics.action_probe import (
     ALPHA_GRID, DEFAULT_RIDGE_ALPHA, PAPER_TRAIN_ALPHA, ActionProbe, action_score)
-from s2r.metrics.baselines import (  # noqa: F401
+from s2r.metrics.baselines import (
     MIN_CEILING_GAIN, MIN_EPISODES, SIM2REAL_FORMULA, sim2real_score, skill)
-from s2r.metrics.bootstrap import (  # noqa: F401
+from s2r.metrics.bootstrap import (
     DEFAULT_CI, DEFAULT_N_BOOT, bca_interval, bootstrap_ci, group_bootstrap_weights,
     percentile_ci)
-from s2r.metrics.crossval import (  # noqa: F401
+from s2r.metrics.crossval import (
     domain_probe_accuracy, heldout_action_score, select_ridge_alpha, transfer_score)
-from s2r.metrics.dis import (  # noqa: F401
+from s2r.metrics.dis import (
     DEFAULT_PCA_DIM, DISResult, dis_from_centroids, domain_invariance_score, fit_dis_space)
-from s2r.metrics.domain_probe import DomainProbe  # noqa: F401
-from s2r.metrics.folds import Folds, episode_folds  # noqa: F401
-from s2r.metrics.params import ScoreParams  # noqa: F401
-from s2r.metrics.probe_data import ProbeData  # noqa: F401
-from s2r.metrics.results import (  # noqa: F401
+from s2r.metrics.domain_probe import DomainProbe
+from s2r.metrics.folds import Folds, episode_folds
+from s2r.metrics.params import ScoreParams
+from s2r.metrics.probe_data import ProbeData
+from s2r.metrics.results import (
     ActionScoreResult, AlphaSelection, DomainProbeResult)
-from s2r.metrics.scoring import (  # noqa: F401
-    REFERENCE_KEYS, SCORE_KEYS, SCORE_VERSION, score_embeddings)
+from s2r.metrics.scoring import SCORE_VERSION, score_embeddings
 
 __all__ = [
     "MIN_CEILING_GAIN", "MIN_EPISODES", "SIM2REAL_FORMULA", "sim2real_score", "skill",
@@ -52,6 +51,6 @@ __all__ = [
     "heldout_action_score", "select_ridge_alpha", "transfer_score", "DEFAULT_PCA_DIM",
     "DISResult", "dis_from_centroids", "domain_invariance_score", "fit_dis_space", "Folds",
     "episode_folds", "ALPHA_GRID", "DEFAULT_RIDGE_ALPHA", "PAPER_TRAIN_ALPHA", "ActionProbe",
-    "ActionScoreResult", "DomainProbe", "DomainProbeResult", "action_score", "REFERENCE_KEYS",
-    "SCORE_KEYS", "SCORE_VERSION", "ScoreParams", "score_embeddings",
+    "ActionScoreResult", "DomainProbe", "DomainProbeResult", "action_score",
+    "SCORE_VERSION", "ScoreParams", "score_embeddings",
 ]

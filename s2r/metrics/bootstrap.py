@@ -15,7 +15,8 @@ episodes every bootstrap interval is too narrow (a resample of ``m`` episodes ha
 of their variance, and the tails are short), so the nominal levels are **expanded** as
 Student's t with ``m - 1`` degrees of freedom would widen them (Hesterberg 2015, "What teachers
 should know about the bootstrap"), ``m`` being the fewer groups of the two domains (coverage:
-``tests/metrics/test_validity.py`` and the README). BCa intervals are transformation-respecting, so the interval of a clipped or monotonically transformed score
+``tests/metrics/test_validity.py`` and the README). BCa intervals are transformation-respecting, so
+the interval of a clipped or monotonically transformed score
 is the transformed interval of the unclipped statistic. When the estimate lies outside the
 replicates' range (a statistic at the edge of its range, e.g. DIS = 1 for identical domains)
 the interval is widened to reach it, so every interval contains its estimate.

@@ -185,7 +185,8 @@ def bootstrap_dis(diffs, distance: str = "squared") -> np.ndarray:
     Resampling episodes moves both centroids at random, which adds the variance of their
     difference to every replicate's squared distance: ``E*||d*||^2 = ||d||^2 + tr Cov*(d*)``.
     The replicates of the squared distance are therefore nearly all larger than the estimate's
-    and a percentile or BCa interval degenerates. Each replicate's squared distance is corrected by ``tr Cov*(d*)``, the
+    and a percentile or BCa interval degenerates. Each replicate's squared distance is corrected by
+    ``tr Cov*(d*)``, the
     bootstrap's own estimate of that inflation, before DIS is formed; the corrected replicates
     scatter around the estimate with the spread of the centroids.
 

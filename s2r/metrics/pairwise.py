@@ -15,17 +15,14 @@ From them:
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from s2r.errors import MetricError
+from s2r.metrics import catalogue
 from s2r.metrics.bootstrap import DEFAULT_CI, percentile_ci
 
-#: Scores compared pairwise by default (those whose replicates records keep).
-PAIRWISE_KEYS = ("sim2real_score", "transfer_score_skill", "action_score_heldout_skill",
-                 "transfer_score_reverse_skill", "dis", "paired_retrieval_mrr",
-                 "domain_separability")
 
 
 def record_label(record: dict) -> str:
@@ -59,7 +56,7 @@ def _comparable(records: Sequence[dict], key: str) -> list:
             for label, est, reps, _ in rows]
 
 
-def pairwise_comparisons(records: Sequence[dict], keys: Sequence[str] = PAIRWISE_KEYS, *,
+def pairwise_comparisons(records: Sequence[dict], keys: Optional[Sequence[str]] = None, *,
                          ci: float = DEFAULT_CI) -> list[dict]:
     """Every ordered pair of encoders on every score in ``keys``.
 
@@ -67,8 +64,9 @@ def pairwise_comparisons(records: Sequence[dict], keys: Sequence[str] = PAIRWISE
     ----------
     records : sequence of dict
         Score records of one dataset and parameter set (:func:`s2r.pipeline.score_encoder`).
-    keys : sequence of str
-        Scores to compare; records without replicates of a key (not estimable, or
+    keys : sequence of str, optional
+        Scores to compare (default: the catalogue's ranked scores); records without replicates of a
+        key (not estimable, or
         ``n_boot=0``) are left out of that key.
     ci : float
         Level of the difference intervals and of ``resolved``.
@@ -81,7 +79,7 @@ def pairwise_comparisons(records: Sequence[dict], keys: Sequence[str] = PAIRWISE
         ``difference_ci_high``, ``p_a_beats_b`` and ``resolved``.
     """
     out = []
-    for key in keys:
+    for key in (catalogue.ranked_keys() if keys is None else keys):
         rows = _comparable(records, key)
         for la, ea, ra in rows:
             for lb, eb, rb in rows:

@@ -22,11 +22,11 @@ from s2r.metrics import _moments as mom
 from s2r.metrics.action_probe import ALPHA_GRID
 from s2r.metrics.domain_probe import DomainProbe
 from s2r.metrics.folds import DEFAULT_N_FOLDS, Folds, episode_folds
-from s2r.metrics.penalty import (  # noqa: F401  (re-exported: PENALTY_RULES, choose_penalty)
+from s2r.metrics.penalty import (
     DEFAULT_PENALTY_RULE, PENALTY_RULES, check_alpha, check_auto, check_grid, choose_penalty,
     cv_curve)
 from s2r.metrics.results import AlphaSelection
-from s2r.checks import check_choice, check_embeddings, check_number
+from s2r.checks import check_choice, check_embeddings
 
 #: A ridge penalty (fraction of the training embeddings' total variance) or ``"auto"``.
 Alpha = Union[float, str]

@@ -4,7 +4,8 @@
 FrameSet with a registry encoder and caching its record is the pipeline's job
 (:func:`s2r.pipeline.score_encoder`).
 
-What a record holds (keys of :data:`SCORE_KEYS`, each with ``_ci_low``/``_ci_high``):
+What a record holds (the rows of :mod:`s2r.metrics.catalogue`; each with an interval has
+``_ci_low``/``_ci_high``):
 
 - ``dis`` (eq. 1, unchanged) and ``dis_top_component_share`` (share of the squared centroid
   distance on the first PCA component: near 1 means DIS measures one direction only);
@@ -46,8 +47,8 @@ from s2r.errors import MetricError
 from s2r.metrics.baselines import estimability, sim2real_score, skill, skill_reference
 from s2r.metrics.bootstrap import bca_interval, group_bootstrap_weights, jackknife_weights
 from s2r.metrics.dis import bootstrap_dis, check_pca_dim, dis_from_centroids, fit_dis_space
-from s2r.metrics.pairwise import PAIRWISE_KEYS
-from s2r.metrics.params import ScoreParams, parse_null, shuffle_actions  # noqa: F401
+from s2r.metrics import catalogue
+from s2r.metrics.params import ScoreParams, parse_null, shuffle_actions
 from s2r.metrics.probe_data import ProbeData
 from s2r.metrics.retrieval import chance_levels, partner_ranks, query_frames
 from s2r.checks import check_embeddings
@@ -62,24 +63,6 @@ SCORE_VERSION = 4
 #: The action scores that get a floor, a ceiling and a skill.
 ACTION_SCORES = ("action_score_heldout", "transfer_score", "transfer_score_reverse")
 
-#: Every score with an interval, in display order (``<key>_ci_low`` / ``<key>_ci_high``).
-SCORE_KEYS = (
-    "sim2real_score",
-    "transfer_score_skill", "transfer_score", "transfer_score_floor", "transfer_score_ceiling",
-    "action_score_heldout_skill", "action_score_heldout", "action_score_heldout_floor",
-    "action_score_heldout_ceiling",
-    "transfer_score_reverse_skill", "transfer_score_reverse", "transfer_score_reverse_floor",
-    "transfer_score_reverse_ceiling",
-    "dis", "dis_top_component_share",
-    "paired_retrieval_top1", "paired_retrieval_mrr",
-    "domain_probe_accuracy", "domain_separability",
-    "action_score_train",
-)
-#: Reference values without an interval.
-REFERENCE_KEYS = ("action_score_train_null", "paired_retrieval_chance",
-                  "paired_retrieval_mrr_chance")
-#: Scores whose bootstrap replicates are kept for the pairwise comparisons.
-RANKED_KEYS = PAIRWISE_KEYS
 
 
 def _action_errors(data: ProbeData, alpha) -> dict:
@@ -95,6 +78,7 @@ class _Scorer:
     def __init__(self, Z, domain, actions, episode, state, pairs, params: ScoreParams,
                  memory_mb: float):
         self.params = p = params
+        self.frames = (Z, domain, actions)      # for the catalogue's own score functions
         self.data = data = ProbeData(Z, domain, actions, episode, n_folds=p.n_folds,
                                      seed=p.seed, memory_mb=memory_mb)
         f = data.folds
@@ -185,6 +169,9 @@ class _Scorer:
             count = float(w @ r["count"])
             out["paired_retrieval_top1"] = float(w @ r["top1"]) / count
             out["paired_retrieval_mrr"] = float(w @ r["mrr"]) / count
+        for row in catalogue.SCORES:
+            if row.compute is not None:
+                out[row.key] = float(row.compute(*self.frames, w[self.data.folds.group]))
         return out
 
 
@@ -224,22 +211,16 @@ def _bootstrap_id(weights: np.ndarray, strata: np.ndarray) -> str:
     return h.hexdigest()[:16]
 
 
-#: The range of each bounded score; intervals are clipped to it (BCa intervals respect
-#: monotone transformations, so clipping after is clipping the statistic).
-_RANGES = {"dis": (-np.inf, 1.0), "sim2real_score": (0.0, 1.0),
-           "dis_top_component_share": (0.0, 1.0), "domain_probe_accuracy": (0.0, 1.0),
-           "paired_retrieval_top1": (0.0, 1.0), "paired_retrieval_mrr": (0.0, 1.0)}
-
-
 def _interval(key: str, reps: np.ndarray, estimate: float, jack: np.ndarray, ci: float,
               n_groups: int):
-    """Expanded BCa interval from the finite replicates, clipped to the score's range;
-    ``(None, None)`` when too few replicates are finite."""
+    """Expanded BCa interval from the finite replicates, clipped to the score's catalogue range
+    (BCa intervals respect monotone transformations, so clipping after is clipping the
+    statistic); ``(None, None)`` when too few replicates are finite."""
     ok = np.isfinite(reps)
     if not np.isfinite(estimate) or ok.sum() < max(2, reps.size // 2):
         return None, None
     lo, hi = bca_interval(reps[ok], estimate, jack[np.isfinite(jack)], ci, n_groups=n_groups)
-    low, high = _RANGES.get(key, (-np.inf, np.inf))
+    low, high = catalogue.score_range(key)
     return float(min(max(lo, low), high)), float(min(max(hi, low), high))
 
 
@@ -292,16 +273,16 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
     Returns
     -------
     dict
-        ``<key>``, ``<key>_ci_low``, ``<key>_ci_high`` for every name in :data:`SCORE_KEYS`
+        ``<key>``, ``<key>_ci_low``, ``<key>_ci_high`` for every catalogue score with an interval
         (None when not estimable, not applicable, or ``n_boot == 0`` for intervals), the
-        :data:`REFERENCE_KEYS`, ``not_estimable`` (key -> reason), ``skill_reference`` (per
+        catalogue's reference values, ``not_estimable`` (key -> reason), ``skill_reference`` (per
         action score: ``"ceiling"`` or ``"perfect"``), ``params``, ``n_frames`` /
         ``n_episodes`` (per domain), ``heldout_unit``, ``n_folds``, ``ridge_alpha_used``,
         ``ridge_alpha_choice`` (per action score: ``alpha`` chosen on all data per probe,
         ``grid``, ``share`` of bootstrap replicates choosing each grid value,
         ``mean_action_share``, ``flip_share``, ``unstable``),
         ``dis_explained_variance``, ``constant_action_dims``, ``paired_retrieval_queries``,
-        ``replicates`` (key -> bootstrap values of :data:`RANKED_KEYS`), ``bootstrap_id``,
+        ``replicates`` (key -> bootstrap values of the ranked scores), ``bootstrap_id``,
         ``score_version`` and ``warnings``.
 
     Raises
@@ -332,7 +313,8 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
                      memory_mb)
     f = scorer.data.folds
     point = scorer.scores(np.ones(f.n_groups))
-    keys = [k for k in SCORE_KEYS if k in point]
+    score_keys = catalogue.interval_keys()
+    keys = [k for k in score_keys if k in point]
     intervals = {k: (None, None) for k in keys}
     replicates, boot_id, weights = {}, None, None
     if n_boot > 0:
@@ -348,9 +330,10 @@ def score_embeddings(Z, domain, actions, episode, *, state=None, pairs=None,
         jack = _replicates(scorer, jackknife_weights(f.group_domain), keys, None, 0)
         m = min(int((f.group_domain == d).sum()) for d in ("sim", "real"))
         intervals = {k: _interval(k, reps[k], point[k], jack[k], params.ci, m) for k in keys}
-        replicates = {k: [float(f"{v:.6g}") for v in reps[k]] for k in RANKED_KEYS if k in reps}
+        replicates = {k: [float(f"{v:.6g}") for v in reps[k]]
+                      for k in catalogue.ranked_keys() if k in reps}
     record: dict[str, Any] = {}
-    for k in SCORE_KEYS:
+    for k in score_keys:
         value = point.get(k)
         record[k] = float(value) if value is not None and np.isfinite(value) else None
         record[f"{k}_ci_low"], record[f"{k}_ci_high"] = intervals.get(k, (None, None))

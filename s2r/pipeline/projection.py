@@ -67,7 +67,7 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
               "pca_dim": int(pca_dim), "seed": int(seed), "k": int(k), "n_iter": int(n_iter),
               "early_exaggeration_iter": int(early_exaggeration_iter),
               "kl_tol": float(kl_tol)}
-    make_key = lambda: projection_key(  # noqa: E731
+    make_key = lambda: projection_key(
         frameset, encoder_id, params, precision=precision, device=device)
 
     def compute() -> dict:

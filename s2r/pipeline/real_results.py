@@ -11,7 +11,7 @@ The table (CSV) has one row per encoder, or per encoder and task::
 unknown encoder, ``successes > trials``, a rate outside [0, 1], a missing column);
 :func:`real_results_report` joins it with score records (one per encoder, the records of
 :func:`s2r.pipeline.score_encoder`) and returns, per score of
-:data:`s2r.closedloop.validation.SCORE_NAMES` and per task (and over all tasks), Spearman's rho
+the catalogue's ``validation`` scores and per task (and over all tasks), Spearman's rho
 and Kendall's tau between the score and the real success rate, with a percentile bootstrap
 interval that resamples the encoders (an encoder's tasks together, as
 :func:`s2r.metrics.ranks.rank_correlation` does with an encoder's gaps) and, when counts are
@@ -206,7 +206,7 @@ def real_results_report(results: Sequence[dict], records: Mapping[str, dict], *,
         The dataset's records (:func:`s2r.pipeline.score_encoder`); encoders of ``results``
         without one are reported as missing scores and left out.
     scores : sequence of str, optional
-        Score keys to correlate (default :data:`s2r.closedloop.validation.SCORE_NAMES`).
+        Score keys to correlate (default: the catalogue's ``validation`` view).
     n_boot, seed
         Bootstrap replicates and seed of every correlation.
 
@@ -218,9 +218,9 @@ def real_results_report(results: Sequence[dict], records: Mapping[str, dict], *,
         ``task = "all"``), ``outcome = "real-results"``; ``missing_scores``: the encoders
         without a record; ``tasks``.
     """
-    from s2r.closedloop.validation import SCORE_NAMES
+    from s2r.metrics import catalogue
 
-    scores = list(scores or SCORE_NAMES)
+    scores = list(scores or catalogue.keys("validation"))
     missing = sorted({r["encoder"] for r in results} - set(records))
     rows = []
     for r in results:

@@ -18,6 +18,7 @@ from s2r.embed.keys import get_or_compute
 from s2r.encoders import get_spec, status
 from s2r.errors import MetricError
 from s2r.metrics.dis import check_pca_dim
+from s2r.metrics import catalogue
 from s2r.metrics.scoring import SCORE_VERSION, ScoreParams, score_embeddings
 from s2r.pairing import pair_frames
 from s2r.progress import ProgressCallback, report
@@ -40,11 +41,15 @@ def encoder_metadata(encoder_id: str) -> dict:
 def score_key(frameset, encoder_id: str, params: ScoreParams, *, precision: str = "auto",
               device=None) -> dict:
     """Cache key of a score record: the embeddings' key (which carries the precision), the
-    parameters, SCORE_VERSION."""
-    return {"kind": "score", "score_version": SCORE_VERSION,
-            "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
-                                         device=device),
-            "params": params.to_dict()}
+    parameters, SCORE_VERSION, and the catalogue's own score functions when it has any."""
+    key = {"kind": "score", "score_version": SCORE_VERSION,
+           "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
+                                        device=device),
+           "params": params.to_dict()}
+    computed = catalogue.computed_keys()
+    if computed:
+        key["computed_scores"] = computed
+    return key
 
 
 def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = None,

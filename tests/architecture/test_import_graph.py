@@ -42,10 +42,43 @@ def test_the_checker_finds_cycles_layer_breaches_and_long_modules(tmp_path):
     assert "layer: s2r.encoders.registry -> s2r.encoders.build" in found
     assert not any("registry -> s2r.encoders.spec" in line for line in found)
     assert f"too long: s2r.encoders.build: {ig.MAX_LINES + 1} lines" in found
-    assert len(found) == 4
+    # the cache (a source) importing the pipeline breaks the layer order too
+    assert "layer: s2r.cache (sources) -> s2r.pipeline (pipeline)" in found
+    assert len(found) == 5
+
+
+def test_the_checker_finds_upward_imports_private_modules_and_environment_reads(tmp_path):
+    _fake_package(tmp_path, {
+        "__init__.py": "",
+        "settings.py": "import os\nX = os.environ.get('A')\n",          # the one reader
+        "datasets/__init__.py": "",
+        "datasets/_lfs.py": "",
+        "datasets/folder.py": "from s2r.datasets import _lfs\n",         # own package: fine
+        "images.py": "def f():\n    from s2r.datasets._lfs import g\n",  # private + upward
+        "embed/__init__.py": "from os import environ\n",
+        "cache/__init__.py": "import os\nD = os.getenv('S2R_CACHE_DIR')\n",
+    })
+    (tmp_path / "ui").mkdir()
+    (tmp_path / "ui" / "__init__.py").write_text("")
+    (tmp_path / "ui" / "charts.py").write_text("import os\nos.environ['X'] = '1'\n")
+    (tmp_path / "app.py").write_text("import ui.charts\n")                   # downward: fine
+    (tmp_path / "s2r" / "dashboard.py").write_text("import ui.charts\n")     # CLI -> ui: up
+    found = ig.problems(tmp_path)
+    assert "layer: s2r.images (leaves) -> s2r.datasets._lfs (sources)" in found
+    assert "layer: s2r.dashboard (cli) -> ui.charts (ui)" in found
+    assert "private: s2r.images -> s2r.datasets._lfs" in found
+    readers = sorted(line.rpartition(": ")[2] for line in found if line.startswith("environment"))
+    assert readers == ["s2r.cache:2", "s2r.embed:1", "ui.charts:2"]
+    assert len(found) == 6
 
 
 def test_the_checker_passes_a_clean_package(tmp_path):
     root = _fake_package(tmp_path, {"__init__.py": "", "a.py": "import s2r.b\n", "b.py": ""})
     assert ig.problems(root) == []
     assert ig.graph(root) == {"s2r": set(), "s2r.a": {"s2r.b"}, "s2r.b": set()}
+    assert ig.layer_of("pages.1_Scores") < ig.layer_of("ui.charts") < ig.layer_of("s2r.cli") \
+        < ig.layer_of("s2r.pipeline.scores") < ig.layer_of("s2r.metrics.dis") \
+        < ig.layer_of("s2r.cache.store") < ig.layer_of("s2r.errors")
+    # the most specific prefix wins: the closed loop spans three layers
+    assert [ig.layer_of(f"s2r.closedloop.{m}") for m in ("validation", "rollout", "sim.task")] \
+        == [ig.layer_of("s2r.pipeline"), ig.layer_of("s2r.metrics"), ig.layer_of("s2r.datasets")]

@@ -133,7 +133,8 @@ def case_action_key_missing(root):
 
 
 def case_state_key_missing(root):
-    return _zarr_pair(root), {"state_key": "parts_poses"}, ["sim.zarr", "no state key 'parts_poses'"]
+    return (_zarr_pair(root), {"state_key": "parts_poses"},
+            ["sim.zarr", "no state key 'parts_poses'"])
 
 
 def case_camera_missing(root):
@@ -510,7 +511,8 @@ def _edit_column(path: Path, column: str, values, type_=None) -> None:
 
     table = pq.read_table(path)
     k = table.column_names.index(column)
-    pq.write_table(table.set_column(k, column, pa.array(values, type_ or table.schema.field(k).type)),
+    array = pa.array(values, type_ or table.schema.field(k).type)
+    pq.write_table(table.set_column(k, column, array),
                    path)
 
 
@@ -641,8 +643,8 @@ def case_lerobot_data_path_leaves_the_folder(root):
 
 
 def case_lerobot_video_path_leaves_the_folder(root):
-    return _edit_info(_lerobot_pair(root), 0,
-                      video_path="videos/../../../{video_key}/{chunk_index}/{file_index}.mp4"), {}, [
+    leaving = "videos/../../../{video_key}/{chunk_index}/{file_index}.mp4"
+    return _edit_info(_lerobot_pair(root), 0, video_path=leaving), {}, [
         "sim/meta/info.json", "field 'video_path'", "which leaves the dataset folder"]
 
 
@@ -1422,8 +1424,8 @@ FULL_DISK = {
                         str(d / "e.npz")],
     "demo": lambda d: ["demo", "--out", str(d / "ds"), "--episodes", "2", "--steps", "4",
                        "--height", "64", "--width", "80"],
-    "score": lambda d: ["score", TINY_DEMO, "--encoders", "pixels", "--no-cache", "--pca-dim", "8", "--n-boot",
-                        "20", "--out", str(d / "s.json")],
+    "score": lambda d: ["score", TINY_DEMO, "--encoders", "pixels", "--no-cache", "--pca-dim", "8",
+                        "--n-boot", "20", "--out", str(d / "s.json")],
 }
 
 

@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 
 from s2r.cli import main
-from s2r.metrics.scoring import SCORE_KEYS
+from s2r.metrics import catalogue
+
+SCORE_KEYS = catalogue.interval_keys()
 
 DEMO = "demo:episodes=4,steps=8,height=64,width=64,gap=0.5"
 

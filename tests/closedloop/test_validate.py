@@ -1,4 +1,5 @@
-"""Predictive validity (s2r.closedloop.encoder_rollouts, s2r.closedloop.validation, `s2r validate`)."""
+"""Predictive validity (s2r.closedloop.encoder_rollouts, s2r.closedloop.validation,
+`s2r validate`)."""
 
 import json
 
@@ -9,7 +10,10 @@ from s2r.cache import Cache
 from s2r.cli import main
 from s2r.errors import DataError, MetricError
 from s2r.closedloop import encoder_rollouts as R
-from s2r.closedloop.validation import SCORE_NAMES, validate
+from s2r.closedloop.validation import validate
+from s2r.metrics import catalogue
+
+SCORE_NAMES = catalogue.keys("validation")
 
 TINY = R.RolloutParams(rollouts=3, horizon=6, demos=4, demo_steps=16, height=64, width=64,
                        control_demos=6)

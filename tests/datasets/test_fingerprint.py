@@ -108,7 +108,7 @@ def test_a_frame_deleted_after_loading_is_named(tmp_path):
     fs = load_dataset(str(root))
     (root / "sim" / "000010.png").unlink()
     with pytest.raises(DataError, match=r"000010\.png: file does not exist"):
-        fs.fingerprint
+        _ = fs.fingerprint
 
 
 # ----------------------------------------------------------------------------- zarr

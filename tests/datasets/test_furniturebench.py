@@ -20,8 +20,10 @@ def test_furniturebench_round_trip(zarr_pair):
     assert len(fs) == 17
     np.testing.assert_array_equal(all_pixels(fs),
                                   np.concatenate([sim["color_image2"], real["color_image2"]]))
-    np.testing.assert_array_equal(fs.actions, np.concatenate([sim["action/pos"], real["action/pos"]]))
-    np.testing.assert_array_equal(fs.state, np.concatenate([sim["robot_state"], real["robot_state"]]))
+    np.testing.assert_array_equal(fs.actions,
+                                  np.concatenate([sim["action/pos"], real["action/pos"]]))
+    np.testing.assert_array_equal(fs.state,
+                                  np.concatenate([sim["robot_state"], real["robot_state"]]))
     # episode_ends [4, 10] then [2, 5, 7]: real ids continue after the sim ones
     np.testing.assert_array_equal(fs.episode, [0] * 4 + [1] * 6 + [2] * 2 + [3] * 3 + [4] * 2)
     np.testing.assert_array_equal(fs.step, [0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 0, 1, 2, 0, 1])
@@ -63,7 +65,8 @@ def test_furniturebench_reads_pixels_lazily(zarr_pair, monkeypatch):
     monkeypatch.setattr(zarr.storage.LocalStore, "get", spy)
     sim_path, real_path, sim, _ = zarr_pair
     fs = load_furniturebench(sim_path, real_path)
-    image_chunks = [k for k in fetched if k.startswith("color_image2/") and not k.split("/")[-1].startswith(".")]
+    image_chunks = [k for k in fetched if k.startswith("color_image2/")
+                    and not k.split("/")[-1].startswith(".")]
     assert image_chunks == []
     assert "action/pos/0.0" in fetched  # labels are read eagerly
     fetched.clear()

@@ -26,7 +26,8 @@ def test_robomimic_round_trip(tmp_path):
     np.testing.assert_array_equal(fs.episode, np.repeat([0, 1, 2, 3], [2, 4, 3, 5]))
     np.testing.assert_array_equal(fs.step[:6], [0, 1, 0, 1, 2, 3])
     expected_state = np.concatenate([np.concatenate(
-        [d["robot0_eef_pos"], d["robot0_eef_quat"], d["robot0_gripper_qpos"]], axis=1) for d in order])
+        [d["robot0_eef_pos"], d["robot0_eef_quat"], d["robot0_gripper_qpos"]], axis=1)
+        for d in order])
     np.testing.assert_array_equal(fs.state, expected_state)
     assert fs.action_names == OSC_POSE_NAMES
     assert fs.source["demos"]["sim"] == ["demo_1", "demo_2", "demo_10"]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from s2r.datasets import DataWarning, load_dataset, parse_spec, storage_identity
-from s2r.datasets._lfs import is_lfs_pointer
+from s2r.lfs import is_lfs_pointer
 from s2r.datasets._zarr import DirectChunks
 from s2r.datasets.robomimic import load_robomimic
 from s2r.errors import DataError

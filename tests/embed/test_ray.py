@@ -8,6 +8,7 @@ batch size, so every batch is the local run's batch.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,7 +28,7 @@ from s2r.embed.ray_backend import (MAX_RESTARTS, MAX_TASK_RETRIES, RAY_ADDRESS_E
 from s2r.pipeline.ray_grid import score_encoders_ray
 from s2r.embed.ray_run import dataset_reference, embed_encoders_ray, embed_frameset_ray
 from s2r.embed.ray_shards import plan_shards, storage_edges
-from s2r.embed.ray_worker import KILL_MARKER_ENV, KILL_SHARD_ENV, EncoderWorker
+from s2r.embed.ray_worker import EncoderWorker
 from s2r.errors import DataError, S2RError
 from s2r.frameset import FrameSet
 from s2r.images import ConcatImages
@@ -100,11 +101,34 @@ def test_ray_equals_local_bit_for_bit_and_shares_the_cache(cluster, demo, one_th
                                       got[encoder_id])
 
 
+def _worker_killed_once(shard: int, marker: str):
+    """An :class:`EncoderWorker` whose actor exits hard (``os._exit(1)``) in the middle of
+    shard ``shard``, once: it creates ``marker`` first, and a restarted actor finding it goes
+    on. Defined here, so it travels to the Ray workers by value (cloudpickle); production
+    code has no test hook."""
+
+    class KilledOnce(EncoderWorker):
+        def shard_progress(self, index):
+            if index != shard:
+                return None
+
+            def die_mid_shard(done, total, message=""):
+                if 0 < done < total:
+                    try:
+                        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                    except FileExistsError:
+                        return
+                    os.close(fd)
+                    os._exit(1)
+            return die_mid_shard
+
+    return KilledOnce
+
+
 def test_a_killed_worker_is_retried_and_the_result_still_matches(cluster, demo, one_thread,
                                                                  tmp_path, monkeypatch):
     marker = tmp_path / "killed-once"
-    monkeypatch.setenv(KILL_SHARD_ENV, "1")
-    monkeypatch.setenv(KILL_MARKER_ENV, str(marker))
+    monkeypatch.setattr("s2r.embed.ray_run.EncoderWorker", _worker_killed_once(1, str(marker)))
     cache = Cache(tmp_path / "cache")
     Z = embed_frameset_ray(demo, "efficientnet-lite0", cache=cache, batch_size=2,
                            shard_frames=4)

@@ -59,7 +59,7 @@ def assert_loaded(enc, state_dict, rename=lambda k: k):
 # ---------------------------------------------------------------------------------------------
 
 def test_r3m_release_layout(weights, no_network):
-    make = lambda: build_architecture("resnet18")  # noqa: E731
+    make = lambda: build_architecture("resnet18")
     sd = synthetic(make)
     r3m = {f"module.convnet.{k}": v for k, v in sd.items()}
     r3m["module.lang_enc.model.embeddings.word_embeddings.weight"] = torch.randn(30, 8)
@@ -78,7 +78,7 @@ def test_r3m_release_layout(weights, no_network):
 
 
 def test_vip_release_layout_keeps_its_1024_head(weights):
-    make = lambda: build_architecture("resnet50-fc1024")  # noqa: E731
+    make = lambda: build_architecture("resnet50-fc1024")
     sd = synthetic(make, seed=1)
     assert sd["fc.weight"].shape == (1024, 2048)
     torch.save({"vip": {f"module.convnet.{k}": v for k, v in sd.items()}},
@@ -92,7 +92,7 @@ def test_vip_release_layout_keeps_its_1024_head(weights):
 
 
 def test_mcr_plain_torchvision_state_dict(weights):
-    make = lambda: build_architecture("resnet50")  # noqa: E731
+    make = lambda: build_architecture("resnet50")
     sd = synthetic(make, seed=2)
     assert not any(k.startswith("fc.") for k in sd)
     torch.save(sd, weights / "mcr_resnet50.pth")
@@ -112,7 +112,7 @@ def test_legacy_torch_save_format_is_read(weights):
 
 @pytest.mark.parametrize("container", ["features", "model"])
 def test_hrp_resnet18_groupnorm_release_layout(weights, container):
-    make = lambda: build_architecture("resnet18-gn16")  # noqa: E731
+    make = lambda: build_architecture("resnet18-gn16")
     sd = synthetic(make, seed=3)
     assert "bn1.weight" in sd and not any("running_mean" in k for k in sd)  # GroupNorm
     torch.save({container: {f"_model.{k}": v for k, v in sd.items()}},

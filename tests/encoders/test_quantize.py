@@ -136,7 +136,7 @@ def test_quantization_is_deterministic_and_leaves_the_fp32_encoder_alone(
 
 def test_int8_encoder_refuses_saliency(resnet18_int8):
     with pytest.raises(EncoderError, match="no gradients"):
-        resnet18_int8.cam_layer
+        _ = resnet18_int8.cam_layer
 
 
 def test_quantize_refuses_what_it_cannot_do(calibration):

@@ -46,7 +46,8 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90.0) -> flo
     start = time.perf_counter()
     while time.perf_counter() - start < timeout:
         if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with status {proc.returncode} before it was healthy")
+            raise RuntimeError(f"streamlit exited with status {proc.returncode} before it was "
+                               "healthy")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
                 if resp.status == 200 and resp.read().strip() == b"ok":
@@ -76,7 +77,8 @@ def running_app(env: Optional[Mapping[str, str]] = None, *, log_path: Optional[P
            "--server.port", str(port), "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
     full_env = {**os.environ, **(env or {})}
-    log_path = Path(log_path or Path(full_env.get("S2R_CACHE_DIR", "/tmp")) / f"streamlit-{port}.log")
+    log_path = Path(log_path or Path(full_env.get("S2R_CACHE_DIR", "/tmp"))
+                    / f"streamlit-{port}.log")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, cwd=REPO, env=full_env, stdout=log, stderr=subprocess.STDOUT,

@@ -37,7 +37,7 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):  # quiet
         pass
 
-    def do_GET(self):  # noqa: N802 - http.server's name
+    def do_GET(self):
         site = self.site
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))

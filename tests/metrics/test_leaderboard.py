@@ -7,7 +7,9 @@ import json
 import pytest
 
 from s2r import leaderboard as lb
-from s2r.metrics.scoring import SCORE_KEYS
+from s2r.metrics import catalogue
+
+SCORE_KEYS = catalogue.interval_keys()
 
 
 def _fake(encoder, fingerprint="abc", pca_dim=16, value=0.5):

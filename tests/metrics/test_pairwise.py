@@ -42,7 +42,7 @@ def test_paired_replicates_resolve_what_unpaired_spreads_would_not():
 
 def test_tiers_group_what_cannot_be_told_apart():
     rng = np.random.default_rng(1)
-    noise = lambda: rng.normal(scale=0.1, size=400)  # noqa: E731
+    noise = lambda: rng.normal(scale=0.1, size=400)
     records = [_record("x", 0.50, 0.50 + noise()), _record("y", 0.49, 0.49 + noise()),
                _record("z", 0.00, 0.00 + noise())]
     assert tiers(records, "dis") == [["x", "y"], ["z"]]

@@ -14,7 +14,8 @@ from s2r.metrics.baselines import MIN_EPISODES, SIM2REAL_FORMULA, sim2real_score
 from s2r.metrics.crossval import domain_probe_accuracy, heldout_action_score, transfer_score
 from s2r.metrics.action_probe import ALPHA_GRID, PAPER_TRAIN_ALPHA, action_score
 from s2r.metrics.params import ScoreParams
-from s2r.metrics.scoring import (ACTION_SCORES, REFERENCE_KEYS, SCORE_KEYS, SCORE_VERSION,
+from s2r.metrics import catalogue
+from s2r.metrics.scoring import (ACTION_SCORES, SCORE_VERSION,
                                  score_embeddings)
 
 
@@ -45,11 +46,11 @@ def record():
 
 
 def test_record_has_every_score_with_its_interval(record):
-    for k in SCORE_KEYS:
+    for k in catalogue.interval_keys():
         lo, v, hi = record[f"{k}_ci_low"], record[k], record[f"{k}_ci_high"]
         assert isinstance(v, float) and np.isfinite(v), k
         assert lo <= v <= hi, k           # every interval contains its estimate
-    for k in REFERENCE_KEYS:
+    for k in catalogue.reference_keys():
         assert isinstance(record[k], float) and 0 <= record[k] <= 1
     assert record["params"] == {"pca_dim": 4, "distance": "squared", "ridge_alpha": "auto",
                                 "train_alpha": PAPER_TRAIN_ALPHA, "seed": 3, "n_boot": 200,
@@ -153,7 +154,8 @@ def test_null_control_puts_every_skill_at_zero():
 def test_no_bootstrap_gives_none_intervals_and_seeds_are_reproducible():
     data = synthetic()
     r0 = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=0))
-    assert all(r0[f"{k}_ci_low"] is None and r0[f"{k}_ci_high"] is None for k in SCORE_KEYS)
+    assert all(r0[f"{k}_ci_low"] is None and r0[f"{k}_ci_high"] is None
+               for k in catalogue.interval_keys())
     a = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=15, seed=1))
     b = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=15, seed=1))
     c = score_embeddings(*data, params=ScoreParams(pca_dim=4, n_boot=15, seed=2))

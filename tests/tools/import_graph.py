@@ -4,17 +4,23 @@ Run ``python -m tests.tools.import_graph`` from the repository root: it prints e
 broken (exit status 1) or ``ok`` with the graph's size.
 ``tests/architecture/test_import_graph.py`` runs the same checks in ``make test``.
 
-Every ``import`` counts, including the ones inside functions: a function-local import is
-still an edge (it only hides it from a reader). Rules:
+The graph holds the library (``s2r/``), the dashboard's glue (``ui/``), its pages
+(``pages/``) and ``app.py``. Every ``import`` counts, including the ones inside functions: a
+function-local import is still an edge (it only hides it from a reader). Rules:
 
-1. no import cycle anywhere in ``s2r/``;
-2. the pure layers (``s2r.metrics``, ``s2r.projection``, ``s2r.saliency``) never import the
-   cache, the encoder registry and builders, the embedding step or the pipeline;
+1. no import cycle anywhere;
+2. layers: a module imports only modules of its own layer or of layers below it
+   (:data:`LAYERS`, top down: pages -> ui -> CLI -> pipeline -> computation -> sources ->
+   leaves); the pure layers (``s2r.metrics``, ``s2r.projection``, ``s2r.saliency``) moreover
+   never import the cache, the encoder registry and builders, the embedding step or the
+   pipeline;
 3. the encoder registry (``s2r.encoders.registry``) holds data and look-up only: within the
    encoders package it imports the spec, the built-in entries, the user config, the backend
    table and name suggestions (:data:`REGISTRY_MAY_IMPORT`), never a builder, a backend
    module or the weights code;
-4. no module in ``s2r/`` is longer than :data:`MAX_LINES` lines.
+4. a private module (``pkg._name``) is imported only from inside its own package ``pkg``;
+5. only :mod:`s2r.settings` reads the environment (``os.environ`` / ``os.getenv``);
+6. no module in ``s2r/`` is longer than :data:`MAX_LINES` lines.
 """
 
 from __future__ import annotations
@@ -26,21 +32,43 @@ from typing import Iterable
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "s2r"
+#: What the graph holds besides the library: the dashboard's glue package and its pages.
+DASHBOARD = ("ui", "pages")
 MAX_LINES = 520
 PURE = ("s2r.metrics", "s2r.projection", "s2r.saliency")
 ORCHESTRATION = ("s2r.cache", "s2r.encoders", "s2r.embed", "s2r.pipeline")
 REGISTRY_MAY_IMPORT = {f"s2r.encoders.{m}" for m in ("spec", "builtins", "config", "backend",
                                                       "suggest")}
+#: The layers, top down: module-name prefixes (the most specific prefix wins).
+LAYERS = (
+    ("pages", ("app", "pages")),
+    ("ui", ("ui",)),
+    ("cli", ("s2r.cli", "s2r.commands", "s2r.__main__", "s2r.dashboard")),
+    ("pipeline", ("s2r.pipeline", "s2r.closedloop.encoder_rollouts", "s2r.closedloop.validation",
+                  "s2r.leaderboard", "s2r.figures")),
+    ("computation", ("s2r.embed", "s2r.metrics", "s2r.projection", "s2r.saliency",
+                     "s2r.pairing", "s2r.closedloop", "s2r.closedloop.policy",
+                     "s2r.closedloop.rollout")),
+    ("sources", ("s2r.datasets", "s2r.closedloop.sim", "s2r.encoders", "s2r.cache")),
+    ("leaves", ("s2r", "s2r.frameset", "s2r.images", "s2r.identity", "s2r.atomic",
+                "s2r.checks", "s2r.errors", "s2r.options", "s2r.progress", "s2r.settings")),
+)
+#: The one module that reads the environment.
+SETTINGS = "s2r.settings"
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
-    """Dotted module name -> file, for every module of the package."""
+    """Dotted module name -> file, for every module of the library, the dashboard's glue and
+    pages, and ``app.py``."""
     found = {}
-    for path in sorted((root / PACKAGE).rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        found[".".join(parts)] = path
+    for top in (PACKAGE, *DASHBOARD):
+        for path in sorted((root / top).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    if (root / "app.py").is_file():
+        found["app"] = root / "app.py"
     return found
 
 
@@ -125,10 +153,22 @@ def _within(module: str, prefixes: Iterable[str]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
+def layer_of(module: str) -> int:
+    """Index in :data:`LAYERS` (0 = top) of ``module``: its most specific prefix's layer."""
+    best, depth = len(LAYERS) - 1, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if _within(module, (prefix,)) and prefix.count(".") > depth:
+                best, depth = index, prefix.count(".")
+    return best
+
+
 def layer_violations(edges: dict[str, set[str]]) -> list[str]:
     """Rule 2 and 3 breaches, as ``"a -> b"`` lines."""
     bad = []
     for module, targets in sorted(edges.items()):
+        bad += [f"{module} ({LAYERS[layer_of(module)][0]}) -> {t} ({LAYERS[layer_of(t)][0]})"
+                for t in sorted(targets) if layer_of(t) < layer_of(module)]
         if _within(module, PURE):
             bad += [f"{module} -> {t}" for t in sorted(targets) if _within(t, ORCHESTRATION)]
         if module == "s2r.encoders.registry":
@@ -137,10 +177,40 @@ def layer_violations(edges: dict[str, set[str]]) -> list[str]:
     return bad
 
 
+def private_violations(edges: dict[str, set[str]]) -> list[str]:
+    """Rule 4: imports of another package's private module, as ``"a -> b"`` lines."""
+    bad = []
+    for module, targets in sorted(edges.items()):
+        for t in sorted(targets):
+            package, _, name = t.rpartition(".")
+            if name.startswith("_") and not name.startswith("__") \
+                    and not _within(module, (package,)):
+                bad.append(f"{module} -> {t}")
+    return bad
+
+
+def environment_readers(root: Path = ROOT) -> list[str]:
+    """Rule 5: ``module:line`` of every ``os.environ`` / ``os.getenv`` / ``environ`` use
+    outside :data:`SETTINGS`."""
+    out = []
+    for module, path in modules(root).items():
+        if module == SETTINGS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            hit = (isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv")
+                   or isinstance(node, ast.ImportFrom) and node.module == "os"
+                   and any(a.name in ("environ", "getenv") for a in node.names))
+            if hit:
+                out.append(f"{module}:{node.lineno}")
+    return out
+
+
 def long_modules(root: Path = ROOT, limit: int = MAX_LINES) -> list[str]:
     """Modules over ``limit`` lines, as ``"module: N lines"``."""
     out = []
     for module, path in modules(root).items():
+        if not _within(module, (PACKAGE,)):
+            continue
         n = len(path.read_text().splitlines())
         if n > limit:
             out.append(f"{module}: {n} lines")
@@ -152,6 +222,8 @@ def problems(root: Path = ROOT) -> list[str]:
     edges = graph(root)
     return ([f"import cycle: {' -> '.join(c)}" for c in cycles(edges)]
             + [f"layer: {v}" for v in layer_violations(edges)]
+            + [f"private: {v}" for v in private_violations(edges)]
+            + [f"environment read outside {SETTINGS}: {m}" for m in environment_readers(root)]
             + [f"too long: {m}" for m in long_modules(root)])
 
 
@@ -162,7 +234,8 @@ def main() -> int:
     if not found:
         edges = graph()
         print(f"ok: {len(edges)} modules, {sum(map(len, edges.values()))} import edges, "
-              f"no cycle, layers kept, every module <= {MAX_LINES} lines")
+              f"no cycle, layers kept, no private import, only {SETTINGS} reads the environment, "
+              f"every module <= {MAX_LINES} lines")
     return 1 if found else 0
 
 

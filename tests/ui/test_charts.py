@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from s2r.metrics import catalogue
 from ui import charts
 
 
@@ -98,7 +99,7 @@ def test_unstable_penalty_choice_is_marked_in_table_text_and_tooltip():
     assert note.startswith("⚠ Unstable penalty choice: Shaky (transfer probe: the mean action")
     assert "Steady" not in note
     assert tables.unstable_penalty_note(charts.scores_frame([steady])) is None
-    table, _ = tables.score_table(df, tables.FULL_METRICS)
+    table, _ = tables.score_table(df, "table")
     assert table.loc[table["id"] == "shaky", "Transfer skill"].item().endswith(" ⚠")
     calm = charts.score_scatter(charts.scores_frame([steady])).to_dict()
     assert "⚠ Unstable penalty choice" not in [
@@ -135,7 +136,7 @@ def test_score_scatter_has_title_axes_legends_and_reference_rules():
     assert marks == ["rule", "text", "rule", "rule", "point", "text"]
     points = _layers(spec)[4]["encoding"]
     assert points["x"]["title"].startswith("Domain invariance score (DIS")
-    assert points["y"]["title"] == charts.Y_CHOICES["transfer_score_skill"]
+    assert points["y"]["title"] == catalogue.get("transfer_score_skill").title
     assert points["color"]["title"] == "Architecture" and points["shape"]["title"] == "Pretraining"
     assert points["size"]["title"] == "Parameters (M)"
     assert points["strokeWidth"]["condition"]["value"] == 3  # the selected encoder's outline

@@ -109,11 +109,11 @@ def test_projection_page_on_50000_frames_click_shows_the_frame_and_every_frame_m
                 try:
                     times.append(_click_and_time(page, x, y, frame))
                     break
-                except Exception:
+                except Exception as exc:
                     page.screenshot(path=str(tmp_path / f"click_{attempt}_{retry}.png"))
                     if retry:
                         raise AssertionError(f"click {attempt} showed no frame twice "
-                                             f"(times so far {times})")
+                                             f"(times so far {times})") from exc
             # With a frame selected, a plain click on another point did not change the
             # selection; after a drag of the map (which moves every point) it did.
             page.mouse.move(x, y)

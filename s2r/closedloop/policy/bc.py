@@ -3,7 +3,8 @@
 The paper's policies see the camera frame *and* the robot's own state. Here the frame is
 its encoder embedding ``Z (N, D)`` and the proprioception ``proprio (N, P)`` is the robot
 part of the state. For the built-in demo that is the first 10 state columns,
-:data:`s2r.datasets.demo.PROPRIO_NAMES` (end-effector position, its 6-D rotation and the gripper width); the leg and tabletop
+:data:`s2r.datasets.demo.PROPRIO_NAMES` (end-effector position, its 6-D rotation and the gripper
+width); the leg and tabletop
 columns are *not* proprioception -- the policy must read them from the image. ``proprio``
 may be ``None`` (embedding only).
 

@@ -2,7 +2,8 @@
 
 Stage 1, perception: a ridge probe (:class:`~s2r.metrics.action_probe.ActionProbe`) maps the
 frame's embedding ``Z`` to the task state the camera must supply (for the demo: the leg's and
-the tabletop's pose, :data:`s2r.datasets.demo.TASK_COLUMNS`; the robot's own state is proprioception).
+the tabletop's pose, :data:`s2r.datasets.demo.TASK_COLUMNS`; the robot's own state is
+proprioception).
 Stage 2, control: an MLP (:func:`~s2r.closedloop.policy.bc.fit_policy`, ``kind="mlp"``) maps the
 decoded task state and the proprioception to the action.
 
@@ -96,7 +97,8 @@ def fit_two_stage(Z, proprio, task_state, actions, episode, *, seed: int = 0,
         more demonstrations than were rendered, shared by every encoder): then only the probe
         is fitted here.
     **mlp_options
-        Passed to :func:`~s2r.closedloop.policy.bc.fit_policy` (``hidden``, ``lr``, ``max_epochs`` ...).
+        Passed to :func:`~s2r.closedloop.policy.bc.fit_policy` (``hidden``, ``lr``, ``max_epochs``
+        ...).
     """
     checked = check_embeddings(Z, actions=actions, episode=episode)
     Z, Y, ep = checked.Z, checked.actions, checked.episode

@@ -1,7 +1,8 @@
 """The demonstrator of closed-loop evaluation: a reactive expert whose action is a function of
 the state it sees, and the evaluation task it solves.
 
-The scripted policy of the demo dataset (:mod:`s2r.datasets.demo.policy`, :class:`.scripted.ScriptedController`)
+The scripted policy of the demo dataset (:mod:`s2r.datasets.demo.policy`,
+:class:`.scripted.ScriptedController`)
 keeps an internal phase counter and draws a random twist, so its next action is not a function
 of what a camera can see; behaviour cloning from it learns a blur of phases. This expert decides
 every step from the current state only (where the gripper, its fingers and the leg are, and the

@@ -16,7 +16,8 @@ Per episode (drawn once from ``(seed, episode)``):
 - shadows of every object on the table (strength ``g * 0.35..0.5``, softened);
 - lighting: a brightness gradient, a spot and a vignette, and a warm colour temperature,
   interpolated from no change by ``g``;
-- optics and sensor (applied by :mod:`s2r.datasets.demo.sensor`): Gaussian blur (sigma ``g * 0.45..0.7`` px at 320 wide), Gaussian sensor
+- optics and sensor (applied by :mod:`s2r.datasets.demo.sensor`): Gaussian blur (sigma ``g *
+0.45..0.7`` px at 320 wide), Gaussian sensor
   noise (sigma ``g * 4..7`` grey levels; a per-episode noise field read at an offset drawn
   from ``(seed, episode, step)``),
   JPEG compression at quality ``92 - g * 55..65`` (faded in over ``g`` in ``[0, 0.2]``).

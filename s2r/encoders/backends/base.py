@@ -46,7 +46,7 @@ def build_with_weights(make, prepare, path, source: str):
         tensors = list(model.parameters()) + list(model.buffers())
         if not any(t.is_meta for t in tensors):
             return model
-    except Exception:  # noqa: BLE001 - fall back to the ordinary path, which reports errors
+    except Exception:
         pass
     model = make()
     load_state_dict_strict(model, prepare(raw, model, source), source=source)
@@ -81,11 +81,11 @@ class FileBackend(Backend):
         raise NotImplementedError
 
     def build(self, spec, *, pretrained: bool):
-        make = lambda: self.make(spec)  # noqa: E731
+        make = lambda: self.make(spec)
         if not pretrained:
             return seeded(spec.seed, make), None
         path = self.resolve_weights(spec)
-        prepare = lambda raw, model, source: self.adapt_state_dict(  # noqa: E731
+        prepare = lambda raw, model, source: self.adapt_state_dict(
             raw, model, spec, source)
         return build_with_weights(make, prepare, path, f"{spec.id} weights {path}"), path
 

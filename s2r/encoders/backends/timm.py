@@ -135,7 +135,7 @@ def timm_file_format(raw, model, source: str) -> tuple:
     if filter_fn is not None:
         try:
             filtered = _call_filter_fn(filter_fn, state_dict, model)
-        except Exception:  # noqa: BLE001 - not that release's format: load as is, report keys
+        except Exception:
             filtered = state_dict
         if set(filtered) != set(state_dict):
             kind = ("torchvision" if type(model).__module__.endswith(".vgg")
