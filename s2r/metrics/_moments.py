@@ -35,6 +35,7 @@ are not stored and a weighted sum is recomputed from the frames (``N * r^2`` per
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Optional
 
@@ -51,6 +52,8 @@ RANK_RTOL = 1e-10
 # alpha = 0: eigenvalues below this fraction of the largest are dropped (minimum-norm solution).
 PINV_RTOL = 1e-10
 _CHUNK = 4096
+# Smaller systems are solved one after the other (a thread pool costs more than it saves).
+_PARALLEL_MIN_DIM = 256
 
 
 @dataclass
@@ -85,10 +88,29 @@ class LinearModel:
     tau: float = 1.0      # total variance of the training features (the penalty's unit)
 
 
+def column_moments(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column ``(mean, variance)`` of ``X (N, D)``, float64, in row chunks.
+
+    The two passes of ``X.mean(0)`` / ``X.var(0)`` (mean, then mean squared deviation) with a
+    float64 accumulator, but without their ``N x D`` float64 temporary (800 MB for a
+    50,000 x 2,048 float32 matrix): at most ``_CHUNK x D`` float64 at a time.
+    """
+    n = X.shape[0]
+    total = np.zeros(X.shape[1])
+    for s in range(0, n, _CHUNK):
+        total += X[s:s + _CHUNK].sum(axis=0, dtype=np.float64)
+    mean = total / max(n, 1)
+    squares = np.zeros(X.shape[1])
+    for s in range(0, n, _CHUNK):
+        dev = np.subtract(X[s:s + _CHUNK], mean, dtype=np.float64)
+        squares += np.einsum("ij,ij->j", dev, dev)
+    return mean, squares / max(n, 1)
+
+
 def total_scale(X: np.ndarray) -> tuple[np.ndarray, float]:
     """``(mean (D,), sqrt(total variance))`` of ``X`` (scale 1 when ``X`` is constant)."""
-    mean = X.mean(axis=0, dtype=np.float64)
-    total = float(X.var(axis=0, dtype=np.float64).sum())
+    mean, var = column_moments(X)
+    total = float(var.sum())
     return mean, (float(np.sqrt(total)) if total > 0 else 1.0)
 
 
@@ -100,8 +122,8 @@ def prescale(X: np.ndarray, *, center: bool = True) -> tuple[np.ndarray, np.ndar
     deviation is below ``1e-9 * max(1, |mean|)`` (round-off of a constant is not variation).
     ``shift`` is the mean (0 when ``center`` is False).
     """
-    mean = X.mean(axis=0, dtype=np.float64)
-    std = X.std(axis=0, dtype=np.float64)
+    mean, var = column_moments(X)
+    std = np.sqrt(var)
     constant = std <= 1e-9 * np.maximum(1.0, np.abs(mean))
     return (mean if center else np.zeros_like(mean)), np.where(constant, 1.0, std)
 
@@ -155,24 +177,44 @@ class GroupMoments:
         self.sy = np.zeros((G, A))
         self.sxy = np.zeros((G, r, A))
         self.syy = np.zeros((G, A, A))
-        self.sxx = None if self.sxx_dtype is None else np.zeros((G, r, r), dtype=self.sxx_dtype)
+        self.sxx = None                 # per-group r x r sums: built on first use (_group_sxx)
         self.block_sxx = np.zeros((int(self.block.max()) + 1, r, r))
-        order = np.argsort(self.group, kind="stable")
-        bounds = np.searchsorted(self.group[order], np.arange(G + 1))
-        for g in range(G):
-            rows = order[bounds[g]:bounds[g + 1]]
+        # One pass over the frames in (block, group) order: the r x r products are summed per
+        # block over chunks of _CHUNK rows (one BLAS call per chunk, not per episode: the
+        # per-group r x r sums, rarely needed, are left to _group_sxx); the small sums are
+        # added per run of one group's frames inside a chunk.
+        frame_block = self.block[self.group]
+        order = np.lexsort((self.group, frame_block))
+        bounds = np.searchsorted(frame_block[order], np.arange(self.block_sxx.shape[0] + 1))
+        for b in range(self.block_sxx.shape[0]):
+            rows = order[bounds[b]:bounds[b + 1]]
             for start in range(0, rows.size, _CHUNK):
                 idx = rows[start:start + _CHUNK]
-                X = self.x(idx)
-                Yg = self.Y[idx]
-                xx = X.T @ X
-                self.block_sxx[self.block[g]] += xx
-                if self.sxx is not None:
-                    self.sxx[g] += xx
-                self.sx[g] += X.sum(axis=0)
-                self.sy[g] += Yg.sum(axis=0)
-                self.sxy[g] += X.T @ Yg
-                self.syy[g] += Yg.T @ Yg
+                X, Yc, g = self.x(idx), self.Y[idx], self.group[idx]
+                self.block_sxx[b] += X.T @ X
+                runs = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+                ends = np.r_[runs[1:], g.size]
+                self.sx[g[runs]] += np.add.reduceat(X, runs, axis=0)
+                self.sy[g[runs]] += np.add.reduceat(Yc, runs, axis=0)
+                for lo, hi in zip(runs, ends):
+                    self.sxy[g[lo]] += X[lo:hi].T @ Yc[lo:hi]
+                    self.syy[g[lo]] += Yc[lo:hi].T @ Yc[lo:hi]
+
+    def _group_sxx(self) -> Optional[np.ndarray]:
+        """Per-group ``r x r`` sums ``(G, r, r)`` in ``sxx_dtype`` (None when over the memory
+        budget), computed on the first call: only a fit whose weights vary inside a block
+        (e.g. a bootstrap replicate refitted from the sums) needs them."""
+        if self.sxx is None and self.sxx_dtype is not None:
+            sxx = np.zeros((self.n_groups, self.dim, self.dim), dtype=self.sxx_dtype)
+            order = np.argsort(self.group, kind="stable")
+            bounds = np.searchsorted(self.group[order], np.arange(self.n_groups + 1))
+            for g in range(self.n_groups):
+                rows = order[bounds[g]:bounds[g + 1]]
+                for start in range(0, rows.size, _CHUNK):
+                    X = self.x(rows[start:start + _CHUNK])
+                    sxx[g] += X.T @ X
+            self.sxx = sxx
+        return self.sxx
 
     def _row_space(self) -> np.ndarray:
         """Orthonormal basis ``(D, r)`` of the span of the z-scored frames (N < D)."""
@@ -183,7 +225,9 @@ class GroupMoments:
         return np.ascontiguousarray(vt[keep].T)
 
     def _scaled(self, rows: np.ndarray) -> np.ndarray:
-        return (np.asarray(self.Z[rows], dtype=np.float64) - self.x_shift) / self.x_scale
+        X = np.subtract(self.Z[rows], self.x_shift, dtype=np.float64)   # one float64 copy
+        X /= self.x_scale
+        return X
 
     def x(self, rows: np.ndarray) -> np.ndarray:
         """Coordinates of frames ``rows`` (centred, scaled, in the row-space basis), float64."""
@@ -197,7 +241,7 @@ class GroupMoments:
         per_block[self.block] = w
         if np.array_equal(per_block[self.block], w):
             sxx = np.tensordot(per_block, self.block_sxx, axes=1)
-        elif self.sxx is not None:
+        elif self._group_sxx() is not None:
             nz = np.flatnonzero(w)
             lo, hi = (int(nz[0]), int(nz[-1]) + 1) if nz.size else (0, 0)
             flat = self.sxx[lo:hi].reshape(hi - lo, -1)    # a view: no copy of the sums
@@ -272,17 +316,58 @@ def _centered(m: Moments, cx: np.ndarray, cy: np.ndarray):
 
 
 def solve_ridge(M: np.ndarray, R: np.ndarray, alpha: float) -> np.ndarray:
-    """Solve ``(M + alpha I) B = R`` for symmetric PSD ``M`` (minimum-norm when alpha = 0)."""
+    """Solve ``(M + alpha I) B = R`` for symmetric PSD ``M`` (minimum-norm when alpha = 0).
+
+    A Cholesky factorisation (LAPACK ``potrf``/``potrs``) when ``M + alpha I`` is positive
+    definite, else the eigendecomposition of ``M`` with eigenvalues below
+    :data:`PINV_RTOL` of the largest dropped.
+    """
     if alpha > 0:
         try:
-            return scipy.linalg.solve(M + alpha * np.eye(M.shape[0]), R, assume_a="pos",
-                                      check_finite=False)
+            A = M + alpha * np.eye(M.shape[0])
+            return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, overwrite_a=True,
+                                                                  check_finite=False),
+                                          R, check_finite=False)
         except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
             pass
     vals, vecs = np.linalg.eigh(M)
     keep = vals + alpha > PINV_RTOL * max(float(vals.max()), 0.0)
     inv = np.where(keep, 1.0 / np.where(keep, vals + alpha, 1.0), 0.0)
     return vecs @ (inv[:, None] * (vecs.T @ R))
+
+
+def solve_ridge_path(M: np.ndarray, R: np.ndarray, shifts) -> np.ndarray:
+    """:func:`solve_ridge` for every shift ``alpha`` of ``shifts``: ``(P, r, A)``.
+
+    One Cholesky factorisation per shift, the shifts spread over the CPU cores (a thread
+    each, one BLAS thread per solve). Measured at ``r = 2,048`` on this project's 2 cores
+    (bench/bench_score_scale.py; docs/scale.md): a factorisation costs 0.09-0.3 s and a
+    symmetric eigendecomposition -- after which every shift is a diagonal rescale, the
+    ridge-path trick of scikit-learn's ``RidgeCV`` -- 4-6 s, so the eigendecomposition pays
+    only from about 15-45 shifts; the grid has 9 finite ones. OpenBLAS's own threads inside
+    one ``r x r`` factorisation lost 2-7x against one thread when the cores were busy with
+    other work (their spinning waits), hence the coarser split.
+    """
+    shifts = [float(a) for a in shifts]
+    if not shifts:
+        return np.zeros((0,) + R.shape)
+    workers = min(len(shifts), _cpu_count())
+    if workers == 1 or M.shape[0] < _PARALLEL_MIN_DIM:
+        return np.stack([solve_ridge(M, R, a) for a in shifts])
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1), ThreadPoolExecutor(workers) as pool:
+        return np.stack(list(pool.map(lambda a: solve_ridge(M, R, a), shifts)))
+
+
+def _cpu_count() -> int:
+    """Cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:     # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def normal_equations(m: Moments, *, fit_intercept: bool = True):
@@ -345,15 +430,14 @@ def path_coefficients(m_train: Moments, alphas) -> tuple[LinearModel, np.ndarray
 
     Returns the template :class:`LinearModel` (centring, action scaling, ``tau``; ``B``
     unset) and the coefficients ``(len(alphas), r, A)``: for each finite penalty exactly
-    :func:`fit_moments`'s (one Cholesky solve of the ``r x r`` system each, the normal
-    equations formed once), 0 for ``inf`` (the mean action).
+    :func:`fit_moments`'s (the normal equations formed once, then
+    :func:`solve_ridge_path`), 0 for ``inf`` (the mean action).
     """
     M, R, model = normal_equations(m_train)
     out = np.zeros((len(alphas),) + R.shape)
     if model.tau > 0:
-        for i, alpha in enumerate(alphas):
-            if np.isfinite(alpha):
-                out[i] = solve_ridge(M, R, alpha * model.tau)
+        finite = [i for i, a in enumerate(alphas) if np.isfinite(a)]
+        out[finite] = solve_ridge_path(M, R, [alphas[i] * model.tau for i in finite])
     return model, out
 
 
