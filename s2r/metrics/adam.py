@@ -76,7 +76,7 @@ def fit_adam(Z: np.ndarray, Y: np.ndarray, *, fit_intercept: bool = True,
         raise MetricError("every action dimension is constant in the training frames: "
                           "there is nothing for the action probe to predict")
     device = torch.device(device or "cpu")
-    X = torch.as_tensor(((Z - x_mean) / x_std).astype(np.float32), device=device)
+    X = torch.as_tensor(mom.standardised(Z, x_mean, x_std, dtype=np.float32), device=device)
     T = torch.as_tensor(Yc.astype(np.float32), device=device)
     mask = torch.as_tensor(scored.astype(np.float32), device=device)
     n, D = X.shape

@@ -41,6 +41,7 @@ DISTANCES = ("squared", "euclidean")
 # A PCA component whose variance is below this fraction of the total carries no signal: it is
 # floating-point noise that min-max scaling would blow up to [0, 1]; it is held at 0 instead.
 _DEGENERATE_VARIANCE = 1e-10
+_CHUNK = 4096        # rows per block of DISSpace.transform
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,10 @@ class DISSpace:
 
     def transform(self, Z: np.ndarray) -> np.ndarray:
         """Scaled PCA coordinates, ``(N, k)`` float64 (in [0, 1] for the fitting frames)."""
-        P = (np.asarray(Z, dtype=np.float64) - self.mean) @ self.components.T
+        P = np.empty((len(Z), len(self.components)))
+        for s in range(0, len(Z), _CHUNK):      # no N x D float64 copy of the embeddings
+            P[s:s + _CHUNK] = (np.asarray(Z[s:s + _CHUNK], dtype=np.float64)
+                               - self.mean) @ self.components.T
         return (P - self.low) * self.scale
 
 

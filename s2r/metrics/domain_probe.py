@@ -55,7 +55,7 @@ class DomainProbe:
         check_number("max_iter", self.max_iter, low=1, integer=True)
         checked = check_embeddings(Z, domain)
         mean, std = mom.prescale(checked.Z)
-        X = ((checked.Z - mean) / std).astype(checked.Z.dtype, copy=False)
+        X = mom.standardised(checked.Z, mean, std)
         y = (checked.domain == "real").astype(int)
         clf = LogisticRegression(C=float(self.C), class_weight="balanced",
                                  max_iter=int(self.max_iter))

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from s2r.errors import MetricError
+from s2r.metrics import _moments as mom
 
 #: Most sim frames used as queries (evenly spaced over the sim frames); every real frame is
 #: always in the gallery. 4,096 queries against 50,000 real frames of 2,048-D take a few
@@ -126,7 +127,7 @@ def partner_ranks(Z, queries, partners, gallery, *, standardise: bool = True,
     def rows(idx):
         return (np.asarray(Z[idx], dtype=np.float64) - mean) / feature_scale
 
-    G = rows(gallery)
+    G = mom.standardised(Z[gallery], mean, feature_scale, dtype=np.float64)  # chunked
     g_sq = (G ** 2).sum(axis=1)
     closer = np.empty(queries.size, dtype=np.int64)
     ties = np.empty(queries.size, dtype=np.int64)

@@ -139,3 +139,19 @@ def test_scoring_never_builds_the_per_episode_products():
     with pytest.raises(AssertionError):      # the test can fail: a replicate refit builds them
         data.domain_moments(rng.integers(0, 3, data.folds.n_groups).astype(float))
         assert data.gm.sxx is None
+
+
+def test_standardised_equals_the_one_line_expression_bit_for_bit(monkeypatch):
+    # The domain probe, the Adam probe and retrieval standardise in row chunks to avoid two
+    # N x D float64 temporaries; the numbers must not change at all.
+    monkeypatch.setattr(mom, "_CHUNK", 100)
+    rng = np.random.default_rng(4)
+    Z = (rng.standard_normal((1050, 9)) * 5 + 3).astype(np.float32)
+    shift, scale = mom.prescale(Z)
+    expected = ((Z - shift) / scale).astype(np.float32)
+    out = mom.standardised(Z, shift, scale)
+    assert out.dtype == np.float32 and np.array_equal(out, expected)
+    out64 = mom.standardised(Z, shift, scale, dtype=np.float64)
+    assert out64.dtype == np.float64 and np.array_equal(out64, (Z - shift) / scale)
+    ints = np.arange(12).reshape(4, 3)
+    assert np.array_equal(mom.standardised(ints, 1.0, 2.0), (ints - 1.0) / 2.0)
