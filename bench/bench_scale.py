@@ -4,8 +4,8 @@ For each size N (default 5,000, 20,000, 50,000 frames, half sim half real) and e
 (``pixels``, ``resnet18@random``, ``state``), the stages a user's session runs:
 
 - ``load``: the demo dataset of N frames (:func:`s2r.datasets.demo.make_demo`: the scripted
-  episodes are simulated, the frames are rendered lazily on every read, like a video file is
-  decoded), 50 steps per episode;
+  episodes are simulated; the frames are rendered on every read at every size, like a video
+  file is decoded, so rendering is part of ``embed`` and ``saliency``), 50 steps per episode;
 - ``embed``: :func:`s2r.embed.embed_frameset` into a disk cache of the bench's own
   (``<cache>/bench_scale``; frames streamed in batches, never all decoded at once);
 - ``score``: :func:`s2r.metrics.scoring.score_embeddings` of the cached embeddings, every
@@ -69,10 +69,15 @@ N_BOOT = 1000
 
 # ----------------------------------------------------------------------------- one stage
 def _frameset(n: int):
-    from s2r.datasets.demo import make_demo
+    from s2r.datasets import demo
 
-    return make_demo(episodes=max(1, n // (2 * STEPS)), steps=STEPS, gap=0.5, seed=0,
-                     height=HEIGHT, width=WIDTH)
+    # One render mode at every size: frames rendered on every read, never held. make_demo
+    # holds them when they fit in EAGER_LIMIT_BYTES (512 MiB), which at 64 x 80 pixels
+    # switched between 20,000 and 50,000 frames and moved the rendering from `load` to
+    # `embed` there (the exponents of both measured the switch, not the scaling).
+    demo.EAGER_LIMIT_BYTES = -1
+    return demo.make_demo(episodes=max(1, n // (2 * STEPS)), steps=STEPS, gap=0.5, seed=0,
+                          height=HEIGHT, width=WIDTH)
 
 
 def _encoder(encoder_id: str):
