@@ -369,10 +369,15 @@ def solve_ridge_path(M: np.ndarray, R: np.ndarray, shifts) -> np.ndarray:
         return np.stack([solve_ridge(M, R, a) for a in shifts])
     from concurrent.futures import ThreadPoolExecutor
 
+    with _one_blas_thread(), ThreadPoolExecutor(workers) as pool:
+        return np.stack(list(pool.map(lambda a: solve_ridge(M, R, a), shifts)))
+
+
+def _one_blas_thread():
+    """Context in which BLAS/LAPACK calls use one thread (threadpoolctl)."""
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1), ThreadPoolExecutor(workers) as pool:
-        return np.stack(list(pool.map(lambda a: solve_ridge(M, R, a), shifts)))
+    return threadpool_limits(limits=1)
 
 
 def _cpu_count() -> int:
@@ -484,7 +489,8 @@ def training_null(m: Moments, alpha: float) -> float:
     (1 as soon as the dimension reaches the number of frames).
     """
     M, _, model = normal_equations(m)
-    vals = np.linalg.eigvalsh(M)
+    with _one_blas_thread():       # see solve_ridge_path
+        vals = np.linalg.eigvalsh(M)
     top = max(float(vals.max()), 0.0) if vals.size else 0.0
     vals = vals[vals > RANK_RTOL * top] if top > 0 else vals[:0]
     if not np.isfinite(alpha):
