@@ -1,9 +1,9 @@
 """Packaging of s2r beyond pyproject.toml: the dashboard ships inside the distribution.
 
-The library is the ``s2r`` package. The Streamlit dashboard (``app.py``, ``pages/``, ``ui/``
+The library is the ``s2r`` package. The Streamlit dashboard (``app.py``, ``app_pages/``, ``ui/``
 and ``.streamlit/config.toml`` at the repository root, where ``streamlit run app.py`` and
 ``make run`` use them) is installed as the ``s2r_dashboard`` folder, which ``s2r app`` runs
-(``s2r/dashboard.py`` finds it). ``pages/`` has no ``__init__.py`` on purpose (Streamlit
+(``s2r/dashboard.py`` finds it). ``app_pages/`` has no ``__init__.py`` on purpose (Streamlit
 pages are scripts); setuptools copies its modules all the same.
 """
 
@@ -22,7 +22,7 @@ class BuildPy(build_py):
 setup(
     cmdclass={"build_py": BuildPy},
     packages=find_packages(include=["s2r", "s2r.*"])
-    + ["s2r_dashboard", "s2r_dashboard.ui", "s2r_dashboard.pages"],
+    + ["s2r_dashboard", "s2r_dashboard.ui", "s2r_dashboard.app_pages"],
     package_dir={"s2r_dashboard": "."},
     package_data={"s2r_dashboard": [".streamlit/config.toml"]},
     # The root folder is the dashboard's package folder: only the files named above, not

@@ -1,8 +1,7 @@
-"""s2r dashboard, home page: pick the dataset and encoders, compute, see what is cached.
+"""Home: pick the dataset and encoders, compute, see what is cached.
 
-Run with ``streamlit run app.py`` (``make run``). The pages in ``pages/`` (Scores,
-Projection, Saliency, Compare) show what this page computed. Every number comes from the
-``s2r`` library; this file only lays out widgets (see ``ui/`` for the glue).
+The other pages (Scores, Projection, Saliency, Compare) show what this page computed. Every
+number comes from the ``s2r`` library; this page only lays out widgets (see ``ui/``).
 """
 
 from __future__ import annotations
@@ -259,11 +258,12 @@ if done:
                    + " ".join(f"{n}." for n in notes))
     st.markdown("**Next:** explore the results")
     l1, l2, l3, l4 = st.columns(4)
-    l1.page_link("pages/1_Scores.py", label="Scores: DIS vs AS", icon=":material/scatter_plot:")
-    l2.page_link("pages/2_Projection.py", label="Projection: t-SNE", icon=":material/bubble_chart:")
-    l3.page_link("pages/3_Saliency.py", label="Saliency maps",
+    l1.page_link("app_pages/1_Scores.py", label="Scores: DIS vs AS", icon=":material/scatter_plot:")
+    l2.page_link("app_pages/2_Projection.py", label="Projection: t-SNE",
+                 icon=":material/bubble_chart:")
+    l3.page_link("app_pages/3_Saliency.py", label="Saliency maps",
                  icon=":material/local_fire_department:")
-    l4.page_link("pages/4_Compare.py", label="Compare two encoders", icon=":material/compare:")
+    l4.page_link("app_pages/4_Compare.py", label="Compare two encoders", icon=":material/compare:")
 elif selected:
     st.info("Press **Compute scores** to embed and score the selected encoders.")
 

@@ -78,7 +78,7 @@ st.caption(f"Sim2Real {charts.fmt_ci(row, 'sim2real_score')} · transfer skill "
            f" · tier {widgets.fmt(row.get('tier'), 0)}")
 if not widgets.has_image_model(chosen):  # the state reference: no frames to explain
     st.info(widgets.no_image_model_note([chosen]))
-    st.page_link("pages/2_Projection.py", label="Its t-SNE map", icon=":material/bubble_chart:")
+    st.page_link("app_pages/2_Projection.py", label="Its t-SNE map", icon=":material/bubble_chart:")
 else:
     left, right = st.columns([3, 2])
     try:
@@ -108,9 +108,9 @@ else:
                                                       "(1 = sim and real fully mixed)")
             st.altair_chart(tsne, width="stretch", key="scores.tsne")
             figures.chart_download(tsne, f"s2r_tsne_{chosen}", "scores.tsne.fig")
-            st.page_link("pages/2_Projection.py", label="More t-SNE options",
+            st.page_link("app_pages/2_Projection.py", label="More t-SNE options",
                          icon=":material/bubble_chart:")
-            st.page_link("pages/3_Saliency.py", label="Pick frames and targets",
+            st.page_link("app_pages/3_Saliency.py", label="Pick frames and targets",
                          icon=":material/local_fire_department:")
     except S2RError as exc:
         st.error(f"{chosen}: {exc}")

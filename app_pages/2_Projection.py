@@ -7,6 +7,7 @@ import streamlit as st
 from s2r.errors import S2RError
 from ui import charts, figures, loaders, page_url, projection_map, widgets
 from ui import state as S
+from ui.progress import progress_bar
 
 frameset, records = widgets.results_page(
     "Projection",
@@ -63,9 +64,7 @@ per_domain = None if all_frames else cap
 for col, eid in zip(cols, chosen):
     with col:
         bar = st.progress(0.0, text=f"t-SNE of {eid}")
-
-        def progress(done, total, message="", _bar=bar):
-            _bar.progress(min(done / total, 1.0) if total else 0.0, text=message or "t-SNE")
+        progress = progress_bar(bar, default="t-SNE")
 
         try:
             proj = loaders.projection(frameset, eid, mode=mode, perplexity=perplexity,
@@ -124,5 +123,5 @@ else:
                 f"**Action:** " + ", ".join(f"{n}={v:+.2f}" for n, v in
                                             zip(frameset.action_names, frameset.actions[index])))
     if frameset.domain[index] == "sim":
-        f3.page_link("pages/3_Saliency.py", label="Saliency of this pair",
+        f3.page_link("app_pages/3_Saliency.py", label="Saliency of this pair",
                      icon=":material/local_fire_department:")

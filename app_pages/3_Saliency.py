@@ -82,5 +82,5 @@ if len(agreements) > 1:
     st.metric("Mean sim/real agreement", widgets.fmt(float(np.nanmean(agreements)), 2))
 if frameset.domain.size and not frameset.has_masks:
     st.caption("This dataset has no task-relevant masks, so focus cannot be computed.")
-st.page_link("pages/4_Compare.py", label="Compare with another encoder on this pair",
+st.page_link("app_pages/4_Compare.py", label="Compare with another encoder on this pair",
              icon=":material/compare:")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from s2r.cache import NotCached
 from s2r.errors import S2RError
 from s2r.metrics import catalogue
-from ui import compute, figures, loaders, page_url, real_results, widgets
+from ui import figures, loaders, page_url, real_results, widgets
 from ui import state as S
+from ui.progress import progress_bar
 from ui import validation as V
 
 widgets.page_header(
@@ -23,9 +25,9 @@ state = st.session_state
 widgets.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
 
+from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams
+from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options
 from s2r.datasets.demo import ACTION_NAMES
-from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, recorded_rollout
-from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options, validate
 
 # ----------------------------------------------------------------------------- settings
 spec = state.get(S.DATASET_SPEC)
@@ -39,31 +41,32 @@ except S2RError as exc:
     st.error(str(exc))
     st.stop()
 spec = S.demo_spec(**{**options, "paired": True})
-state.setdefault(V.ENCODERS, list(DEFAULT_ENCODERS))
-state.setdefault(V.GAPS, [0.0, 0.5, 1.0])
-state.setdefault(V.ROLLOUTS, 20)
-state.setdefault(V.DEMOS, 60)
+state.setdefault(S.VALIDATION_ENCODERS, list(DEFAULT_ENCODERS))
+state.setdefault(S.VALIDATION_GAPS, [0.0, 0.5, 1.0])
+state.setdefault(S.VALIDATION_ROLLOUTS, 20)
+state.setdefault(S.VALIDATION_DEMOS, 60)
 page_url.sync([
-    page_url.Option("ids", V.ENCODERS, {e: e for e in V.offline_encoders()}, many=True),
-    page_url.Option("gaps", V.GAPS, {f"{g:g}": g for g in V.GAP_CHOICES}, many=True),
-    page_url.Option("rollouts", V.ROLLOUTS, {str(n): n for n in range(5, 201, 5)}),
-    page_url.Option("demos", V.DEMOS, {str(n): n for n in range(10, 501, 10)}),
-    page_url.Option("policy", V.POLICY, {p: p for p in POLICIES})])
+    page_url.Option("ids", S.VALIDATION_ENCODERS, {e: e for e in V.offline_encoders()}, many=True),
+    page_url.Option("gaps", S.VALIDATION_GAPS, {f"{g:g}": g for g in V.GAP_CHOICES}, many=True),
+    page_url.Option("rollouts", S.VALIDATION_ROLLOUTS, {str(n): n for n in range(5, 201, 5)}),
+    page_url.Option("demos", S.VALIDATION_DEMOS, {str(n): n for n in range(10, 501, 10)}),
+    page_url.Option("policy", S.VALIDATION_POLICY, {p: p for p in POLICIES})])
 with st.container(border=True):
     st.markdown(f"**Dataset:** `{spec}` (paired, so paired retrieval is scored; the gap is "
                 "replaced by each gap below; rollouts are rendered at its frame size)")
     c1, c2 = st.columns([3, 2])
-    ids = c1.multiselect("Encoders (at least 3)", V.offline_encoders(), key=V.ENCODERS,
+    ids = c1.multiselect("Encoders (at least 3)", V.offline_encoders(), key=S.VALIDATION_ENCODERS,
                          format_func=widgets.encoder_label)
-    gaps = c2.multiselect("Sim-to-real gaps", V.GAP_CHOICES, key=V.GAPS)
+    gaps = c2.multiselect("Sim-to-real gaps", V.GAP_CHOICES, key=S.VALIDATION_GAPS)
     c3, c4, c6, c5 = st.columns(4)
-    rollouts = c3.number_input("Rollouts per look and gap", 5, 200, step=5, key=V.ROLLOUTS)
-    demos = c4.number_input("Expert demonstrations", 10, 500, step=10, key=V.DEMOS)
+    rollouts = c3.number_input("Rollouts per look and gap", 5, 200, step=5,
+                               key=S.VALIDATION_ROLLOUTS)
+    demos = c4.number_input("Expert demonstrations", 10, 500, step=10, key=S.VALIDATION_DEMOS)
     control_demos = c6.number_input(
-        "Control demonstrations", 0, 2000, 300, 50, key=V.CONTROL_DEMOS,
+        "Control demonstrations", 0, 2000, 300, 50, key=S.VALIDATION_CONTROL_DEMOS,
         help="two-stage: expert episodes (exact states, nothing rendered) the shared control "
              "MLP is fitted on; 0 = fitted per encoder on its decoded states")
-    policy = c5.radio("Policy", list(POLICIES), horizontal=True, key=V.POLICY,
+    policy = c5.radio("Policy", list(POLICIES), horizontal=True, key=S.VALIDATION_POLICY,
                       help="two-stage: a ridge probe reads the leg and tabletop pose from the "
                            "embedding, an MLP acts on it and the proprioception (default); "
                            "mlp / ridge: one model from [embedding, proprioception] to actions")
@@ -74,11 +77,10 @@ if len(ids) < 3 or not gaps:
     st.warning("Pick at least 3 encoders and one gap.")
     st.stop()
 
-cache = loaders.get_cache()
 report = None
 try:
     report = loaders.validation_report(spec, tuple(ids), tuple(gaps), params.to_dict())
-except compute.NotCached:
+except NotCached:
     pass
 except S2RError as exc:
     st.error(str(exc))
@@ -89,18 +91,11 @@ if report is None:
                f" demonstration frames and up to {params.rollouts * params.horizon} frames per "
                f"look and gap with each encoder: a few minutes per CNN on 2 CPU cores, "
                f"cached afterwards (`python -m s2r validate` computes the same entries).")
-    if st.button("Run validation", type="primary", key=V.RUN):
+    if st.button("Run validation", type="primary", key=S.VALIDATION_RUN):
         with st.status("Validating encoders...", expanded=True) as box:
-            bar = st.progress(0.0)
-
-            def progress(done: int, total: int, message: str = "") -> None:
-                bar.progress(min(1.0, done / max(total, 1)), text=message)
-
             try:
-                validate(spec, ids, gaps, params=params, cache=cache, device=loaders.device(),
-                         n_boot=loaders.VALIDATION_N_BOOT, progress=progress)
-                report = loaders.validation_report(spec, tuple(ids), tuple(gaps),
-                                                   params.to_dict())
+                report = loaders.run_validation(spec, tuple(ids), tuple(gaps), params.to_dict(),
+                                                progress=progress_bar(st.progress(0.0)))
             except S2RError as exc:
                 box.update(label="Validation failed", state="error")
                 st.error(str(exc))
@@ -112,7 +107,7 @@ if report is None:
 # ----------------------------------------------------------------------------- results
 df = V.results_frame(report)
 st.subheader("Closed-loop outcome")
-outcome = st.radio("Outcome", ["progress", "success"], horizontal=True, key=V.OUTCOME,
+outcome = st.radio("Outcome", ["progress", "success"], horizontal=True, key=S.VALIDATION_OUTCOME,
                    format_func=lambda o: {"progress": "graded progress (stages reached)",
                                           "success": "success"}[o])
 st.caption("Real outcome with its 95% interval, per gap; sim = the same policy in the look it "
@@ -123,7 +118,7 @@ st.caption("Real outcome with its 95% interval, per gap; sim = the same policy i
            "randomisation S, so more S = smaller gap, by construction).")
 st.dataframe(V.success_table(df, outcome), width="stretch")
 with st.expander("Stage breakdown (share of real-look rollouts that reached each stage)"):
-    stage_gap = st.radio("Gap", gaps, horizontal=True, key=V.STAGE_GAP,
+    stage_gap = st.radio("Gap", gaps, horizontal=True, key=S.VALIDATION_STAGE_GAP,
                          format_func=lambda g: f"gap {g:g}")
     st.dataframe(V.stage_table(df, report["stages"], stage_gap), width="stretch")
 
@@ -134,12 +129,12 @@ for name, title in catalogue.titles("validation").items():
     if name in rows_all:
         st.markdown(f"- **{title}** {V.verdict(rows_all[name])}.")
 x_choices = catalogue.shorts("validation")
-score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=V.SCORE,
+score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=S.VALIDATION_SCORE,
                  format_func=x_choices.get)
 scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
 st.altair_chart(scatter, width="stretch")
 figures.chart_download(scatter, f"s2r_validation_{score}", "validation.fig")
-gap_pick = st.radio("Correlations at", ["all", *gaps], horizontal=True, key=V.CORR_GAP,
+gap_pick = st.radio("Correlations at", ["all", *gaps], horizontal=True, key=S.VALIDATION_CORR_GAP,
                     format_func=lambda g: "all gaps" if g == "all" else f"gap {g:g}")
 st.dataframe(V.correlation_table(report, gap_pick, outcome), width="stretch", hide_index=True)
 st.caption(f"Spearman's rho and Kendall's tau between each score and real {outcome} across "
@@ -151,13 +146,13 @@ st.caption(f"Spearman's rho and Kendall's tau between each score and real {outco
 # ----------------------------------------------------------------------------- rollout viewer
 st.subheader("A real-look rollout")
 v1, v2 = st.columns(2)
-if state.get(V.VIEW_ENCODER) not in ids:   # open on the image encoder that did best
-    state[V.VIEW_ENCODER] = V.best_image_encoder(df) or ids[0]
-enc = v1.selectbox("Encoder", ids, key=V.VIEW_ENCODER, format_func=widgets.encoder_label)
-gap = v2.selectbox("Gap", gaps, key=V.VIEW_GAP, format_func=lambda g: f"{g:g}")
+if state.get(S.VALIDATION_VIEW_ENCODER) not in ids:   # open on the image encoder that did best
+    state[S.VALIDATION_VIEW_ENCODER] = V.best_image_encoder(df) or ids[0]
+enc = v1.selectbox("Encoder", ids, key=S.VALIDATION_VIEW_ENCODER, format_func=widgets.encoder_label)
+gap = v2.selectbox("Gap", gaps, key=S.VALIDATION_VIEW_GAP, format_func=lambda g: f"{g:g}")
 full = RolloutParams(**{**params.to_dict(), "height": int(options["height"]),
                         "width": int(options["width"])})
-frames = recorded_rollout(enc, full, "real", gap, cache)
+frames, actions = loaders.recorded_rollout(enc, full.to_dict(), gap)
 row = df[(df["encoder"] == enc) & (df["gap"] == gap)]
 rollout = next(o for o in report["outcomes"] if o["encoder"] == enc and o["gap"] == gap)
 if frames is None or not len(frames):
@@ -168,8 +163,7 @@ st.caption(f"Rollout 0 of {len(rollout['successes'])}: "
            f"{'succeeded' if ok else 'failed'} after {len(frames)} steps. Real success of "
            f"this encoder at gap {gap:g}: {float(row['success_real'].iloc[0]):.2f}, progress "
            f"{float(row['progress_real'].iloc[0]):.2f}.")
-step = st.slider("Step", 0, len(frames) - 1, 0, key=V.VIEW_STEP)
-actions = V.recorded_actions(cache, enc, full, gap)
+step = st.slider("Step", 0, len(frames) - 1, 0, key=S.VALIDATION_VIEW_STEP)
 f1, f2 = st.columns([3, 2])
 f1.image(np.asarray(frames[step]), caption=f"real look, step {step} (what the policy saw)",
          width="stretch")
@@ -177,10 +171,10 @@ f2.markdown("**Action the policy took**")
 f2.dataframe(V.action_frame(actions[step:step + 1], ACTION_NAMES).T, width="stretch")
 if widgets.has_image_model(enc):
     if st.toggle("Saliency of this frame (and the same state in the sim look)",
-                 key=V.VIEW_SALIENCY):
+                 key=S.VALIDATION_VIEW_SALIENCY):
         with st.spinner("Computing saliency maps..."):
-            pair = V.rollout_saliency(enc, full, gap, step, cache,
-                                      method=loaders.default_method(enc))
+            pair = loaders.rollout_saliency(enc, full.to_dict(), gap, step,
+                                            method=loaders.default_method(enc))
         s1, s2 = st.columns(2)
         s1.image(pair["sim_overlay"], caption="sim look, same state", width="stretch")
         s2.image(pair["real_overlay"], caption="real look (seen by the policy)",

@@ -7,8 +7,9 @@ Streamlit widgets through the library's :data:`s2r.progress.ProgressCallback`.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
+from s2r.cache import NotCached, ReadOnlyCache
 from s2r.errors import S2RError
 
 #: Session-state key of the score records of this session:
@@ -16,44 +17,6 @@ from s2r.errors import S2RError
 RESULTS = "results.records"
 #: Session-state key of encoders not found on disk: same keys, ``{id: error or ""}``.
 MISSES = "results.misses"
-
-_MISSING = object()
-
-
-class NotCached(Exception):
-    """Raised by :class:`PeekCache` instead of computing a missing entry."""
-
-
-class PeekCache:
-    """A read-only view of an :class:`s2r.cache.Cache`: hits are returned, misses raise.
-
-    Handing it to a library function (``score_encoder(..., cache=PeekCache(cache))``) asks
-    "is this result already on disk?" through the very code path that would compute it, so
-    the record returned is exactly what a full run returns -- and nothing is ever computed.
-    """
-
-    #: A look-up: library functions ask with keys as they are and never fetch weights for it
-    #: (:func:`s2r.embed.keys.get_or_compute`).
-    read_only = True
-
-    def __init__(self, cache):
-        self._cache = cache
-
-    def get_or_compute_json(self, key: dict, fn: Callable[[], Any], **_: Any) -> Any:
-        value = self._cache.get_json(key, _MISSING)
-        if value is _MISSING:
-            raise NotCached(key.get("kind", "entry"))
-        return value
-
-    def get_or_compute_array(self, key: dict, fn: Callable[[], Any], **_: Any):
-        value = self._cache.get_array(key)
-        if value is None:
-            raise NotCached(key.get("kind", "entry"))
-        return value
-
-    def __getattr__(self, name: str):  # root, ls, ... of the wrapped cache
-        return getattr(self._cache, name)
-
 
 def cached_record(frameset, encoder_id: str, cache, *, precision: str = "auto"
                   ) -> Optional[dict]:
@@ -65,7 +28,7 @@ def cached_record(frameset, encoder_id: str, cache, *, precision: str = "auto"
     from s2r.pipeline import score_encoder
 
     try:
-        return score_encoder(frameset, encoder_id, cache=PeekCache(cache), precision=precision)
+        return score_encoder(frameset, encoder_id, cache=ReadOnlyCache(cache), precision=precision)
     except NotCached:
         return None
 
@@ -95,7 +58,7 @@ def int8_notes(frameset, records: dict, cache) -> list[str]:
         if rec.get("precision") == "int8" or not get_spec(eid).int8:
             continue
         try:
-            check = int8_check(frameset, eid, cache=PeekCache(cache))
+            check = int8_check(frameset, eid, cache=ReadOnlyCache(cache))
         except NotCached:
             continue
         notes.append(f"{eid}: int8 would be off by {check['error']:.0%} of the spread of the "

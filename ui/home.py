@@ -20,6 +20,7 @@ import streamlit as st
 from s2r.errors import S2RError
 from ui import compute, widgets
 from ui import state as S
+from ui.progress import count_text, megabytes_text, progress_bar
 
 
 @dataclass(frozen=True)
@@ -64,15 +65,11 @@ def _progress_box(label: str):
     (updated at most every 2 % or when the message changes)."""
     box = st.status(f"{label}: starting", expanded=False)
     bar = box.progress(0.0, text="starting")
-    last = {"frac": -1.0, "msg": ""}
+    draw = progress_bar(bar, text=count_text,
+                        on_message=lambda msg: box.update(label=f"{label}: {msg}"))
 
     def progress(done: int, total: int, message: str = "") -> None:
-        frac = min(max(done / total, 0.0), 1.0) if total else 0.0
-        msg = message.split(":")[-1].strip() or "working"
-        if frac - last["frac"] >= 0.02 or msg != last["msg"] or frac >= 1.0:
-            bar.progress(frac, text=f"{msg} ({done}/{total})")
-            box.update(label=f"{label}: {msg}")
-            last.update(frac=frac, msg=msg)
+        draw(done, total, message.split(":")[-1].strip())   # "encoder: stage" -> "stage"
 
     return box, bar, progress
 
@@ -185,12 +182,7 @@ def download(encoder_ids: Sequence[str]) -> None:
 
     with st.status(f"Downloading the weights of {len(encoder_ids)} encoder(s)",
                    expanded=True) as box:
-        bar = box.progress(0.0, text="starting")
-
-        def progress(done: int, total: int, message: str = "") -> None:
-            frac = min(done / total, 1.0) if total else 0.0
-            bar.progress(frac, text=f"{message}: {done / 2**20:.1f} MB"
-                                    + (f" of {total / 2**20:.1f} MB" if total else ""))
+        progress = progress_bar(box.progress(0.0, text="starting"), text=megabytes_text)
 
         try:
             fetch_many(encoder_ids, progress=progress, report=box.write)

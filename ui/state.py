@@ -46,6 +46,22 @@ SELECTION_PAIR = "selection.pair"        # [sim_index, real_index] frame indices
 PRECISION = "settings.precision"         # embedding precision of scores/projections: auto|int8
 URL_READ = "url.read"                    # True once the session has read the page URL
 KEPT = "kept"                            # prefix: "kept.<widget key>" (ui.widgets.kept)
+# the Validation page
+VALIDATION_ENCODERS = "validation.encoders"
+VALIDATION_GAPS = "validation.gaps"
+VALIDATION_ROLLOUTS = "validation.rollouts"
+VALIDATION_OUTCOME = "validation.outcome"
+VALIDATION_STAGE_GAP = "validation.stage_gap"
+VALIDATION_DEMOS = "validation.demos"
+VALIDATION_CONTROL_DEMOS = "validation.control_demos"
+VALIDATION_POLICY = "validation.policy"
+VALIDATION_RUN = "validation.run"
+VALIDATION_SCORE = "validation.score"
+VALIDATION_CORR_GAP = "validation.corr_gap"
+VALIDATION_VIEW_ENCODER = "validation.view_encoder"
+VALIDATION_VIEW_GAP = "validation.view_gap"
+VALIDATION_VIEW_STEP = "validation.view_step"
+VALIDATION_VIEW_SALIENCY = "validation.view_saliency"
 
 # ----------------------------------------------------------------------------- page keys
 HOME_AUTOCOMPUTED = "home.autocomputed"  # "done" once the first-visit computation finished

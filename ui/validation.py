@@ -166,21 +166,6 @@ def action_frame(actions, names) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------- page state
-ENCODERS = "validation.encoders"
-GAPS = "validation.gaps"
-ROLLOUTS = "validation.rollouts"
-OUTCOME = "validation.outcome"
-STAGE_GAP = "validation.stage_gap"
-DEMOS = "validation.demos"
-CONTROL_DEMOS = "validation.control_demos"
-POLICY = "validation.policy"
-RUN = "validation.run"
-SCORE = "validation.score"
-CORR_GAP = "validation.corr_gap"
-VIEW_ENCODER = "validation.view_encoder"
-VIEW_GAP = "validation.view_gap"
-VIEW_STEP = "validation.view_step"
-VIEW_SALIENCY = "validation.view_saliency"
 GAP_CHOICES = [0.0, 0.25, 0.5, 0.75, 1.0]
 
 
@@ -192,37 +177,3 @@ def offline_encoders() -> list:
     ready = [s.id for s in list_encoders() if str(status(s.id).state) == "ready"]
     randoms = [s.id for s in list_encoders("*@random", include_random=True)]
     return ready + [r for r in randoms if r not in ready]
-
-
-def _record(cache, encoder_id: str, params, gap: float) -> dict:
-    from s2r.closedloop.encoder_rollouts import rollout_key
-
-    return cache.get_json(rollout_key(encoder_id, params.validate(), "real", gap), {})
-
-
-def recorded_actions(cache, encoder_id: str, params, gap: float) -> list:
-    """The recorded real-look rollout's actions (one 10-vector per step)."""
-    return _record(cache, encoder_id, params, gap).get("record", {}).get("actions", [])
-
-
-def rollout_saliency(encoder_id: str, params, gap: float, step: int, cache, *,
-                     method: str) -> dict:
-    """Saliency of the recorded real-look frame ``step`` and of the same state rendered in
-    the sim look: overlays and their agreement (the Saliency page's measures)."""
-    import numpy as np
-
-    from s2r.closedloop.encoder_rollouts import recorded_rollout
-    from s2r.closedloop.rollout import render_rollout_frame
-    from s2r.saliency import overlay, saliency_maps, sim_real_agreement
-    from ui import loaders
-
-    params = params.validate()
-    record = _record(cache, encoder_id, params, gap)["record"]
-    real = np.asarray(recorded_rollout(encoder_id, params, "real", gap, cache)[step])
-    sim = render_rollout_frame(record["states"][step], k=record["index"], look="sim",
-                               seed=params.seed, height=params.height, width=params.width,
-                               step=step)
-    maps = saliency_maps(loaders.get_encoder(encoder_id), np.stack([sim, real]), method=method)
-    return {"sim_overlay": overlay(sim, maps[0]), "real_overlay": overlay(real, maps[1]),
-            "agreement": sim_real_agreement(maps[0], maps[1]), "method": method}
-

@@ -17,7 +17,7 @@ from ui import compute, loaders, page_url
 from ui import state as S
 
 STATUS_BADGE = {"ready": "ready", "random": "random init", "weights-missing": "weights missing"}
-HOME = "app.py"
+HOME = "app_pages/0_Home.py"
 
 
 # ----------------------------------------------------------------------------- labels
@@ -70,15 +70,23 @@ def fmt(value, digits: int = 3) -> str:
 
 
 # ----------------------------------------------------------------------------- guards
-def page_header(title: str, caption: str) -> None:
-    """Page config, title and one-line explanation (every page starts with it)."""
-    st.set_page_config(page_title=f"s2r · {title}", page_icon=":material/precision_manufacturing:",
+def app_setup() -> None:
+    """What every run does once, before the page (the router, ``app.py``): page config, the
+    session's named state, the user's encoder config (a broken one stops every page with
+    what is wrong in it), and the page URL on the session's first run."""
+    st.set_page_config(page_title="s2r", page_icon=":material/precision_manufacturing:",
                        layout="wide")
     S.init_state(st.session_state)
-    st.title(title)
-    st.caption(caption)
     encoder_config_or_stop()
     page_url.restore_from_url()
+
+
+def page_header(title: str, caption: str) -> None:
+    """Title and one-line explanation (every page starts with it); the URL then says the
+    page's view."""
+    st.set_page_config(page_title=f"s2r · {title}")
+    st.title(title)
+    st.caption(caption)
     page_url.publish_url()
 
 

@@ -24,7 +24,9 @@ Modules, one job each:
 - :mod:`s2r.cache.locks`: per-entry locks and the lock-wait message;
 - :mod:`s2r.cache.storage`: writing entries and reading them back verified;
 - :mod:`s2r.cache.listing`: ``ls``, ``clear``, size on disk;
-- :mod:`s2r.cache.store`: the :class:`Cache` that ties them together.
+- :mod:`s2r.cache.store`: the :class:`Cache` that ties them together;
+- :mod:`s2r.cache.views`: the one interface (:class:`CacheLike`), :class:`NullCache` (keeps
+  nothing) and :class:`ReadOnlyCache` (a look-up: a miss raises), and :func:`as_cache`.
 
 Warnings go to the ``s2r.cache`` logger (printed on stderr by the CLI, once each).
 """
@@ -36,6 +38,8 @@ from s2r.cache.layout import default_cache_dir
 from s2r.cache.listing import CacheEntry
 from s2r.cache.records import FORMAT_VERSION
 from s2r.cache.store import DEFAULT_LOCK_TIMEOUT, Cache
+from s2r.cache.views import CacheLike, NotCached, NullCache, ReadOnlyCache, as_cache
 
-__all__ = ["Cache", "CacheEntry", "CacheError", "canonical_json", "key_hash", "default_cache_dir",
+__all__ = ["Cache", "CacheLike", "NullCache", "ReadOnlyCache", "NotCached", "as_cache",
+           "CacheEntry", "CacheError", "canonical_json", "key_hash", "default_cache_dir",
            "describe_key"]

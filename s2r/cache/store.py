@@ -57,6 +57,9 @@ class Cache:
     >>> Z = cache.get_or_compute_array(key, lambda: np.eye(3))  # doctest: +SKIP
     """
 
+    #: A cache that computes and stores (:class:`~s2r.cache.views.CacheLike`).
+    read_only = False
+
     def __init__(self, root=None, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT):
         root = Path(root) if root is not None else default_cache_dir()
         if not (lock_timeout >= 0):

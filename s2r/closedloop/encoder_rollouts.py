@@ -25,7 +25,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from s2r.cache import Cache
+from s2r.cache import as_cache
 from s2r.embed import embed_frames
 from s2r.embed.keys import get_or_compute
 from s2r.embed.resolve import build, spec_of, weights_fingerprint
@@ -99,15 +99,18 @@ class RolloutParams:
 
 @functools.lru_cache(maxsize=1)
 def _code_digest() -> str:
-    """Digest of the simulator's (the demo package's) and the policy's source, read once per
-    process: the code that runs here (part of every key)."""
+    """Digest of what draws the frames (the demo's :data:`~s2r.datasets.demo.RENDER_ID`) and
+    of the closed loop's source (the task simulator, the policies, the rollout loop), read
+    once per process: the code that runs here (part of every key)."""
     from pathlib import Path
 
-    from s2r.datasets.demo import _code_digest as demo_digest
+    from s2r.datasets.demo import RENDER_ID
     from s2r.identity import digest
 
-    files = sorted((Path(__file__).resolve().parent.parent / "policy").glob("*.py"))
-    return digest(demo_digest(), *(f.read_bytes() for f in files)).hex()[:16]
+    here = Path(__file__).resolve().parent
+    files = sorted([*(here / "sim").glob("*.py"), *(here / "policy").glob("*.py"),
+                    here / "rollout.py"])
+    return digest(RENDER_ID, *(f.read_bytes() for f in files)).hex()[:16]
 
 
 def _encoder_key(encoder_id: str) -> dict:
@@ -162,9 +165,8 @@ def _demonstration_data(embedder: _Embedder, params: RolloutParams, cache,
     def compute() -> np.ndarray:
         return np.concatenate([embedder(f, s) for f, s in frames_z]).astype(np.float32)
 
-    Z = (compute() if cache is False else
-         get_or_compute(cache, "array", lambda: _demo_key(embedder.spec.id, params), compute,
-                        encoder=embedder.spec))
+    Z = get_or_compute(cache, "array", lambda: _demo_key(embedder.spec.id, params), compute,
+                       encoder=embedder.spec)
     episode = np.repeat(np.arange(len(states)), [len(s) for s in states])
     return np.asarray(Z), np.concatenate(states), np.concatenate(actions), episode
 
@@ -187,7 +189,7 @@ def shared_control(params: RolloutParams, cache):
             return fit_state_control(params.control_demos, steps=params.demo_steps,
                                      seed=params.seed).to_array()
 
-        vector = compute() if cache is False else cache.get_or_compute_array(key, compute)
+        vector = cache.get_or_compute_array(key, compute)
         _CONTROLS[name] = policy_from_array(vector)
     return _CONTROLS[name]
 
@@ -259,8 +261,7 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
     params = (params or RolloutParams()).validate()
     for g in gaps:
         check_number("gap", g, low=0, high=1)
-    if cache is None:
-        cache = Cache()
+    cache = as_cache(cache)
     embedder = _Embedder(encoder_id, device)
     state: dict = {}
 
@@ -274,13 +275,10 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
             r = run_rollouts(act, look=look, gap=gap, n_rollouts=params.rollouts,
                              horizon=params.horizon, seed=params.seed, height=params.height,
                              width=params.width, record=0, progress=progress)
-            if cache is not False:
-                cache.get_or_compute_array(_record_key(encoder_id, params, look, gap),
-                                           lambda: r.record["frames"])
+            cache.get_or_compute_array(_record_key(encoder_id, params, look, gap),
+                                       lambda: r.record["frames"])
             return _outcome(r)
 
-        if cache is False:
-            return compute()
         return get_or_compute(cache, "json", lambda: rollout_key(encoder_id, params, look, gap),
                               compute, encoder=encoder_id)
 

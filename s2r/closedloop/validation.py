@@ -142,7 +142,7 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
         score; a correlation row its ``outcome`` ("success" or "progress") and the
         ``encoders`` it ranked (image encoders only).
     """
-    from s2r.cache import Cache
+    from s2r.cache import as_cache
     from s2r.datasets.demo import make_demo
     from s2r.metrics.scoring import ScoreParams
     from s2r.pipeline.scores import score_encoder
@@ -158,8 +158,7 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
                               "height": int(options["height"]),
                               "width": int(options["width"])}).validate()
     score_params = (score_params or ScoreParams()).validate()
-    if cache is None:
-        cache = Cache()
+    cache = as_cache(cache)
     total = len(ids) * (2 * len(gaps) + 1)
     done = 0
     records = {}

@@ -16,7 +16,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from s2r.cache import Cache
+from s2r.cache import as_cache
 from s2r.embed.batching import check_batch_size
 from s2r.embed.compute import compute_embeddings
 from s2r.embed.int8 import int8_encoder, run_int8_check
@@ -71,7 +71,7 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
     encoder_id : str, EncoderSpec or Encoder
         Registry id (``"resnet18"``, ``"vit@random"``...), a spec, or an already built
         encoder (then ``device`` is ignored).
-    cache : Cache, False or None
+    cache : CacheLike, None or False
         Where to store and look up the result; None = ``Cache()`` (``$S2R_CACHE_DIR`` or
         ``./cache``); False = compute without caching.
     device : str or torch.device, optional
@@ -101,6 +101,7 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
     """
     if batch_size is not None:
         check_batch_size(batch_size)
+    cache = as_cache(cache)
     spec, built = spec_of(encoder_id)
     effective = precision_of(spec, built, device, precision)
     if not getattr(spec, "has_image_model", True):
@@ -121,10 +122,6 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
                        f"embeddings' spread (limit {check['limit']:.0%}); embedding exactly")
         return compute_embeddings(frameset, enc, batch_size=batch_size, progress=progress)
 
-    if cache is False:
-        return compute()
-    if cache is None:
-        cache = Cache()
     Z = get_or_compute(cache, "array", lambda: key(frameset, spec.id,
                                                    weights_fingerprint(spec, built), effective),
                        compute, encoder=spec)

@@ -15,7 +15,7 @@ from typing import Optional
 
 import numpy as np
 
-from s2r.cache import Cache
+from s2r.cache import as_cache
 from s2r.embed.keys import get_or_compute
 from s2r.embed.resolve import build, precision_of, spec_of, weights_fingerprint
 from s2r.encoders import quantize
@@ -74,10 +74,7 @@ def run_int8_check(frameset, encoder, device, cache, progress):
         return {"kind": "int8-check", "frameset": frameset.fingerprint, "encoder": spec.id,
                 "weights": weights_fingerprint(spec, built), "version": quantize.INT8_VERSION}
 
-    if cache is None:
-        cache = Cache()
-    record = check() if cache is False else get_or_compute(cache, "json", make_key, check,
-                                                            encoder=spec)
+    record = get_or_compute(as_cache(cache), "json", make_key, check, encoder=spec)
     limit = quantize.MAX_INT8_ERROR
     record = {**record, "limit": limit, "accepted": record["error"] <= limit}
     return record, quantized

@@ -28,7 +28,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from s2r.cache import Cache
+from s2r.cache import as_cache
 from s2r.embed.batching import DEFAULT_BATCH_SIZE_CPU, DEFAULT_BATCH_SIZE_CUDA, check_batch_size
 from s2r.embed.cached import state_embeddings
 from s2r.embed.keys import key
@@ -109,7 +109,7 @@ def _plan(frameset, ids: Sequence, cache, batch_size: Optional[int], device: Opt
         if weights == MISSING:  # a run: fetch the weights first (as building would), then key
             weights = fingerprint_of(spec, resolve_weights(spec))
         k = key(frameset, spec.id, weights, "auto")
-        Z = cache.get_array(k) if cache is not False else None
+        Z = cache.get_array(k)
         if Z is not None:
             answers.append((spec.id, Z))
             continue
@@ -176,8 +176,6 @@ def _finish(ray, job: _Job, cache) -> np.ndarray:
     ray.kill(job.actor)
     job.actor = None
     Z = job.out
-    if cache is False:
-        return Z
     return cache.get_or_compute_array(job.key, lambda: Z)
 
 
@@ -256,8 +254,7 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
     _check_precision(precision)
     if batch_size is not None:
         check_batch_size(batch_size)
-    if cache is None:
-        cache = Cache()
+    cache = as_cache(cache)
     answers, jobs = _plan(frameset, list(encoders), cache, batch_size, device, shard_frames)
     for encoder_id, Z in answers:
         report(progress, len(frameset), len(frameset), f"{encoder_id}: cached")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from s2r.cache import Cache
+from s2r.cache import as_cache
 from s2r.embed import embed_frameset, embeddings_key
 from s2r.embed.keys import get_or_compute
 from s2r.progress import ProgressCallback
@@ -60,7 +60,7 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
         domain and episode; the mixing number uses every frame.
     """
     frameset.require_domains()
-    cache = Cache() if cache is None else cache
+    cache = as_cache(cache)
     Z = embed_frameset(frameset, encoder_id, cache=cache, device=device, precision=precision,
                        progress=progress)
     params = {"mode": mode, "max_per_domain": max_per_domain, "perplexity": float(perplexity),

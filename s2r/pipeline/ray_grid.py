@@ -14,7 +14,7 @@ import contextlib
 import tempfile
 from typing import Iterator, Optional, Sequence
 
-from s2r.cache import Cache
+from s2r.cache import Cache, NullCache, as_cache
 from s2r.embed.ray_run import embed_encoders_ray
 from s2r.errors import MetricError
 from s2r.progress import ProgressCallback, report
@@ -24,10 +24,12 @@ __all__ = ["score_encoders_ray"]
 
 @contextlib.contextmanager
 def _run_cache(cache) -> Iterator[Cache]:
-    """``cache``, or (for ``cache=False``) a throw-away one for this run: the embeddings go
-    from the cluster to the scoring through it and nothing is kept."""
-    if cache is not False:
-        yield cache if cache is not None else Cache()
+    """``cache`` as a cache, or (for one that keeps nothing, ``cache=False``) a throw-away
+    disk cache for this run: the embeddings go from the cluster to the scoring through it and
+    nothing is kept."""
+    cache = as_cache(cache)
+    if not isinstance(cache, NullCache):
+        yield cache
         return
     with tempfile.TemporaryDirectory(prefix="s2r-ray-run-") as tmp:
         yield Cache(tmp)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from s2r.cache import Cache
+from s2r.cache import as_cache
 from s2r.embed import embed_frameset, embedding_precision, embeddings_key
 from s2r.embed.keys import get_or_compute
 from s2r.encoders import get_spec, status
@@ -64,8 +64,10 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
     encoder_id : str
         Registry id (``"resnet18"``, ``"pixels"``, ``"vit@random"``...).
     params : ScoreParams, optional
-    cache : Cache, False or None
-        None = ``Cache()`` (``$S2R_CACHE_DIR`` or ``./cache``); False = no caching.
+    cache : CacheLike, None or False
+        A :class:`~s2r.cache.Cache`, :class:`~s2r.cache.NullCache` or
+        :class:`~s2r.cache.ReadOnlyCache`; None = ``Cache()`` (``$S2R_CACHE_DIR`` or
+        ``./cache``); False = ``NullCache()`` (:func:`s2r.cache.as_cache`).
     device : str, optional
         Where to run the encoder (not part of any key).
     precision : {"auto", "int8"}
@@ -82,6 +84,7 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         ``precision`` (``"auto"`` or ``"int8"``: what the embeddings were computed in).
     """
     params = (params or ScoreParams()).validate()
+    cache = as_cache(cache)
     frameset.require_domains()
     meta = encoder_metadata(encoder_id)
     # Fail before embedding when the PCA dimension cannot fit these frames.
@@ -94,14 +97,9 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
                                 state=frameset.state, pairs=pair_frames(frameset),
                                 params=params, progress=progress)
 
-    if cache is False:
-        record = compute()
-    else:
-        if cache is None:
-            cache = Cache()
-        record = get_or_compute(
-            cache, "json", lambda: score_key(frameset, encoder_id, params, precision=precision,
-                                             device=device), compute, encoder=encoder_id)
+    record = get_or_compute(
+        cache, "json", lambda: score_key(frameset, encoder_id, params, precision=precision,
+                                         device=device), compute, encoder=encoder_id)
     if meta["dim"] is None:       # the width of a dataset-dependent "embedding" (state)
         meta["dim"] = record.get("embedding_dim")
     return {"encoder": meta, "dataset": {"name": frameset.name,

@@ -76,7 +76,7 @@ def test_the_checker_passes_a_clean_package(tmp_path):
     root = _fake_package(tmp_path, {"__init__.py": "", "a.py": "import s2r.b\n", "b.py": ""})
     assert ig.problems(root) == []
     assert ig.graph(root) == {"s2r": set(), "s2r.a": {"s2r.b"}, "s2r.b": set()}
-    assert ig.layer_of("pages.1_Scores") < ig.layer_of("ui.charts") < ig.layer_of("s2r.cli") \
+    assert ig.layer_of("app_pages.1_Scores") < ig.layer_of("ui.charts") < ig.layer_of("s2r.cli") \
         < ig.layer_of("s2r.pipeline.scores") < ig.layer_of("s2r.metrics.dis") \
         < ig.layer_of("s2r.cache.store") < ig.layer_of("s2r.errors")
     # the most specific prefix wins: the closed loop spans three layers

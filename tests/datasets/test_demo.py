@@ -321,3 +321,22 @@ def test_rotation_6d_round_trip_and_ik_link_lengths(small_demo):
         assert np.linalg.norm(j["elbow"] - j["shoulder"]) == pytest.approx(UPPER_ARM, abs=1e-9)
         assert np.linalg.norm(j["wrist"] - j["elbow"]) == pytest.approx(FOREARM, abs=1e-9)
         assert j["elbow"][2] > 0 and j["wrist"][2] > 0           # above the table
+
+
+#: The digest of the demo package's source that :data:`s2r.datasets.demo.RENDER_ID` was last
+#: checked against. When this test fails, the package changed: if what it draws (pixels, masks,
+#: states, actions) changed, give RENDER_ID a new value (cached demo frames are then misses);
+#: either way, record the new digest here.
+DEMO_SOURCE_DIGEST = "d0b1416c494ffdecb186cccdecd6a572"
+
+
+def test_demo_code_is_unchanged_or_its_render_id_was_considered():
+    assert demo.source_digest() == DEMO_SOURCE_DIGEST, (
+        "the demo package's source changed: bump s2r.datasets.demo.RENDER_ID if what it draws "
+        f"changed, then set DEMO_SOURCE_DIGEST = {demo.source_digest()!r}")
+
+
+def test_the_render_id_is_part_of_every_demo_frame_identity(monkeypatch):
+    fs = make_demo(episodes=1, steps=4, height=64, width=80)
+    monkeypatch.setattr(demo, "RENDER_ID", b"another renderer")
+    assert make_demo(episodes=1, steps=4, height=64, width=80).fingerprint != fs.fingerprint

@@ -172,24 +172,24 @@ def test_app_pages_with_the_state_reference(tmp_path, monkeypatch):
     note = "no image model"
     # Scores: the state reference selected -> a note instead of saliency and t-SNE
     at.session_state[S.SELECTION_ENCODER] = "state"
-    at.switch_page("pages/1_Scores.py").run()
+    at.switch_page("app_pages/1_Scores.py").run()
     _ok(at)
     assert at.selectbox(key=S.SCORES_INSPECT).value == "state"
     assert any(note in i.value for i in at.info) and not at.image
     # Saliency: state selected elsewhere, but not offered; pixels is explained instead
     at.session_state[S.SELECTION_ENCODER] = "state"
-    at.switch_page("pages/3_Saliency.py").run()
+    at.switch_page("app_pages/3_Saliency.py").run()
     _ok(at)
     box = at.selectbox(key=S.SALIENCY_ENCODER)
     assert box.options == ["Raw pixels (32x32) (pixels)"] and box.value == "pixels"
     assert any(note in i.value for i in at.info) and len(at.image) == 4
     # Compare: one image encoder only -> says so
-    at.switch_page("pages/4_Compare.py").run()
+    at.switch_page("app_pages/4_Compare.py").run()
     _ok(at)
     assert any("at least two image encoders" in i.value for i in at.info) and not at.image
     # Projection: the state's t-SNE is drawn
     at.session_state[S.PROJECTION_ENCODERS] = ["state"]
-    at.switch_page("pages/2_Projection.py").run()
+    at.switch_page("app_pages/2_Projection.py").run()
     _ok(at)
     assert not at.error and at.metric and 0.0 <= float(at.metric[0].value) <= 1.5
 

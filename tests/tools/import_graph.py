@@ -5,7 +5,7 @@ broken (exit status 1) or ``ok`` with the graph's size.
 ``tests/architecture/test_import_graph.py`` runs the same checks in ``make test``.
 
 The graph holds the library (``s2r/``), the dashboard's glue (``ui/``), its pages
-(``pages/``) and ``app.py``. Every ``import`` counts, including the ones inside functions: a
+(``app_pages/``) and ``app.py``. Every ``import`` counts, including the ones inside functions: a
 function-local import is still an edge (it only hides it from a reader). Rules:
 
 1. no import cycle anywhere;
@@ -33,7 +33,7 @@ from typing import Iterable
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "s2r"
 #: What the graph holds besides the library: the dashboard's glue package and its pages.
-DASHBOARD = ("ui", "pages")
+DASHBOARD = ("ui", "app_pages")
 MAX_LINES = 520
 PURE = ("s2r.metrics", "s2r.projection", "s2r.saliency")
 ORCHESTRATION = ("s2r.cache", "s2r.encoders", "s2r.embed", "s2r.pipeline")
@@ -41,7 +41,7 @@ REGISTRY_MAY_IMPORT = {f"s2r.encoders.{m}" for m in ("spec", "builtins", "config
                                                       "suggest")}
 #: The layers, top down: module-name prefixes (the most specific prefix wins).
 LAYERS = (
-    ("pages", ("app", "pages")),
+    ("pages", ("app", "app_pages")),
     ("ui", ("ui",)),
     ("cli", ("s2r.cli", "s2r.commands", "s2r.__main__", "s2r.dashboard")),
     ("pipeline", ("s2r.pipeline", "s2r.closedloop.encoder_rollouts", "s2r.closedloop.validation",

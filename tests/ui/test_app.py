@@ -12,6 +12,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from s2r.metrics import catalogue
 from tests.ui.apptest import ENCODERS, PAGES, TINY, no_exception, open_app, use_env
 from ui import state as S
 
@@ -116,10 +117,10 @@ def test_int8_precision_is_a_separate_result_set_labelled_on_every_page(computed
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     assert "ResNet18 (random init) · int8" in table["Encoder"].tolist()
     # the Scores page shows the int8 set; back to exact shows the exact set again
-    at.switch_page("pages/1_Scores.py").run()
+    at.switch_page("app_pages/1_Scores.py").run()
     no_exception(at)
     assert any("· int8" in str(v) for d in at.dataframe for v in d.value.iloc[:, 0].tolist())
-    at.switch_page("app.py").run()
+    at.switch_page("app_pages/0_Home.py").run()
     at.radio(key=S.HOME_PRECISION).set_value("auto").run()
     no_exception(at)
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
@@ -186,7 +187,7 @@ def test_scores_that_cannot_be_estimated_say_why(tmp_path, monkeypatch):
     no_exception(at)
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     assert table["Transfer skill"].tolist() == ["n/a"] and table["DIS"].str.contains(r"\[").all()
-    at.switch_page("pages/1_Scores.py").run()
+    at.switch_page("app_pages/1_Scores.py").run()
     no_exception(at)
     (warning,) = [w.value for w in at.warning if "Not estimable" in w.value]
     assert "pixels" in warning and "at least 4 per domain" in warning
@@ -217,7 +218,7 @@ def app_after_compute(computed, monkeypatch):
 
 def test_scores_click_selects_the_encoder_whose_saliency_is_shown(app_after_compute):
     at = app_after_compute
-    at.switch_page("pages/1_Scores.py").run()
+    at.switch_page("app_pages/1_Scores.py").run()
     no_exception(at)
     chart = at.get("vega_lite_chart")[0].proto
     spec = json.loads(chart.spec)
@@ -234,17 +235,17 @@ def test_scores_click_selects_the_encoder_whose_saliency_is_shown(app_after_comp
         assert sum("sim saliency" in c for c in captions) == 3
         assert sum("real saliency" in c for c in captions) == 3
     # the selection carries to the Saliency and Compare pages
-    at.switch_page("pages/3_Saliency.py").run()
+    at.switch_page("app_pages/3_Saliency.py").run()
     no_exception(at)
     assert at.selectbox(key=S.SALIENCY_ENCODER).value == ENCODERS[-1]
-    at.switch_page("pages/4_Compare.py").run()
+    at.switch_page("app_pages/4_Compare.py").run()
     no_exception(at)
     assert at.selectbox(key=S.COMPARE_ENCODER_A).value == ENCODERS[-1]
 
 
 def test_scores_table_has_every_metric_with_intervals_tiers_and_downloads(app_after_compute):
     at = app_after_compute
-    at.switch_page("pages/1_Scores.py").run()
+    at.switch_page("app_pages/1_Scores.py").run()
     no_exception(at)
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     for col in ("Sim2Real", "Transfer skill", "Held-out skill", "DIS", "Retrieval MRR",
@@ -263,7 +264,7 @@ def test_scores_table_has_every_metric_with_intervals_tiers_and_downloads(app_af
 
 def test_scores_page_shows_which_differences_are_resolved(app_after_compute):
     at = app_after_compute
-    at.switch_page("pages/1_Scores.py").run()
+    at.switch_page("app_pages/1_Scores.py").run()
     no_exception(at)
     assert any(h.value == "Which differences are resolved?" for h in at.subheader)
     chart = at.get("vega_lite_chart")[1]
@@ -282,7 +283,7 @@ def test_scores_page_shows_which_differences_are_resolved(app_after_compute):
 
 def test_scores_chart_options_change_the_chart(app_after_compute):
     at = app_after_compute
-    at.switch_page("pages/1_Scores.py").run()
+    at.switch_page("app_pages/1_Scores.py").run()
 
     def spec():
         return json.loads(at.get("vega_lite_chart")[0].proto.spec)
@@ -306,7 +307,7 @@ def test_scores_chart_options_change_the_chart(app_after_compute):
     no_exception(at)
     point = spec()["layer"][2]["encoding"]
     assert point["y"]["field"] == "transfer_score"
-    assert point["y"]["title"].startswith("Transfer score (raw")
+    assert point["y"]["title"] == catalogue.get("transfer_score").title
     assert point["x"]["field"] == "dis"
     assert {point["color"]["field"], point["shape"]["field"], point["size"]["field"]} == \
         {"arch", "group", "params_m"}
@@ -321,7 +322,7 @@ def test_scores_chart_options_change_the_chart(app_after_compute):
 
 def test_projection_click_shows_the_frame(app_after_compute):
     at = app_after_compute
-    at.switch_page("pages/2_Projection.py").run()
+    at.switch_page("app_pages/2_Projection.py").run()
     no_exception(at)
     eid = at.multiselect(key=S.PROJECTION_ENCODERS).value[0]
     # What st.pydeck_chart(on_select="rerun") returns for a click: the picked object per
@@ -341,7 +342,7 @@ def test_projection_click_shows_the_frame(app_after_compute):
 
 def test_saliency_page_every_target(app_after_compute):
     at = app_after_compute
-    at.switch_page("pages/3_Saliency.py").run()
+    at.switch_page("app_pages/3_Saliency.py").run()
     at.selectbox(key=S.SALIENCY_ENCODER).set_value("resnet18@random").run()
     seen = {}
     for target in ("embedding", "action", "domain", "pair"):
@@ -358,7 +359,7 @@ def test_saliency_page_every_target(app_after_compute):
 
 def test_saliency_random_sample_and_frame_pick(app_after_compute):
     at = app_after_compute
-    at.switch_page("pages/3_Saliency.py").run()
+    at.switch_page("app_pages/3_Saliency.py").run()
     at.radio(key=S.SALIENCY_PICK_MODE).set_value("Random sample").run()
     no_exception(at)
     assert sum("sim saliency" in c for c in _captions(at)) == 3
@@ -368,7 +369,7 @@ def test_saliency_random_sample_and_frame_pick(app_after_compute):
     assert any("step 5" in c for c in _captions(at))
     # the picked pair is shared with the Compare page
     pair = at.session_state[S.SELECTION_PAIR]
-    at.switch_page("pages/4_Compare.py").run()
+    at.switch_page("app_pages/4_Compare.py").run()
     no_exception(at)
     assert at.session_state[S.SELECTION_PAIR] == pair
     assert at.slider(key="compare.step").value == 5
@@ -376,7 +377,7 @@ def test_saliency_random_sample_and_frame_pick(app_after_compute):
 
 def test_compare_two_encoders_on_one_pair(app_after_compute):
     at = app_after_compute
-    at.switch_page("pages/4_Compare.py").run()
+    at.switch_page("app_pages/4_Compare.py").run()
     no_exception(at)
     a = at.selectbox(key=S.COMPARE_ENCODER_A).value
     b = at.selectbox(key=S.COMPARE_ENCODER_B).value

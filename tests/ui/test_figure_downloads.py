@@ -63,7 +63,7 @@ def _colorbar_shown(at) -> bool:
 
 def test_scores_page_figures_hold_the_page_marks(app):
     at = app
-    at.switch_page("pages/1_Scores.py").run()
+    at.switch_page("app_pages/1_Scores.py").run()
     no_exception(at)
     buttons = _figure_buttons(at)
     for key in ("scores.fig", "scores.tsne.fig", "scores.saliency.fig"):
@@ -83,7 +83,7 @@ def test_scores_page_figures_hold_the_page_marks(app):
 
 def test_projection_saliency_and_compare_pages_have_their_downloads(app):
     at = app
-    at.switch_page("pages/2_Projection.py").run()
+    at.switch_page("app_pages/2_Projection.py").run()
     no_exception(at)
     buttons = _figure_buttons(at)
     tsne = [k for k in buttons if k.startswith("projection.fig")]
@@ -91,14 +91,14 @@ def test_projection_saliency_and_compare_pages_have_their_downloads(app):
     png = _download(buttons[tsne[0]]["PNG"])
     assert SVG.png_size(png)[0] > 800
 
-    at.switch_page("pages/3_Saliency.py").run()
+    at.switch_page("app_pages/3_Saliency.py").run()
     no_exception(at)
     buttons = _figure_buttons(at)
     assert set(buttons["saliency.fig"]) == set(FORMATS) and _colorbar_shown(at)
     pdf = _download(buttons["saliency.fig"]["PDF"])
     assert pdf.startswith(b"%PDF-")
 
-    at.switch_page("pages/4_Compare.py").run()
+    at.switch_page("app_pages/4_Compare.py").run()
     no_exception(at)
     buttons = _figure_buttons(at)
     assert set(buttons["compare.fig"]) == set(FORMATS) and _colorbar_shown(at)
@@ -116,10 +116,10 @@ def test_compare_notes_only_concern_the_two_encoders_shown(computed, tmp_path, m
     at = open_app()
     at.run()
     no_exception(at)
-    at.switch_page("pages/3_Saliency.py").run()
+    at.switch_page("app_pages/3_Saliency.py").run()
     no_exception(at)
     assert any("no image model" in i.value for i in at.info)
-    at.switch_page("pages/4_Compare.py").run()
+    at.switch_page("app_pages/4_Compare.py").run()
     no_exception(at)
     assert not any("no image model" in i.value for i in at.info)
     shown = {at.selectbox(key=S.COMPARE_ENCODER_A).value,

@@ -9,7 +9,7 @@ from ui import state as S
 
 def _scores(computed, monkeypatch, query):
     use_env(monkeypatch, computed[0])
-    at = open_app("pages/1_Scores.py", query)
+    at = open_app("app_pages/1_Scores.py", query)
     at.run()
     no_exception(at)
     return at
@@ -51,27 +51,26 @@ def _page(computed, monkeypatch, page, query):
 
 def test_saliency_projection_and_validation_links_reproduce_their_options(computed,
                                                                          monkeypatch):
-    from ui import validation as V
 
-    at = _page(computed, monkeypatch, "pages/3_Saliency.py",
+    at = _page(computed, monkeypatch, "app_pages/3_Saliency.py",
                {"method": "ig", "target": "domain"})
     assert at.selectbox(key=S.SALIENCY_METHOD).value == "ig"
     assert at.selectbox(key=S.SALIENCY_TARGET).value == "domain"
     assert at.query_params["target"] == "domain"
-    at = _page(computed, monkeypatch, "pages/2_Projection.py",
+    at = _page(computed, monkeypatch, "app_pages/2_Projection.py",
                {"mode": "place-real", "perplexity": "10"})
     assert at.radio(key=S.PROJECTION_MODE).value == "place-real"
     assert at.select_slider(key=S.PROJECTION_PERPLEXITY).value == 10
-    at = _page(computed, monkeypatch, "pages/2_Projection.py", {"perplexity": "7"})
+    at = _page(computed, monkeypatch, "app_pages/2_Projection.py", {"perplexity": "7"})
     assert any("perplexity='7' is not one of 5, 10, 20, 30, 50" in w.value for w in at.warning)
     assert at.select_slider(key=S.PROJECTION_PERPLEXITY).value == 30
-    at = _page(computed, monkeypatch, "pages/5_Validation.py", {"policy": "ridge"})
-    assert at.radio(key=V.POLICY).value == "ridge"
+    at = _page(computed, monkeypatch, "app_pages/5_Validation.py", {"policy": "ridge"})
+    assert at.radio(key=S.VALIDATION_POLICY).value == "ridge"
     assert at.query_params["policy"] == "ridge"
 
 
 def test_compare_link_reproduces_encoder_b(computed, monkeypatch):
-    at = _page(computed, monkeypatch, "pages/4_Compare.py",
+    at = _page(computed, monkeypatch, "app_pages/4_Compare.py",
                {"inspect": "pixels", "b": "resnet18@random"})
     assert at.selectbox(key=S.COMPARE_ENCODER_A).value == "pixels"
     assert at.selectbox(key=S.COMPARE_ENCODER_B).value == "resnet18@random"
@@ -79,37 +78,37 @@ def test_compare_link_reproduces_encoder_b(computed, monkeypatch):
 
 
 def test_list_options_projection_encoders_and_validation_settings(computed, monkeypatch):
-    from ui import validation as V
 
-    at = _page(computed, monkeypatch, "pages/2_Projection.py",
+    at = _page(computed, monkeypatch, "app_pages/2_Projection.py",
                {"show": "pixels,resnet18@random"})
     assert at.multiselect(key=S.PROJECTION_ENCODERS).value == ["pixels", "resnet18@random"]
     assert at.query_params["show"] == "pixels,resnet18@random"
-    at = _page(computed, monkeypatch, "pages/2_Projection.py", {"show": "pixels,nope"})
+    at = _page(computed, monkeypatch, "app_pages/2_Projection.py", {"show": "pixels,nope"})
     assert any("show='pixels,nope' is not made of" in w.value for w in at.warning)
-    at = _page(computed, monkeypatch, "pages/5_Validation.py",
+    at = _page(computed, monkeypatch, "app_pages/5_Validation.py",
                {"ids": "state,pixels,efficientnet-lite0", "gaps": "0,1", "rollouts": "10",
                 "demos": "20", "policy": "mlp"})
-    assert at.multiselect(key=V.ENCODERS).value == ["state", "pixels", "efficientnet-lite0"]
-    assert at.multiselect(key=V.GAPS).value == [0.0, 1.0]
-    assert at.number_input(key=V.ROLLOUTS).value == 10
-    assert at.number_input(key=V.DEMOS).value == 20
-    assert at.radio(key=V.POLICY).value == "mlp"
+    assert at.multiselect(key=S.VALIDATION_ENCODERS).value == ["state", "pixels",
+                                                              "efficientnet-lite0"]
+    assert at.multiselect(key=S.VALIDATION_GAPS).value == [0.0, 1.0]
+    assert at.number_input(key=S.VALIDATION_ROLLOUTS).value == 10
+    assert at.number_input(key=S.VALIDATION_DEMOS).value == 20
+    assert at.radio(key=S.VALIDATION_POLICY).value == "mlp"
     assert at.query_params["gaps"] == "0,1" and at.query_params["rollouts"] == "10"
-    at = _page(computed, monkeypatch, "pages/5_Validation.py", {"rollouts": "7"})
+    at = _page(computed, monkeypatch, "app_pages/5_Validation.py", {"rollouts": "7"})
     assert any("rollouts='7' is not one of" in w.value for w in at.warning)
-    assert at.number_input(key=V.ROLLOUTS).value == 20
+    assert at.number_input(key=S.VALIDATION_ROLLOUTS).value == 20
 
 
 def test_saliency_and_compare_links_reproduce_the_frame_pair(computed, monkeypatch):
-    at = _page(computed, monkeypatch, "pages/3_Saliency.py", {"episode": "2", "step": "5"})
+    at = _page(computed, monkeypatch, "app_pages/3_Saliency.py", {"episode": "2", "step": "5"})
     assert at.selectbox(key="saliency.episode").value == 2
     assert at.slider(key="saliency.step").value == 5
     assert at.query_params["episode"] == "2" and at.query_params["step"] == "5"
-    at = _page(computed, monkeypatch, "pages/4_Compare.py",
+    at = _page(computed, monkeypatch, "app_pages/4_Compare.py",
                {"b": "resnet18@random", "episode": "1", "step": "6"})
     assert at.selectbox(key="compare.episode").value == 1
     assert at.slider(key="compare.step").value == 6
     assert at.query_params["episode"] == "1" and at.query_params["step"] == "6"
-    at = _page(computed, monkeypatch, "pages/4_Compare.py", {"episode": "99"})
+    at = _page(computed, monkeypatch, "app_pages/4_Compare.py", {"episode": "99"})
     assert any("episode='99' is not one of" in w.value for w in at.warning)

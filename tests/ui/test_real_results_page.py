@@ -12,7 +12,7 @@ import pytest
 from tests.ui.apptest import ENCODERS, no_exception, open_app, use_env
 from ui import real_results as R
 
-PAGE = "pages/5_Validation.py"
+PAGE = "app_pages/5_Validation.py"
 FOUR = (*ENCODERS, "state", "efficientnet-lite0")
 CSV = ("encoder,successes,trials\npixels,4,20\nefficientnet-lite0,14,20\n"
        "resnet18@random,7,20\nstate,19,20\n")

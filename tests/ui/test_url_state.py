@@ -90,8 +90,8 @@ def test_home_choices_survive_switching_source_and_pages(home):
     assert at.text_input(key=S.HOME_SIM_PATH).value == sim
     assert at.text_input(key=S.HOME_REAL_PATH).value == real
     assert at.session_state[S.DATASET_SPEC] == [sim, real]
-    at.switch_page("pages/1_Scores.py").run()
-    at.switch_page("app.py").run()
+    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page("app_pages/0_Home.py").run()
     no_exception(at)
     assert at.radio(key=S.HOME_SOURCE).value == FILES
     assert at.text_input(key=S.HOME_REAL_PATH).value == real
@@ -115,7 +115,7 @@ def test_a_reload_of_scores_after_computing_on_files_shows_the_scores(home):
     _open_files(at, sim, real)
     at.button[0].click().run()  # Compute scores
     no_exception(at)
-    reload = open_app("pages/1_Scores.py", query=at.query_params)  # a new session
+    reload = open_app("app_pages/1_Scores.py", query=at.query_params)  # a new session
     reload.run()
     no_exception(reload)
     assert not [i for i in reload.info if "Nothing computed yet" in i.value]
@@ -129,8 +129,8 @@ def test_a_link_opens_saliency_and_compare_on_the_inspected_encoder(computed, mo
     cache_dir, _ = computed
     use_env(monkeypatch, cache_dir)
     link = {S.Q_DATASET: TINY, S.Q_ENCODERS: ",".join(ENCODERS), S.Q_INSPECT: ENCODERS[1]}
-    for page, key in (("pages/3_Saliency.py", S.SALIENCY_ENCODER),
-                      ("pages/4_Compare.py", S.COMPARE_ENCODER_A)):
+    for page, key in (("app_pages/3_Saliency.py", S.SALIENCY_ENCODER),
+                      ("app_pages/4_Compare.py", S.COMPARE_ENCODER_A)):
         at = open_app(page, query=link)
         at.run()
         no_exception(at)
@@ -138,7 +138,7 @@ def test_a_link_opens_saliency_and_compare_on_the_inspected_encoder(computed, mo
         assert at.query_params == link
 
 
-@pytest.mark.parametrize("page", (None, "pages/1_Scores.py"))
+@pytest.mark.parametrize("page", (None, "app_pages/1_Scores.py"))
 def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path, monkeypatch):
     use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
@@ -162,7 +162,7 @@ def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path
 def test_a_url_whose_dataset_does_not_load_opens_the_default(tmp_path, monkeypatch):
     sim, real = robomimic_pair(tmp_path)
     use_env(monkeypatch, tmp_path / "cache")
-    at = open_app("pages/1_Scores.py", query={S.Q_DATASET: [sim, real], "image_key": "nope"})
+    at = open_app("app_pages/1_Scores.py", query={S.Q_DATASET: [sim, real], "image_key": "nope"})
     at.run()
     no_exception(at)
     assert "dataset cannot be opened here" in _warnings(at) and "nope" in _warnings(at)

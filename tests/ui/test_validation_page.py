@@ -1,4 +1,4 @@
-"""The Validation page (pages/5_Validation.py): cache first, results, rollout viewer."""
+"""The Validation page (app_pages/5_Validation.py): cache first, results, rollout viewer."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.ui.apptest import no_exception, open_app, use_env
 from ui import state as S
 from ui import validation as V
 
-PAGE = "pages/5_Validation.py"
+PAGE = "app_pages/5_Validation.py"
 TINY = "demo:episodes=3,steps=6,height=64,width=64"
 IDS = ["state", "pixels", "efficientnet-lite0"]
 
@@ -20,11 +20,11 @@ def _open(monkeypatch, cache_dir, *, rollouts=5, demos=10):
     use_env(monkeypatch, cache_dir)
     monkeypatch.setenv("S2R_DEMO_SPEC", TINY)
     at = open_app(PAGE)
-    at.session_state[V.ENCODERS] = IDS
-    at.session_state[V.GAPS] = [0.0, 1.0]
-    at.session_state[V.ROLLOUTS] = rollouts
-    at.session_state[V.DEMOS] = demos
-    at.session_state[V.CONTROL_DEMOS] = 6
+    at.session_state[S.VALIDATION_ENCODERS] = IDS
+    at.session_state[S.VALIDATION_GAPS] = [0.0, 1.0]
+    at.session_state[S.VALIDATION_ROLLOUTS] = rollouts
+    at.session_state[S.VALIDATION_DEMOS] = demos
+    at.session_state[S.VALIDATION_CONTROL_DEMOS] = 6
     return at
 
 
@@ -57,10 +57,10 @@ def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, mon
     assert set(corr["score"]) >= {"dis", "transfer_score_skill", "sim2real_score"}
     # two image encoders: nothing to rank, and the page says so in plain words
     assert any("undefined here" in m.value for m in at.markdown)
-    assert at.slider(key=V.VIEW_STEP).max >= 0
-    assert at.selectbox(key=V.VIEW_ENCODER).value in ("pixels", "efficientnet-lite0")
-    at.selectbox(key=V.VIEW_ENCODER).select("efficientnet-lite0").run()
-    at.toggle(key=V.VIEW_SALIENCY).set_value(True).run()
+    assert at.slider(key=S.VALIDATION_VIEW_STEP).max >= 0
+    assert at.selectbox(key=S.VALIDATION_VIEW_ENCODER).value in ("pixels", "efficientnet-lite0")
+    at.selectbox(key=S.VALIDATION_VIEW_ENCODER).select("efficientnet-lite0").run()
+    at.toggle(key=S.VALIDATION_VIEW_SALIENCY).set_value(True).run()
     no_exception(at)
     assert any("Sim/real agreement" in m.value for m in at.markdown)
     # the scatter's figure downloads and the overlays' colour bar (issue 27)
