@@ -177,7 +177,8 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
     grp_dom, grp_rng = _scale_domain(df["group"], _GROUP_DOMAIN, _GROUP_RANGE)
     pick = alt.selection_point(name=PICK, fields=["encoder"], on="click", clear="dblclick")
     # Axis titles stay shorter than the plot: a longer one makes Vega shrink the plot.
-    x_title, y_title = "Domain invariance score (DIS, higher = more invariant)", y_titles[y]
+    x_title = f"{catalogue.get('dis').title}, higher = more invariant"
+    y_title = y_titles[y]
     tooltip = [alt.Tooltip("label:N", title="Encoder"), alt.Tooltip("encoder:N", title="id"),
                alt.Tooltip("arch:N", title="Architecture"),
                alt.Tooltip("group:N", title="Pretraining data"),

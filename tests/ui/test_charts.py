@@ -135,7 +135,7 @@ def test_score_scatter_has_title_axes_legends_and_reference_rules():
     marks = [layer["mark"]["type"] for layer in _layers(spec)]
     assert marks == ["rule", "text", "rule", "rule", "point", "text"]
     points = _layers(spec)[4]["encoding"]
-    assert points["x"]["title"].startswith("Domain invariance score (DIS")
+    assert points["x"]["title"].startswith(catalogue.get("dis").title)
     assert points["y"]["title"] == catalogue.get("transfer_score_skill").title
     assert points["color"]["title"] == "Architecture" and points["shape"]["title"] == "Pretraining"
     assert points["size"]["title"] == "Parameters (M)"
