@@ -256,6 +256,8 @@ def main(argv=None) -> int:
         h, m = (int(x) for x in args.deadline.split(":"))
         now = dt.datetime.now(dt.timezone.utc)
         deadline = now.replace(hour=h, minute=m, second=0, microsecond=0)
+        if deadline <= now:              # past midnight: the next day's HH:MM
+            deadline += dt.timedelta(days=1)
     # Embeddings are measured, not read back: start from an empty bench cache (the bench's
     # own folder; nothing else is touched).
     shutil.rmtree(_cache().root, ignore_errors=True)
