@@ -5,7 +5,8 @@ episode-bootstrap replicates (their ``bootstrap_id`` is equal), so the replicate
 encoders are paired: replicate ``b`` of both was computed on the same resampled episodes.
 From them:
 
-- ``p_a_beats_b``: the share of replicates in which A scores higher than B (ties count half);
+- ``p_a_beats_b``: the share of replicates in which A scores better than B (higher, or lower
+  for a score whose catalogue row says lower is better; ties count half);
 - the difference ``A - B`` with the percentile interval of the paired differences;
 - ``resolved``: the difference's interval excludes 0 (equivalently ``p`` is beyond
   ``(1 -/+ ci) / 2``), i.e. the data tell the two apart;
@@ -40,6 +41,16 @@ def win_probability(a, b) -> float:
     return float(np.mean(a > b) + 0.5 * np.mean(a == b))
 
 
+def better_sign(key: str) -> float:
+    """+1 when a higher ``key`` is better (the catalogue's ``higher_is_better``; keys it does not
+    hold count as higher-is-better), -1 when a lower one is (domain separability, domain probe
+    accuracy): "A beats B" and "best first" follow it."""
+    try:
+        return 1.0 if catalogue.get(key).higher_is_better else -1.0
+    except KeyError:
+        return 1.0
+
+
 def _comparable(records: Sequence[dict], key: str) -> list:
     """``(label, estimate, replicates)`` of the records that have replicates of ``key``, all
     resampled identically (one ``bootstrap_id``)."""
@@ -65,9 +76,8 @@ def pairwise_comparisons(records: Sequence[dict], keys: Optional[Sequence[str]] 
     records : sequence of dict
         Score records of one dataset and parameter set (:func:`s2r.pipeline.score_encoder`).
     keys : sequence of str, optional
-        Scores to compare (default: the catalogue's ranked scores); records without replicates of a
-        key (not estimable, or
-        ``n_boot=0``) are left out of that key.
+        Scores to compare (default: the catalogue's ranked scores); records without
+        replicates of a key (not estimable, or ``n_boot=0``) are left out of that key.
     ci : float
         Level of the difference intervals and of ``resolved``.
 
@@ -88,10 +98,11 @@ def pairwise_comparisons(records: Sequence[dict], keys: Optional[Sequence[str]] 
                 diff = ea - eb
                 lo, hi = percentile_ci(ra - rb, ci)
                 lo, hi = min(lo, diff), max(hi, diff)
+                sign = better_sign(key)
                 out.append({"metric": key, "encoder_a": la, "encoder_b": lb,
                             "estimate_a": ea, "estimate_b": eb, "difference": diff,
                             "difference_ci_low": float(lo), "difference_ci_high": float(hi),
-                            "p_a_beats_b": win_probability(ra, rb),
+                            "p_a_beats_b": win_probability(sign * ra, sign * rb),
                             "resolved": bool(lo > 0 or hi < 0)})
     return out
 
@@ -101,13 +112,14 @@ def win_matrix(records: Sequence[dict], key: str):
     rows and columns ordered by the estimate, best first."""
     import pandas as pd
 
-    rows = sorted(_comparable(records, key), key=lambda row: -row[1])
+    sign = better_sign(key)
+    rows = sorted(_comparable(records, key), key=lambda row: -sign * row[1])
     labels = [row[0] for row in rows]
     matrix = np.full((len(rows), len(rows)), np.nan)
     for i, (_, _, ra) in enumerate(rows):
         for j, (_, _, rb) in enumerate(rows):
             if i != j:
-                matrix[i, j] = win_probability(ra, rb)
+                matrix[i, j] = win_probability(sign * ra, sign * rb)
     return pd.DataFrame(matrix, index=labels, columns=labels)
 
 
@@ -123,14 +135,15 @@ def tiers(records: Sequence[dict], key: str, *, ci: float = DEFAULT_CI) -> list[
     list of list of str
         Encoder labels per tier, each ordered by the estimate (best first).
     """
-    rows = sorted(_comparable(records, key), key=lambda row: -row[1])
+    sign = better_sign(key)
+    rows = sorted(_comparable(records, key), key=lambda row: -sign * row[1])
     threshold = (1.0 + ci) / 2.0
     out: list[list[str]] = []
     remaining = list(rows)
     while remaining:
         leader = remaining[0]
         tier = [row[0] for row in remaining
-                if row is leader or win_probability(leader[2], row[2]) < threshold]
+                if row is leader or win_probability(sign * leader[2], sign * row[2]) < threshold]
         out.append(tier)
         remaining = [row for row in remaining if row[0] not in tier]
     return out

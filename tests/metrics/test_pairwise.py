@@ -53,6 +53,23 @@ def test_tiers_group_what_cannot_be_told_apart():
     assert m.loc["x", "z"] > 0.99
 
 
+def test_a_lower_is_better_score_ranks_the_lowest_first():
+    """Domain separability: the catalogue says lower is better (more invariant), so the least
+    separable encoder leads, and "A beats B" means A is lower."""
+    rng = np.random.default_rng(2)
+    noise = lambda: rng.normal(scale=0.05, size=400)
+    key = "domain_separability"
+    records = [_record("sep", 3.0, 3.0 + noise(), key=key),
+               _record("mixed", 0.2, 0.2 + noise(), key=key)]
+    assert tiers(records, key) == [["mixed"], ["sep"]]
+    assert list(win_matrix(records, key).index) == ["mixed", "sep"]
+    row = next(r for r in pairwise_comparisons(records, [key]) if r["encoder_a"] == "mixed")
+    assert row["p_a_beats_b"] > 0.99 and row["difference"] == pytest.approx(-2.8)
+    # the same numbers on a higher-is-better score rank the other way round
+    flipped = [_record(r["encoder"]["id"], r[key], r["replicates"][key]) for r in records]
+    assert tiers(flipped, "dis") == [["sep"], ["mixed"]]
+
+
 def test_records_without_replicates_are_left_out_and_mixed_bootstraps_refused():
     a = _record("a", 0.3, [0.3, 0.2])
     missing = {"encoder": {"id": "m"}, "dis": None, "replicates": {}, "bootstrap_id": "b1"}
