@@ -37,7 +37,7 @@ __all__ = ["ROLLOUT_VERSION", "RolloutParams", "encoder_rollouts", "recorded_rol
            "rollout_key"]
 
 #: Bump when what a rollout record holds or how it is computed changes.
-ROLLOUT_VERSION = 2
+ROLLOUT_VERSION = 3
 POLICIES = ("two-stage", "mlp", "ridge")
 
 
@@ -66,6 +66,11 @@ class RolloutParams:
         :func:`s2r.closedloop.policy.two_stage.fit_state_control`),
         and shared by every encoder; 0 = fitted per encoder on its cross-fitted decoded
         states of the rendered demonstrations.
+    memory : int
+        Two-stage only: the deployed policy remembers the static scene
+        (:class:`s2r.closedloop.policy.memory.StaticMemory`): the tabletop's mean decoded pose,
+        a free leg's mean pose over its first ``memory`` frames, a held leg's mean offset
+        from the gripper; 0 = every frame decoded afresh.
     seed : int
         Demonstrations, rollouts, the policy's fit.
     height, width : int
@@ -78,6 +83,7 @@ class RolloutParams:
     demo_steps: int = 24
     policy: str = "two-stage"
     control_demos: int = 300
+    memory: int = 0
     seed: int = 0
     height: int = 96
     width: int = 128
@@ -90,6 +96,7 @@ class RolloutParams:
                               f"demonstrations), got {self.demos}")
         check_number("seed", self.seed, low=0, integer=True)
         check_number("control_demos", self.control_demos, low=0, integer=True)
+        check_number("memory", self.memory, low=0, integer=True)
         check_choice("policy", self.policy, POLICIES)
         return self
 
@@ -209,10 +216,34 @@ def _fit(embedder: _Embedder, params: RolloutParams, cache, progress):
     else:
         policy = fit_policy(Z, proprio, actions, episode, kind=params.policy, seed=params.seed)
 
-    def act(frames: np.ndarray, states: np.ndarray) -> np.ndarray:
-        return policy.predict(embedder(frames, states), states[:, PROPRIO_COLUMNS])
+    return policy
 
-    return act
+
+class _Act:
+    """The encoder's policy as run_rollouts' ``act``: fitted on first use; with the static-scene
+    memory (two-stage policies, ``params.memory`` > 0) reset at every run."""
+
+    def __init__(self, fit, embedder: _Embedder, params: RolloutParams):
+        from s2r.closedloop.policy.memory import StaticMemory
+
+        self._fit, self._embedder, self._policy = fit, embedder, None
+        self.memory = (StaticMemory(params.memory)
+                       if params.policy == "two-stage" and params.memory else None)
+
+    def reset(self, n_rollouts: int) -> None:
+        if self.memory is not None:
+            self.memory.reset(n_rollouts)
+
+    def __call__(self, frames: np.ndarray, states: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        from s2r.datasets.demo import PROPRIO_COLUMNS
+
+        if self._policy is None:
+            self._policy = self._fit()
+        Z, proprio = self._embedder(frames, states), states[:, PROPRIO_COLUMNS]
+        if self.memory is None:
+            return self._policy.predict(Z, proprio)
+        task = self.memory(self._policy.decode(Z), proprio, rows)
+        return self._policy.control.predict(task, proprio)
 
 
 def _outcome(rollouts) -> dict:
@@ -263,12 +294,7 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
         check_number("gap", g, low=0, high=1)
     cache = as_cache(cache)
     embedder = _Embedder(encoder_id, device)
-    state: dict = {}
-
-    def act(frames, states):
-        if "act" not in state:
-            state["act"] = _fit(embedder, params, cache, progress)
-        return state["act"](frames, states)
+    act = _Act(lambda: _fit(embedder, params, cache, progress), embedder, params)
 
     def one(look: str, gap: float) -> dict:
         def compute() -> dict:

@@ -236,7 +236,10 @@ def run_rollouts(act: Act, *, look: str, gap: float = 0.5, n_rollouts: int = 20,
     ----------
     act : callable
         ``act(frames (B, H, W, 3) uint8, states (B, 22) float32) -> (B, 10)`` actions; the
-        policy sees the frames (through its encoder) and the robot part of the states.
+        policy sees the frames (through its encoder) and the robot part of the states. A
+        policy with memory has a ``reset(n_rollouts)`` method: it is called once before the
+        first step, and every step passes ``rows`` (B,), the rollout of every row, as a third
+        argument.
     look : {"sim", "real"}
     gap : float in [0, 1]
         The real look's gap (ignored by the sim look).
@@ -265,11 +268,15 @@ def run_rollouts(act: Act, *, look: str, gap: float = 0.5, n_rollouts: int = 20,
     stages = np.zeros(len(sims), dtype=np.int64)
     kept: dict = {"frames": [], "actions": [], "states": []}
     active = list(range(len(sims)))
+    stateful = callable(getattr(act, "reset", None))
+    if stateful:
+        act.reset(len(sims))
     for t in range(int(horizon)):
         frames = np.stack([sims[k].render(look, gap=gap, seed=seed, episode=k, height=height,
                                           width=width)[0] for k in active])
         states = np.stack([sims[k].state for k in active])
-        actions = np.asarray(act(frames, states), dtype=np.float64)
+        actions = np.asarray(act(frames, states, np.asarray(active)) if stateful
+                             else act(frames, states), dtype=np.float64)
         if actions.shape != (len(active), 10) or not np.all(np.isfinite(actions)):
             raise MetricError(f"the policy returned actions of shape {actions.shape} (or "
                               f"non-finite values); expected ({len(active)}, 10) finite")

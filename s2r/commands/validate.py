@@ -64,6 +64,10 @@ def register(subparsers) -> None:
                    help="two-stage: expert episodes (states only, nothing rendered) the "
                         "shared control MLP is fitted on; 0 = fit it per encoder on decoded "
                         "states")
+    p.add_argument("--memory", type=int, default=0, metavar="N",
+                   help="two-stage: the deployed policy remembers the static scene (tabletop: "
+                        "mean decoded pose; free leg: mean of its first N decoded poses; held "
+                        "leg: mean offset from the gripper); 0 = decode every frame afresh")
     p.add_argument("--seed", type=int, default=None,
                    help="demonstrations, rollouts, policy fit (default: the dataset spec's "
                         "seed, else 0)")
@@ -135,7 +139,8 @@ def run(args) -> int:
     seed = args.seed if args.seed is not None else int(options.get("seed", 0))
     params = RolloutParams(rollouts=args.rollouts, horizon=args.horizon, demos=args.demos,
                            demo_steps=args.demo_steps, policy=args.policy,
-                           control_demos=args.control_demos, seed=seed).validate()
+                           control_demos=args.control_demos, memory=args.memory,
+                           seed=seed).validate()
     cache = cache_from_args(args)
     with tqdm_progress("validate") as progress:
         report = validate(args.dataset, ids, gaps, params=params, cache=cache,
