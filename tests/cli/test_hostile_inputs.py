@@ -1112,6 +1112,12 @@ def cli_case_validate_gap_out_of_range(root):
                 ["--gaps: expected numbers in [0, 1]"], outputs=[out])
 
 
+def cli_case_validate_negative_memory(root):
+    out = root / "r.json"
+    return Case(["validate", TINY_DEMO, "--memory", "-1", "--out", str(out)],
+                ["memory must be >= 0"], outputs=[out])
+
+
 def cli_case_validate_two_encoders(root):
     out = root / "r.json"
     return Case(["validate", TINY_DEMO, "--encoders", "state,pixels", "--out", str(out)],
