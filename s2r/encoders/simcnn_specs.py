@@ -12,10 +12,14 @@ from __future__ import annotations
 from s2r.encoders.spec import (BuildSpec, CamSpec, CheckpointSpec, EncoderSpec, Preprocessing,
                                TableFacts, WeightsSpec)
 
-__all__ = ["CONTROLS", "SIMCNN_CONTROLS", "simcnn_spec"]
+__all__ = ["CONTROLS", "CONTROL_VERSION", "SIMCNN_CONTROLS", "simcnn_spec"]
 
 #: Built-in controls: id -> appearance randomisation strength in [0, 1] of their training.
 CONTROLS = {"simcnn-dr0": 0.0, "simcnn-dr0.5": 0.5, "simcnn-dr1": 1.0}
+#: Part of the controls' weights file names: bumped whenever how they are trained changes
+#: (:mod:`s2r.encoders.backends.simcnn`), so a file trained the old way is never reused.
+#: 2: 750 training episodes instead of 250.
+CONTROL_VERSION = 2
 _DIM, _INPUT = 128, (48, 64)
 #: Parameters of SimCNN's convolutions and batch norms (any input size: the spatial soft-argmax
 #: makes the Linear layer's input 64 wide); the Linear layer adds 65 per embedding dimension.
@@ -42,7 +46,8 @@ def simcnn_spec(*, id: str, file: str, dim: int = _DIM, input_size: tuple = _INP
 
 
 SIMCNN_CONTROLS = tuple(
-    simcnn_spec(id=cid, file=f"{cid}.safetensors", name=f"Sim CNN, randomisation {s:g}",
+    simcnn_spec(id=cid, file=f"{cid}.v{CONTROL_VERSION}.safetensors",
+                name=f"Sim CNN, randomisation {s:g}",
                 training_type="Supervised (sim frames, control)",
                 pretraining_data=f"Demo sim frames, appearance randomisation {s:g}",
                 notes=f"A control, not a pretrained encoder: a small CNN trained on the demo's "

@@ -152,6 +152,7 @@ def test_cli_trains_and_registers(places, capsys):
 def test_builtin_controls_are_registered_and_trained_on_first_use(places, monkeypatch):
     from s2r.encoders import build_encoder, list_encoders, status, weights_fingerprint
     from s2r.encoders.backends import simcnn as backend
+    from s2r.encoders.simcnn_specs import CONTROL_VERSION
 
     ids = [s.id for s in list_encoders("simcnn-*")]
     assert ids == ["simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1"]
@@ -161,7 +162,7 @@ def test_builtin_controls_are_registered_and_trained_on_first_use(places, monkey
     monkeypatch.setattr(backend, "CONTROL_EPISODES", 2)
     monkeypatch.setattr(backend, "CONTROL_EPOCHS", 1)
     enc = build_encoder("simcnn-dr1", device="cpu")
-    assert (places / "weights" / "simcnn-dr1.safetensors").is_file()
+    assert (places / "weights" / f"simcnn-dr1.v{CONTROL_VERSION}.safetensors").is_file()
     assert weights_fingerprint("simcnn-dr1").startswith("sha256:")
     assert enc.embed(np.zeros((2, 96, 128, 3), np.uint8)).shape == (2, 128)
 

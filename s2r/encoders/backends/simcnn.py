@@ -21,9 +21,14 @@ from s2r.encoders.fields import is_name
 from s2r.encoders.locate import EncoderStatus, expected_path, file_status
 from s2r.errors import EncoderError
 
-#: How the built-in controls are trained (part of their weights file: a change retrains only
-#: when the file is deleted; the file's fingerprint keys every cached result).
-CONTROL_EPISODES = 250
+#: How the built-in controls are trained (part of their weights file, whose name carries
+#: :data:`s2r.encoders.simcnn_specs.CONTROL_VERSION`: bump it with any change here so the
+#: controls are retrained; the file's fingerprint keys every cached result).
+#: 750 episodes (~12,700 frames), not 250: measured on the demo (seed 47, 20 sim-look
+#: rollouts, memory 3), simcnn-dr0 reads the leg's position to 7 / 5 / 4 mm (x / y / z, held-out
+#: episodes) instead of ~13 mm and reaches sim success 0.50 instead of 0.00-0.10
+#: (docs/validation.md). Training takes ~12 CPU-minutes per control on a loaded 2-core machine.
+CONTROL_EPISODES = 750
 CONTROL_STEPS = 24
 CONTROL_EPOCHS = 20
 CONTROL_SEED = 0
@@ -71,7 +76,7 @@ class SimCNNBackend(FileBackend):
         found = file_status(spec)
         if found.state == "ready" or spec.id not in CONTROLS:
             return found
-        return EncoderStatus("ready", f"trained on first use (about a minute on 2 cores), "
+        return EncoderStatus("ready", f"trained on first use (about 10 minutes on one core), "
                                       f"then kept at {expected_path(spec)}",
                              str(expected_path(spec)))
 
