@@ -90,7 +90,7 @@ def pairwise_comparisons(records: Sequence[dict], keys: Optional[Sequence[str]] 
     """
     out = []
     for key in (catalogue.ranked_keys() if keys is None else keys):
-        rows = _comparable(records, key)
+        rows, sign = _comparable(records, key), better_sign(key)
         for la, ea, ra in rows:
             for lb, eb, rb in rows:
                 if la == lb:
@@ -98,7 +98,6 @@ def pairwise_comparisons(records: Sequence[dict], keys: Optional[Sequence[str]] 
                 diff = ea - eb
                 lo, hi = percentile_ci(ra - rb, ci)
                 lo, hi = min(lo, diff), max(hi, diff)
-                sign = better_sign(key)
                 out.append({"metric": key, "encoder_a": la, "encoder_b": lb,
                             "estimate_a": ea, "estimate_b": eb, "difference": diff,
                             "difference_ci_low": float(lo), "difference_ci_high": float(hi),
