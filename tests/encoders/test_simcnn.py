@@ -178,3 +178,23 @@ def test_randomised_frames_vary_the_look_with_strength():
     assert np.array_equal(f1, again)               # seeded
     with pytest.raises(ValueError, match="strength"):
         randomised_frames(1, 1, strength=2.0)
+
+
+#: How each version of the built-in controls is trained: (episodes, steps, epochs, seed,
+#: task-state columns). The weights file name carries the version only, so a change to the
+#: recipe without a version bump would reuse weights trained the old way.
+CONTROL_RECIPES = {2: (750, 24, 20, 0, (10, 22))}
+
+
+def test_the_controls_training_recipe_is_the_one_their_version_names():
+    import inspect
+
+    from s2r.encoders.backends import simcnn as backend
+    from s2r.encoders.simcnn_specs import CONTROL_VERSION
+
+    recipe = (backend.CONTROL_EPISODES, backend.CONTROL_STEPS, backend.CONTROL_EPOCHS,
+              backend.CONTROL_SEED, (10, 22))
+    assert "states[:, 10:22]" in inspect.getsource(backend.train_control)
+    assert CONTROL_RECIPES.get(CONTROL_VERSION) == recipe, (
+        "the simcnn controls' training changed: bump CONTROL_VERSION in "
+        "s2r/encoders/simcnn_specs.py and record the new recipe here")
