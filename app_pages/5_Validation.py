@@ -43,13 +43,17 @@ except S2RError as exc:
 spec = S.demo_spec(**{**options, "paired": True})
 state.setdefault(S.VALIDATION_ENCODERS, list(DEFAULT_ENCODERS))
 state.setdefault(S.VALIDATION_GAPS, [0.0, 0.5, 1.0])
-state.setdefault(S.VALIDATION_ROLLOUTS, 20)
-state.setdefault(S.VALIDATION_DEMOS, 60)
+DEFAULTS = RolloutParams()
+state.setdefault(S.VALIDATION_ROLLOUTS, DEFAULTS.rollouts)
+state.setdefault(S.VALIDATION_DEMOS, DEFAULTS.demos)
+state.setdefault(S.VALIDATION_CONTROL_DEMOS, DEFAULTS.control_demos)
+state.setdefault(S.VALIDATION_MEMORY, DEFAULTS.memory)
 page_url.sync([
     page_url.Option("ids", S.VALIDATION_ENCODERS, {e: e for e in V.offline_encoders()}, many=True),
     page_url.Option("gaps", S.VALIDATION_GAPS, {f"{g:g}": g for g in V.GAP_CHOICES}, many=True),
     page_url.Option("rollouts", S.VALIDATION_ROLLOUTS, {str(n): n for n in range(5, 201, 5)}),
     page_url.Option("demos", S.VALIDATION_DEMOS, {str(n): n for n in range(10, 501, 10)}),
+    page_url.Option("memory", S.VALIDATION_MEMORY, {str(n): n for n in range(21)}),
     page_url.Option("policy", S.VALIDATION_POLICY, {p: p for p in POLICIES})])
 with st.container(border=True):
     st.markdown(f"**Dataset:** `{spec}` (paired, so paired retrieval is scored; the gap is "
@@ -58,20 +62,25 @@ with st.container(border=True):
     ids = c1.multiselect("Encoders (at least 3)", V.offline_encoders(), key=S.VALIDATION_ENCODERS,
                          format_func=widgets.encoder_label)
     gaps = c2.multiselect("Sim-to-real gaps", V.GAP_CHOICES, key=S.VALIDATION_GAPS)
-    c3, c4, c6, c5 = st.columns(4)
+    c3, c4, c6, c7, c5 = st.columns([1, 1, 1, 1, 2])
     rollouts = c3.number_input("Rollouts per look and gap", 5, 200, step=5,
                                key=S.VALIDATION_ROLLOUTS)
     demos = c4.number_input("Expert demonstrations", 10, 500, step=10, key=S.VALIDATION_DEMOS)
     control_demos = c6.number_input(
-        "Control demonstrations", 0, 2000, 300, 50, key=S.VALIDATION_CONTROL_DEMOS,
+        "Control demonstrations", 0, 5000, step=50, key=S.VALIDATION_CONTROL_DEMOS,
         help="two-stage: expert episodes (exact states, nothing rendered) the shared control "
              "MLP is fitted on; 0 = fitted per encoder on its decoded states")
+    memory = c7.number_input(
+        "Scene memory (frames)", 0, 20, step=1, key=S.VALIDATION_MEMORY,
+        help="two-stage: the deployed policy remembers what cannot move (tabletop: mean "
+             "decoded pose; a free leg: mean of its first N decoded poses; a held leg: mean "
+             "offset from the gripper); 0 = every frame decoded afresh")
     policy = c5.radio("Policy", list(POLICIES), horizontal=True, key=S.VALIDATION_POLICY,
                       help="two-stage: a ridge probe reads the leg and tabletop pose from the "
                            "embedding, an MLP acts on it and the proprioception (default); "
                            "mlp / ridge: one model from [embedding, proprioception] to actions")
 params = RolloutParams(rollouts=int(rollouts), demos=int(demos), policy=policy,
-                       control_demos=int(control_demos))
+                       control_demos=int(control_demos), memory=int(memory))
 gaps = sorted(float(g) for g in gaps)
 if len(ids) < 3 or not gaps:
     st.warning("Pick at least 3 encoders and one gap.")

@@ -26,6 +26,7 @@ from s2r.errors import S2RError
 
 
 def register(subparsers) -> None:
+    from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams
     from s2r.closedloop.validation import DEFAULT_ENCODERS
 
     p = add_command(
@@ -49,22 +50,23 @@ def register(subparsers) -> None:
                    help="encoder ids or wildcards (at least 3)")
     p.add_argument("--gaps", default="0,0.5,1", metavar="G,G,...",
                    help="sim-to-real gaps in [0, 1]")
-    p.add_argument("--rollouts", type=int, default=20, metavar="N",
+    defaults = RolloutParams()
+    p.add_argument("--rollouts", type=int, default=defaults.rollouts, metavar="N",
                    help="rollouts per look and gap")
-    p.add_argument("--horizon", type=int, default=30, metavar="T",
+    p.add_argument("--horizon", type=int, default=defaults.horizon, metavar="T",
                    help="steps per rollout (the expert needs <= 15)")
-    p.add_argument("--demos", type=int, default=60, metavar="N",
+    p.add_argument("--demos", type=int, default=defaults.demos, metavar="N",
                    help="expert demonstrations the policies are trained on")
-    p.add_argument("--demo-steps", type=int, default=24, metavar="T",
+    p.add_argument("--demo-steps", type=int, default=defaults.demo_steps, metavar="T",
                    help="most frames per demonstration (each ends at its success)")
-    p.add_argument("--policy", choices=("two-stage", "mlp", "ridge"), default="two-stage",
+    p.add_argument("--policy", choices=POLICIES, default=defaults.policy,
                    help="behaviour cloning on [embedding, proprioception]: two-stage = a probe "
                         "reads the task state, an MLP acts on it; mlp/ridge = end to end")
-    p.add_argument("--control-demos", type=int, default=300, metavar="N",
+    p.add_argument("--control-demos", type=int, default=defaults.control_demos, metavar="N",
                    help="two-stage: expert episodes (states only, nothing rendered) the "
                         "shared control MLP is fitted on; 0 = fit it per encoder on decoded "
                         "states")
-    p.add_argument("--memory", type=int, default=0, metavar="N",
+    p.add_argument("--memory", type=int, default=defaults.memory, metavar="N",
                    help="two-stage: the deployed policy remembers the static scene (tabletop: "
                         "mean decoded pose; free leg: mean of its first N decoded poses; held "
                         "leg: mean offset from the gripper); 0 = decode every frame afresh")
