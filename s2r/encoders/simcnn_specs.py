@@ -12,14 +12,15 @@ from __future__ import annotations
 from s2r.encoders.spec import (BuildSpec, CamSpec, CheckpointSpec, EncoderSpec, Preprocessing,
                                TableFacts, WeightsSpec)
 
-__all__ = ["CONTROLS", "CONTROL_VERSION", "SIMCNN_CONTROLS", "simcnn_spec"]
+__all__ = ["CONTROLS", "CONTROL_VERSIONS", "SIMCNN_CONTROLS", "simcnn_spec"]
 
 #: Built-in controls: id -> appearance randomisation strength in [0, 1] of their training.
 CONTROLS = {"simcnn-dr0": 0.0, "simcnn-dr0.5": 0.5, "simcnn-dr1": 1.0}
-#: Part of the controls' weights file names: bumped whenever how they are trained changes
-#: (:mod:`s2r.encoders.backends.simcnn`), so a file trained the old way is never reused.
-#: 2: 750 training episodes instead of 250.
-CONTROL_VERSION = 2
+#: Each control's training-recipe version, part of its weights file name: bumped whenever how
+#: that control is trained changes (:mod:`s2r.encoders.backends.simcnn`), so a file trained the
+#: old way is never reused and a control whose recipe did not change is not retrained.
+#: 2: 750 training episodes instead of 250; 3 (the randomised controls): 1,500.
+CONTROL_VERSIONS = {"simcnn-dr0": 2, "simcnn-dr0.5": 3, "simcnn-dr1": 3}
 _DIM, _INPUT = 128, (48, 64)
 #: Parameters of SimCNN's convolutions and batch norms (any input size: the spatial soft-argmax
 #: makes the Linear layer's input 64 wide); the Linear layer adds 65 per embedding dimension.
@@ -46,7 +47,7 @@ def simcnn_spec(*, id: str, file: str, dim: int = _DIM, input_size: tuple = _INP
 
 
 SIMCNN_CONTROLS = tuple(
-    simcnn_spec(id=cid, file=f"{cid}.v{CONTROL_VERSION}.safetensors",
+    simcnn_spec(id=cid, file=f"{cid}.v{CONTROL_VERSIONS[cid]}.safetensors",
                 name=f"Sim CNN, randomisation {s:g}",
                 training_type="Supervised (sim frames, control)",
                 pretraining_data=f"Demo sim frames, appearance randomisation {s:g}",

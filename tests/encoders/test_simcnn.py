@@ -152,17 +152,18 @@ def test_cli_trains_and_registers(places, capsys):
 def test_builtin_controls_are_registered_and_trained_on_first_use(places, monkeypatch):
     from s2r.encoders import build_encoder, list_encoders, status, weights_fingerprint
     from s2r.encoders.backends import simcnn as backend
-    from s2r.encoders.simcnn_specs import CONTROL_VERSION
+    from s2r.encoders.simcnn_specs import CONTROL_VERSIONS
 
     ids = [s.id for s in list_encoders("simcnn-*")]
     assert ids == ["simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1"]
     st = status("simcnn-dr1")
     assert st.state == "ready" and "trained on first use" in st.message
     assert weights_fingerprint("simcnn-dr1") == "missing"     # a key is never written yet
-    monkeypatch.setattr(backend, "CONTROL_EPISODES", 2)
+    monkeypatch.setattr(backend, "RANDOMISED_EPISODES", 2)
     monkeypatch.setattr(backend, "CONTROL_EPOCHS", 1)
     enc = build_encoder("simcnn-dr1", device="cpu")
-    assert (places / "weights" / f"simcnn-dr1.v{CONTROL_VERSION}.safetensors").is_file()
+    assert (places / "weights" / f"simcnn-dr1.v{CONTROL_VERSIONS['simcnn-dr1']}.safetensors"
+            ).is_file()
     assert weights_fingerprint("simcnn-dr1").startswith("sha256:")
     assert enc.embed(np.zeros((2, 96, 128, 3), np.uint8)).shape == (2, 128)
 
@@ -180,21 +181,25 @@ def test_randomised_frames_vary_the_look_with_strength():
         randomised_frames(1, 1, strength=2.0)
 
 
-#: How each version of the built-in controls is trained: (episodes, steps, epochs, seed,
-#: task-state columns). The weights file name carries the version only, so a change to the
+#: How each version of each built-in control is trained: (episodes, steps, epochs, seed,
+#: task-state columns). The weights file name carries the version only, so a change to a
 #: recipe without a version bump would reuse weights trained the old way.
-CONTROL_RECIPES = {2: (750, 24, 20, 0, (10, 22))}
+CONTROL_RECIPES = {("simcnn-dr0", 2): (750, 24, 20, 0, (10, 22)),
+                   ("simcnn-dr0.5", 3): (1500, 24, 20, 0, (10, 22)),
+                   ("simcnn-dr1", 3): (1500, 24, 20, 0, (10, 22))}
 
 
 def test_the_controls_training_recipe_is_the_one_their_version_names():
     import inspect
 
     from s2r.encoders.backends import simcnn as backend
-    from s2r.encoders.simcnn_specs import CONTROL_VERSION
+    from s2r.encoders.simcnn_specs import CONTROL_VERSIONS, CONTROLS
 
-    recipe = (backend.CONTROL_EPISODES, backend.CONTROL_STEPS, backend.CONTROL_EPOCHS,
-              backend.CONTROL_SEED, (10, 22))
     assert "states[:, 10:22]" in inspect.getsource(backend.train_control)
-    assert CONTROL_RECIPES.get(CONTROL_VERSION) == recipe, (
-        "the simcnn controls' training changed: bump CONTROL_VERSION in "
-        "s2r/encoders/simcnn_specs.py and record the new recipe here")
+    assert set(CONTROL_VERSIONS) == set(CONTROLS)
+    for cid, strength in CONTROLS.items():
+        recipe = (backend.control_episodes(strength), backend.CONTROL_STEPS,
+                  backend.CONTROL_EPOCHS, backend.CONTROL_SEED, (10, 22))
+        assert CONTROL_RECIPES.get((cid, CONTROL_VERSIONS[cid])) == recipe, (
+            f"{cid}'s training changed: bump its CONTROL_VERSIONS entry in "
+            "s2r/encoders/simcnn_specs.py and record the new recipe here")
