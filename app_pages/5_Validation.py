@@ -62,7 +62,7 @@ with st.container(border=True):
     ids = c1.multiselect("Encoders (at least 3)", V.offline_encoders(), key=S.VALIDATION_ENCODERS,
                          format_func=widgets.encoder_label)
     gaps = c2.multiselect("Sim-to-real gaps", V.GAP_CHOICES, key=S.VALIDATION_GAPS)
-    c3, c4, c6, c7, c5 = st.columns([1, 1, 1, 1, 2])
+    c3, c4, c6, c7, c5 = st.columns([1, 1, 1, 1, 2], vertical_alignment="bottom")
     rollouts = c3.number_input("Rollouts per look and gap", 5, 200, step=5,
                                key=S.VALIDATION_ROLLOUTS)
     demos = c4.number_input("Expert demonstrations", 10, 500, step=10, key=S.VALIDATION_DEMOS)
