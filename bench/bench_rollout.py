@@ -17,7 +17,7 @@ default: the 11 default encoders x gaps 0, 0.5, 1, 20 rollouts) from an empty ca
 them), and prints the wall and CPU time against the 15-minute budget with the machine's load
 average before and after (the CPU may be shared).
 
-    python bench/bench_rollout.py --validation [--spec demo:...]
+    python bench/bench_rollout.py --validation [--spec demo:...] [--out report.json]
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from s2r.encoders import build_encoder
 from s2r.closedloop.rollout import run_rollouts
 
 
-def bench_validation(spec: str) -> None:
+def bench_validation(spec: str, out: str = "") -> None:
     import os
     import tempfile
 
@@ -54,6 +54,10 @@ def bench_validation(spec: str) -> None:
                           cache=Cache(Path(tmp) / "cache"))
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     load1 = os.getloadavg()
+    if out:
+        import json
+
+        Path(out).write_text(json.dumps(report, indent=1))
     print(f"default validation of {spec}: {len(DEFAULT_ENCODERS)} encoders x 3 gaps, "
           f"{len(report['results'])} rows")
     print(f"  wall {wall / 60:.1f} min (budget 15 min: {wall / 900:.2f}x), this process's CPU "
@@ -65,6 +69,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--validation", action="store_true",
                     help="time the default validation instead (see the module docstring)")
+    ap.add_argument("--out", default="", help="--validation: also write the report here")
     ap.add_argument("--spec", default="demo:paired=true,episodes=8,steps=16,height=96,width=128")
     ap.add_argument("--encoder", default="resnet18@random")
     ap.add_argument("--rollouts", type=int, default=20)
@@ -72,7 +77,7 @@ def main() -> None:
     ap.add_argument("--size", default="96x128", help="rendered frame size HxW")
     args = ap.parse_args()
     if args.validation:
-        bench_validation(args.spec)
+        bench_validation(args.spec, args.out)
         return
     h, w = (int(v) for v in args.size.split("x"))
     encoder = build_encoder(args.encoder, device="cpu")

@@ -109,6 +109,20 @@ def correlations(rows: Sequence[dict], outcomes: Sequence[dict], *,
     return out
 
 
+def _embed_once(framesets, encoder_id: str, cache, device) -> None:
+    """Cache every gap's embeddings, each distinct frame embedded once
+    (:func:`s2r.embed.distinct.embed_distinct`: the sim frames are the same at every gap, the
+    real ones at gap 0 too), so the scores that follow read them from the cache."""
+    from s2r.cache import NullCache
+    from s2r.embed.distinct import embed_distinct
+    from s2r.encoders import get_spec
+
+    if (isinstance(cache, NullCache) or getattr(cache, "read_only", False)
+            or not get_spec(encoder_id).has_image_model):
+        return                              # nothing to keep, or nothing to embed
+    embed_distinct(framesets, encoder_id, cache=cache, device=device)
+
+
 def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
              params: Optional[RolloutParams] = None, score_params=None, cache=None,
              device=None, n_boot: int = 2000,
@@ -162,9 +176,10 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     total = len(ids) * (2 * len(gaps) + 1)
     done = 0
     records = {}
-    for gap in gaps:
-        frameset = make_demo(**{**options, "gap": gap})
-        for encoder_id in ids:
+    framesets = {gap: make_demo(**{**options, "gap": gap}) for gap in gaps}
+    for encoder_id in ids:
+        _embed_once(list(framesets.values()), encoder_id, cache, device)
+        for gap, frameset in framesets.items():
             report(progress, done, total, f"{encoder_id}: scores at gap {gap:g}")
             records[(encoder_id, gap)] = score_encoder(frameset, encoder_id, params=score_params,
                                                        cache=cache, device=device)

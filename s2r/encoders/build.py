@@ -142,6 +142,7 @@ class Encoder(nn.Module):
             if self.channels_last:
                 self.model.to(memory_format=torch.channels_last)
         self._grid_size = None
+        self._inference_model = None
         super().train(False)
 
     def train(self, mode: bool = True):
@@ -226,9 +227,9 @@ class Encoder(nn.Module):
             x = x.contiguous(memory_format=torch.channels_last)
         return x
 
-    def forward(self, x):
+    def forward(self, x, *, model=None):
         """Normalised ``(B, 3, h, w)`` -> pooled embedding ``(B, D)`` (differentiable w.r.t.
-        ``x``; the weights are frozen)."""
+        ``x``; the weights are frozen). ``model``: the module to run (default :attr:`model`)."""
 
         if x.ndim != 4 or x.shape[1] != 3:
             raise EncoderError(f"{self.spec.id}: forward expects (B, 3, h, w); got "
@@ -236,7 +237,7 @@ class Encoder(nn.Module):
         x = x.to(device=self.device, dtype=self.dtype)
         if self.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
-        out = self.model(x)
+        out = (self.model if model is None else model)(x)
         if out.ndim != 2:
             out = out.flatten(1)
         return out
@@ -258,9 +259,24 @@ class Encoder(nn.Module):
         outs = []
         with torch.inference_mode():
             for start in range(0, len(frames), step):
-                out = self.forward(self.preprocess(frames[start:start + step]))
+                x = self.preprocess(frames[start:start + step])
+                out = self.forward(x, model=self.inference_model(x[:1]))
                 outs.append(out.float().cpu().numpy())
         return np.concatenate(outs, axis=0).astype(np.float32, copy=False)
+
+    def inference_model(self, example=None):
+        """The module :meth:`embed` runs: on CPU in float32, a copy of :attr:`model` with its
+        BatchNorms folded into their convolutions (:func:`s2r.encoders.fuse.fold_batchnorm`,
+        made on the first call from ``example``, a normalised batch); else :attr:`model`.
+        Gradients and saliency always use :attr:`model` itself."""
+        from s2r.encoders.fuse import fold_batchnorm
+
+        if self._inference_model is None:
+            if (example is None or self.precision == "int8" or self.dtype != torch.float32
+                    or self.device.type != "cpu"):
+                return self.model
+            self._inference_model = fold_batchnorm(self.model, example)[0]
+        return self._inference_model
 
 
 def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None) -> Encoder:

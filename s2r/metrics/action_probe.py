@@ -225,3 +225,58 @@ def action_score(Z, actions, *, alpha: float = DEFAULT_PROBE_ALPHA, solver: str 
 def _per_dim_scores(probe: ActionProbe, Z, Y) -> tuple:
     err = ((Y - probe.action_mean_) / probe.action_scale_ - probe.predict(Z)) ** 2
     return tuple(float(1 - e) if s else None for e, s in zip(err.mean(axis=0), probe.scored_dims_))
+
+
+def cross_fitted_predictions(Z, actions, folds, alphas) -> np.ndarray:
+    """Every frame's actions predicted by ridge probes fitted on the other folds, for every
+    penalty, from one pass over the frames.
+
+    Equals ``ActionProbe(alpha=a).fit(Z[folds != k], actions[folds != k]).predict_actions(
+    Z[folds == k])`` for every penalty ``a`` and fold ``k`` (to float rounding): the per-fold
+    sufficient statistics are summed once, and each fold's training set solves every penalty
+    from the same normal equations, instead of ``len(alphas) x n_folds`` fits reading every
+    frame.
+
+    Parameters
+    ----------
+    Z : array-like of shape (N, D)
+    actions : array-like of shape (N, A)
+    folds : array-like of shape (N,), int
+        Fold of every frame (at least two distinct folds).
+    alphas : sequence of float >= 0
+        Ridge penalties (finite).
+
+    Returns
+    -------
+    ndarray of shape (len(alphas), N, A), float64
+        In the actions' units.
+    """
+    checked = check_embeddings(Z, actions=actions)
+    Z, Y = checked.Z, checked.actions
+    folds = np.asarray(folds)
+    if folds.shape != (len(Z),):
+        raise MetricError(f"folds must have one entry per frame ({len(Z)}), got shape "
+                          f"{folds.shape}")
+    names, group = np.unique(folds, return_inverse=True)
+    if names.size < 2:
+        raise MetricError("cross-fitting needs at least two folds")
+    alphas = [float(a) for a in alphas]
+    for a in alphas:
+        check_number("alpha", a, low=0)
+    G = names.size
+    gm = mom.GroupMoments(Z, Y, group, G, block=np.arange(G))
+    out = np.empty((len(alphas),) + Y.shape)
+    for k in range(G):
+        train = np.ones(G)
+        train[k] = 0.0
+        m = gm.combine(train)
+        model, coefs = mom.path_coefficients(m, alphas)
+        if not model.scored.any():
+            raise MetricError("every action dimension is constant in the training frames: "
+                              "there is nothing for the action probe to predict")
+        held = np.flatnonzero(group == k)
+        mean, scale = gm.raw_action_stats(model)
+        X = gm.x(held) - model.x_center
+        for i in range(len(alphas)):
+            out[i, held] = (X @ coefs[i]) * scale + mean
+    return out

@@ -123,6 +123,24 @@ def _adam_epoch(layer, opt, X, T, mask, k: float, bs: int, gen) -> float:
 
 
 @contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Run the block on one torch CPU thread (the count is restored afterwards).
+
+    Besides speed for tiny steps, one thread makes a CPU fit the same on every machine: the
+    order of a multi-threaded reduction depends on the thread count (a behaviour-cloning MLP
+    fitted on 2 threads ended 0.012 away in its weights from the same fit on 1).
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@contextmanager
 def _torch_threads_for(flops_per_step: int, device) -> Iterator[None]:
     """Run tiny CPU steps (``device``: a ``torch.device``) on one torch thread (restored
     afterwards).
@@ -130,14 +148,8 @@ def _torch_threads_for(flops_per_step: int, device) -> Iterator[None]:
     A mini-batch step of a small probe is a few microseconds of arithmetic; with several
     threads on a busy machine the thread synchronisation costs many times the work.
     """
-    import torch
-
     if device.type != "cpu" or flops_per_step > 2_000_000:
         yield
         return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         yield
-    finally:
-        torch.set_num_threads(before)

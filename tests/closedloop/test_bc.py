@@ -114,6 +114,23 @@ def test_mlp_is_deterministic_for_a_seed():
     assert not np.array_equal(a.predict(Z, proprio), c.predict(Z, proprio))
 
 
+def test_mlp_fit_is_the_same_whatever_the_machines_thread_count():
+    import torch
+
+    Z, proprio, actions, episode, _, _ = _data(n_eps=40, per_ep=25, D=20, P=3, A=10)
+    before = torch.get_num_threads()
+    fits = []
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            fits.append(fit_policy(Z, proprio, actions, episode, kind="mlp", seed=0,
+                                   batch_size=256, max_epochs=8, patience=8).to_array())
+    finally:
+        torch.set_num_threads(before)
+    np.testing.assert_array_equal(fits[0], fits[1])
+    assert torch.get_num_threads() == before
+
+
 def test_split_episodes_holds_out_whole_episodes():
     episode = np.repeat(np.arange(10), 3)
     train, val = split_episodes(episode, val_fraction=0.2, seed=4)

@@ -46,6 +46,29 @@ def test_outcomes_are_cached_and_a_hit_fits_no_policy(tmp_path, monkeypatch):
         R.encoder_rollouts("state", [0.5], params=TINY, cache=cache)
 
 
+def test_the_real_look_at_gap_0_reuses_the_sim_looks_rollouts(tmp_path, monkeypatch):
+    from s2r.closedloop import rollout
+
+    calls = []
+
+    real_run = rollout.run_rollouts
+
+    def counting(act, **kw):
+        calls.append((kw["look"], kw["gap"]))
+        return real_run(act, **kw)
+
+    monkeypatch.setattr(rollout, "run_rollouts", counting)
+    cache = Cache(tmp_path / "c")
+    out = R.encoder_rollouts("pixels", [0.0, 1.0], params=TINY, cache=cache)
+    assert calls == [("sim", 0.0), ("real", 1.0)]
+    zero, sim = out["real"][0.0], out["sim"]
+    assert (zero["look"], zero["gap"]) == ("real", 0.0)
+    assert {k: v for k, v in zero.items() if k not in ("look", "gap")} == {
+        k: v for k, v in sim.items() if k not in ("look", "gap")}
+    np.testing.assert_array_equal(R.recorded_rollout("pixels", TINY, "real", 0.0, cache),
+                                  R.recorded_rollout("pixels", TINY, "sim", 0.0, cache))
+
+
 def test_the_key_holds_every_parameter_and_the_code():
     base = R.rollout_key("pixels", TINY, "real", 0.5)
     assert R.rollout_key("pixels", TINY, "real", 0.5) == base

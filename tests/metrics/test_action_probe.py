@@ -112,3 +112,29 @@ def test_unfitted_and_mismatched_probes():
         probe.predict(np.zeros((2, 4)))
     with pytest.raises(MetricError, match="solver must be one of"):
         ActionProbe(solver="sgd").fit(np.zeros((3, 2)), np.zeros(3))
+
+
+@pytest.mark.parametrize("n, d", [(90, 12), (60, 150)])
+def test_cross_fitted_predictions_equal_a_probe_per_fold_and_penalty(n, d):
+    from s2r.metrics.action_probe import cross_fitted_predictions
+
+    rng = np.random.default_rng(3)
+    Z = rng.normal(size=(n, d)) * rng.uniform(0.1, 5, d) + 2.0
+    Y = np.c_[Z[:, :3] @ rng.normal(size=(3, 2)) + rng.normal(0, 0.5, (n, 2)), np.full(n, 4.0)]
+    folds = rng.permutation(np.arange(n) % 4) * 10 + 7          # any fold labels
+    alphas = (1e-6, 1e-2, 1.0)
+    got = cross_fitted_predictions(Z, Y, folds, alphas)
+    assert got.shape == (3, n, 3)
+    for i, a in enumerate(alphas):
+        for k in np.unique(folds):
+            held = folds == k
+            want = ActionProbe(alpha=a).fit(Z[~held], Y[~held]).predict_actions(Z[held])
+            np.testing.assert_allclose(got[i, held], want, rtol=1e-6, atol=1e-8)
+    # the unpenalised-ish probe beats the heavily penalised one held out, and the constant
+    # column is predicted as its training mean
+    err = ((got[:, :, :2] - Y[:, :2]) ** 2).mean(axis=(1, 2))
+    assert err[0] < err[2] and np.allclose(got[:, :, 2], 4.0)
+    with pytest.raises(MetricError, match="two folds"):
+        cross_fitted_predictions(Z, Y, np.zeros(n), alphas)
+    with pytest.raises(MetricError, match="one entry per frame"):
+        cross_fitted_predictions(Z, Y, folds[:-1], alphas)

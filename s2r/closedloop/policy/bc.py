@@ -31,6 +31,7 @@ import numpy as np
 
 from s2r.errors import MetricError
 from s2r.metrics.action_probe import DEFAULT_PROBE_ALPHA, ActionProbe
+from s2r.metrics.adam import one_torch_thread
 from s2r.checks import (check_choice, check_embeddings, check_frame_matrix,
                                     check_number)
 
@@ -262,9 +263,11 @@ def fit_policy(Z, proprio, actions, episode=None, *, kind: str = "ridge", seed: 
     x_mean, x_scale = _standardiser(X[train])
     y_mean, y_scale = _standardiser(Y[train])
     Xs, Ys = (X - x_mean) / x_scale, (Y - y_mean) / y_scale
-    module, best, tl, vl = _train_mlp(Xs[train], Ys[train], Xs[val], Ys[val], hidden=hidden,
-                                      lr=lr, batch_size=batch_size, max_epochs=max_epochs,
-                                      patience=patience, weight_decay=weight_decay, seed=seed)
+    with one_torch_thread():       # the same fit whatever the machine's thread count
+        module, best, tl, vl = _train_mlp(Xs[train], Ys[train], Xs[val], Ys[val],
+                                          hidden=hidden, lr=lr, batch_size=batch_size,
+                                          max_epochs=max_epochs, patience=patience,
+                                          weight_decay=weight_decay, seed=seed)
     return Policy(kind="mlp", x_mean=x_mean, x_scale=x_scale, action_mean=y_mean,
                   action_scale=y_scale, module=module, best_epoch=best, epochs_run=len(tl),
                   train_loss=tl, val_loss=vl, train_episodes=np.unique(ep[train]),

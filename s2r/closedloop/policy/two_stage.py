@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.metrics.action_probe import ActionProbe
+from s2r.metrics.action_probe import ActionProbe, cross_fitted_predictions
 from s2r.checks import check_embeddings, check_frame_matrix, check_number
 from s2r.closedloop.policy.bc import Policy, fit_policy
 
@@ -123,12 +123,7 @@ def fit_two_stage(Z, proprio, task_state, actions, episode, *, seed: int = 0,
     folds = _folds(ep, min(int(n_folds), np.unique(ep).size), seed)
     alphas = ALPHAS if alpha == "auto" else (float(alpha),)
     # cross-fitted decoded states for every penalty: (n_alphas, N, K)
-    decoded = np.empty((len(alphas),) + S.shape)
-    for i, a in enumerate(alphas):
-        for k in np.unique(folds):
-            held = folds == k
-            decoded[i, held] = ActionProbe(alpha=a).fit(Z[~held], S[~held]).predict_actions(
-                Z[held])
+    decoded = cross_fitted_predictions(Z, S, folds, alphas)
     best = np.argmin(((decoded - S) ** 2).mean(axis=1), axis=0)       # per column (K,)
     chosen = np.asarray(alphas)[best]
     if control is None:
