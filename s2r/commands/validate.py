@@ -66,6 +66,9 @@ def register(subparsers) -> None:
                    help="two-stage: expert episodes (states only, nothing rendered) the "
                         "shared control MLP is fitted on; 0 = fit it per encoder on decoded "
                         "states")
+    p.add_argument("--control-members", type=int, default=defaults.control_members,
+                   metavar="K", help="two-stage: the shared control acts with the mean action "
+                                     "of K MLPs fitted from other seeds (1 = one MLP)")
     p.add_argument("--memory", type=int, default=defaults.memory, metavar="N",
                    help="two-stage: the deployed policy remembers the static scene (tabletop: "
                         "mean decoded pose; free leg: mean of its first N decoded poses; held "
@@ -141,7 +144,8 @@ def run(args) -> int:
     seed = args.seed if args.seed is not None else int(options.get("seed", 0))
     params = RolloutParams(rollouts=args.rollouts, horizon=args.horizon, demos=args.demos,
                            demo_steps=args.demo_steps, policy=args.policy,
-                           control_demos=args.control_demos, memory=args.memory,
+                           control_demos=args.control_demos,
+                           control_members=args.control_members, memory=args.memory,
                            seed=seed).validate()
     cache = cache_from_args(args)
     with tqdm_progress("validate") as progress:

@@ -168,3 +168,34 @@ def test_an_mlp_policy_survives_the_array_round_trip():
     pol = fit_policy(Z, P, Y, np.arange(40) // 5, kind="mlp", max_epochs=3, hidden=(8,))
     back = policy_from_array(pol.to_array())
     np.testing.assert_allclose(back.predict(Z, P), pol.predict(Z, P), rtol=1e-5, atol=1e-6)
+
+
+def test_a_policy_ensemble_acts_with_its_members_mean_and_survives_the_array_round_trip():
+    from s2r.closedloop.policy.bc import PolicyEnsemble, policy_from_array
+
+    rng = np.random.default_rng(1)
+    Z, P = rng.normal(size=(40, 5)), rng.normal(size=(40, 3))
+    Y = Z[:, :2] + P[:, :1]
+    members = [fit_policy(Z, P, Y, np.arange(40) // 5, kind="mlp", max_epochs=3, hidden=(8,),
+                          seed=s) for s in (0, 1, 2)]
+    ens = PolicyEnsemble(members)
+    mean = np.mean([m.predict(Z, P) for m in members], axis=0)
+    np.testing.assert_allclose(ens.predict(Z, P), mean, rtol=1e-6)
+    assert not np.allclose(members[0].predict(Z, P), mean, atol=1e-4)   # members differ
+    back = policy_from_array(ens.to_array())
+    assert isinstance(back, PolicyEnsemble) and len(back.members) == 3 and back.n_embed == 5
+    np.testing.assert_allclose(back.predict(Z, P), mean, rtol=1e-5, atol=1e-6)
+    with pytest.raises(MetricError, match="ensemble"):
+        policy_from_array(ens.to_array()[:-1])
+
+
+def test_the_shared_controls_first_member_is_the_single_mlp():
+    from s2r.closedloop.policy.two_stage import fit_state_control, member_seed
+
+    one = fit_state_control(6, steps=16, seed=3, max_epochs=3)
+    three = fit_state_control(6, steps=16, seed=3, members=3, max_epochs=3)
+    np.testing.assert_array_equal(three.members[0].to_array(), one.to_array())
+    assert len({member_seed(3, j) for j in range(3)} | {member_seed(4, 1)}) == 4
+    assert not np.array_equal(three.members[1].to_array(), one.to_array())
+    with pytest.raises(MetricError, match="members"):
+        fit_state_control(6, steps=16, seed=3, members=0)
