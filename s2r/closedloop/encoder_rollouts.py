@@ -309,7 +309,10 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
 
     def one(look: str, gap: float) -> dict:
         if _is_sim_look(look, gap):       # the same frames, so the same policy's same outcome
-            return {**sim, "look": look, "gap": float(gap)}
+            return get_or_compute(cache, "json",
+                                  lambda: rollout_key(encoder_id, params, look, gap),
+                                  lambda: {**sim, "look": look, "gap": float(gap)},
+                                  encoder=encoder_id)   # kept under its own key for readers
 
         def compute() -> dict:
             r = run_rollouts(act, look=look, gap=gap, n_rollouts=params.rollouts,

@@ -67,6 +67,9 @@ def test_the_real_look_at_gap_0_reuses_the_sim_looks_rollouts(tmp_path, monkeypa
         k: v for k, v in sim.items() if k not in ("look", "gap")}
     np.testing.assert_array_equal(R.recorded_rollout("pixels", TINY, "real", 0.0, cache),
                                   R.recorded_rollout("pixels", TINY, "sim", 0.0, cache))
+    # readers of the record by its key (the Validation page's rollout viewer) find it
+    kept = cache.get_json(R.rollout_key("pixels", TINY, "real", 0.0))
+    assert kept == zero and kept["record"]["states"] == sim["record"]["states"]
 
 
 def test_the_key_holds_every_parameter_and_the_code():
