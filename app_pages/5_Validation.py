@@ -158,6 +158,8 @@ v1, v2 = st.columns(2)
 if state.get(S.VALIDATION_VIEW_ENCODER) not in ids:   # open on the image encoder that did best
     state[S.VALIDATION_VIEW_ENCODER] = V.best_image_encoder(df) or ids[0]
 enc = v1.selectbox("Encoder", ids, key=S.VALIDATION_VIEW_ENCODER, format_func=widgets.encoder_label)
+if state.get(S.VALIDATION_VIEW_GAP) not in gaps:    # open on the largest gap: the real look
+    state[S.VALIDATION_VIEW_GAP] = max(gaps)        # that differs most (gap 0 = the sim look)
 gap = v2.selectbox("Gap", gaps, key=S.VALIDATION_VIEW_GAP, format_func=lambda g: f"{g:g}")
 full = RolloutParams(**{**params.to_dict(), "height": int(options["height"]),
                         "width": int(options["width"])})
