@@ -5,8 +5,8 @@ In eval mode a BatchNorm is a per-channel affine map, ``y = (x - mean) / sqrt(va
 gamma + beta``; when ``x`` is a convolution's output the map folds into that convolution's
 weights and bias exactly (algebraically the same network; in float32 the embeddings agree to
 ~1e-6 of their scale). On CPU the BatchNorm is a memory-bound pass over every activation, so
-the folded copy embeds EfficientNet-Lite0 1.49x, EfficientNet-B0 1.44x, Lite2 1.26x,
-MobileNetV3 1.18x and ResNet18 1.14x faster (20 frames at 224 x 224 on 2 cores,
+the folded copy embeds MobileNetV3 1.46x, EfficientNet-B0 1.45x, Lite2 1.37x, Lite0 1.22x,
+Lite1 1.21x and ResNet18 1.08x faster (20 frames at the encoders' input size, 2 idle cores,
 ``bench/bench_fuse.py``).
 
 Only :meth:`s2r.encoders.build.Encoder.embed` (no gradients) uses the copy: saliency hooks
