@@ -275,7 +275,9 @@ class Encoder(nn.Module):
             if (example is None or self.precision == "int8" or self.dtype != torch.float32
                     or self.device.type != "cpu"):
                 return self.model
-            self._inference_model = fold_batchnorm(self.model, example)[0]
+            # kept out of the module registry: the copy is a cache, not part of the encoder's
+            # state_dict, parameters or device moves
+            object.__setattr__(self, "_inference_model", fold_batchnorm(self.model, example)[0])
         return self._inference_model
 
 

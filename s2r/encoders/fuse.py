@@ -35,7 +35,9 @@ FOLD_RTOL = 1e-4
 
 
 class _AfterNorm(nn.Module):
-    """What a timm ``BatchNormAct2d`` does after its normalisation (dropout, activation)."""
+    """What a timm ``BatchNormAct2d`` does after its normalisation: ``self.drop`` then
+    ``self.act``, in that order (upstream: timm ``timm/layers/norm_act.py``,
+    ``BatchNormAct2d.forward``, timm 1.0)."""
 
     def __init__(self, norm: nn.Module):
         super().__init__()

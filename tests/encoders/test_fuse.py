@@ -114,6 +114,8 @@ def test_the_encoder_embeds_with_the_folded_copy_and_differentiates_the_original
     count = [sum(isinstance(m, nn.BatchNorm2d) for m in net.modules())
              for net in (enc.model, folded)]
     assert count[0] >= 40 and count[1] == 0
+    # the copy is a cache, not part of the encoder's state
+    assert not any(k.startswith("_inference_model") for k in enc.state_dict())
     x = enc.preprocess(frames).requires_grad_(True)         # saliency's path: the original
     enc.forward(x).sum().backward()
     assert x.grad is not None and float(x.grad.abs().sum()) > 0

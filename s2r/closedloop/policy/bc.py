@@ -165,14 +165,23 @@ class PolicyEnsemble:
     """
 
     members: list
+    kind = "ensemble"
 
     def __post_init__(self):
         if not self.members:
             raise MetricError("a policy ensemble needs at least one member")
-        first = self.members[0]
-        self.kind = "ensemble"
-        self.n_embed, self.n_proprio, self.n_actions = (first.n_embed, first.n_proprio,
-                                                        first.n_actions)
+
+    @property
+    def n_embed(self) -> int:
+        return self.members[0].n_embed
+
+    @property
+    def n_proprio(self) -> int:
+        return self.members[0].n_proprio
+
+    @property
+    def n_actions(self) -> int:
+        return self.members[0].n_actions
 
     def predict(self, Z, proprio=None) -> np.ndarray:
         """The members' mean action ``(N, A)`` float32."""
