@@ -51,7 +51,8 @@ LAYERS = (
                      "s2r.closedloop.rollout")),
     ("sources", ("s2r.datasets", "s2r.closedloop.sim", "s2r.encoders", "s2r.cache")),
     ("leaves", ("s2r", "s2r.frameset", "s2r.images", "s2r.identity", "s2r.atomic",
-                "s2r.checks", "s2r.errors", "s2r.options", "s2r.progress", "s2r.settings")),
+                "s2r.checks", "s2r.errors", "s2r.inputs", "s2r.options", "s2r.progress",
+                "s2r.settings")),
 )
 #: The one module that reads the environment.
 SETTINGS = "s2r.settings"
