@@ -16,9 +16,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 import numpy as np
 import pandas as pd
@@ -28,34 +26,12 @@ from s2r.datasets import load_dataset
 from s2r.datasets.folder import write_folder
 from s2r.errors import S2RError
 from tests.helpers import REPO
+from tests.helpers.hostile import Case, assert_clean_failure, run_case
 from tests.helpers.datafiles import (LFS_POINTER, frames, robomimic_demos, synthetic_frameset,
                                      write_hdf5, write_png, write_robosuite_demo, write_zarr,
                                      zip_zarr_store)
 
 TINY_DEMO = "demo:episodes=2,steps=4,height=64,width=80"
-
-
-@dataclass
-class Case:
-    """One hostile input.
-
-    argv : the command line after ``python -m s2r``.
-    words : what the one-line error must contain.
-    library : a call that must raise :class:`S2RError` with the same words (dataset faults).
-    outputs : paths that must not exist after the command (nothing written).
-    env : environment variables set while the command runs.
-    kept : paths that must still exist afterwards, with the same bytes (nothing deleted or
-        written through a link).
-    not_words : what stderr must not contain (e.g. the bytes of a file it must not print).
-    """
-
-    argv: list
-    words: list
-    library: Optional[Callable] = None
-    outputs: list = field(default_factory=list)
-    env: dict = field(default_factory=dict)
-    kept: list = field(default_factory=list)
-    not_words: list = field(default_factory=list)
 
 
 def dataset_case(root: Path, spec, kwargs: dict, words: list, read=None) -> Case:
@@ -1207,22 +1183,6 @@ def built(tmp_path_factory):
     return out
 
 
-def _assert_clean_failure(returncode, stdout, stderr, words):
-    """Exit 2, nothing on stdout, and on stderr one ``error: ...`` line, last (a progress
-    bar of work done before a read-time fault may precede it), no traceback or warning."""
-    assert returncode == 2, stderr
-    assert "Traceback" not in stderr and "Warning" not in stderr, stderr
-    lines = [line for line in re.split(r"[\r\n]+", stderr) if line.strip()]
-    assert lines[-1].startswith("error: "), stderr
-    assert sum("error" in line for line in lines) == 1, stderr
-    assert all(line.startswith(("error: ", "embed ", "scoring ", "project ", "saliency ",
-                                "loading dataset")) or not line.strip()
-               for line in lines), stderr
-    for w in words:
-        assert w in lines[-1], f"{w!r} not in {lines[-1]!r}"
-    assert stdout == ""
-
-
 @pytest.mark.parametrize("name", sorted(DATASET_CASES))
 def test_library_raises_clear_error(built, name):
     case = built[name]
@@ -1238,25 +1198,7 @@ def test_library_raises_clear_error(built, name):
 def test_cli_main_exits_2_with_message(built, capsys, name):
     """``s2r.cli.main`` (what ``python -m s2r`` runs) on every case, in process: one line,
     exit 2, nothing written."""
-    from s2r.cli import main
-
-    case = built[name]
-    before = {str(p): Path(p).read_bytes() for p in case.kept}
-    start = time.perf_counter()
-    with pytest.MonkeyPatch.context() as mp:
-        for key, value in case.env.items():
-            mp.setenv(key, value)
-        code = main(case.argv)
-    took = time.perf_counter() - start
-    out, err = capsys.readouterr()
-    _assert_clean_failure(code, out, err, case.words)
-    for path in case.outputs:
-        assert not Path(path).exists(), f"{path} was written"
-    for path, data in before.items():
-        assert Path(path).read_bytes() == data, f"{path} was changed or deleted"
-    for w in case.not_words:
-        assert w not in err, f"{w!r} in {err!r}"
-    assert took < 30, f"{name} took {took:.1f} s"
+    run_case(built[name], capsys, name)
 
 
 # Two cases (a load-time and a read-time error) through a real ``python -m s2r`` process: each
@@ -1284,7 +1226,7 @@ def cli_results(built):
 @pytest.mark.parametrize("name", SUBPROCESS_CASES)
 def test_python_m_s2r_exits_2_with_message(built, cli_results, name):
     proc = cli_results[name]
-    _assert_clean_failure(proc.returncode, proc.stdout, proc.stderr, built[name].words)
+    assert_clean_failure(proc.returncode, proc.stdout, proc.stderr, built[name].words)
 
 
 def test_cli_debug_reraises(built):
