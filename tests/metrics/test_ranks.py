@@ -133,3 +133,23 @@ def test_rank_correlation_takes_graded_outcomes():
     assert res["spearman"] == pytest.approx(1.0)
     with pytest.raises(MetricError, match=r"\[0, 1\]"):
         rank_correlation(score, graded * 2, n_boot=5)
+
+
+def test_rhos_equals_scipy_with_and_without_ties():
+    """The bootstrap's fast Spearman/Kendall tau-b against scipy's (an independent
+    implementation), on continuous scores, tied scores and tied outcomes, at sizes on both
+    sides of the pairwise form's limit."""
+    from scipy.stats import kendalltau, spearmanr
+
+    from s2r.metrics.ranks import _PAIRWISE_MAX, _rhos
+
+    rng = np.random.default_rng(7)
+    for n in (3, 4, 11, 40, _PAIRWISE_MAX, _PAIRWISE_MAX + 7):
+        for x in (rng.normal(size=n), rng.integers(0, 4, n).astype(float)):
+            y = rng.integers(0, 5, n) / 4
+            if np.ptp(x) == 0 or np.ptp(y) == 0:
+                continue
+            rho, tau = _rhos(x, y)
+            assert rho == pytest.approx(spearmanr(x, y).statistic, abs=1e-12)
+            assert tau == pytest.approx(kendalltau(x, y).statistic, abs=1e-12)
+    assert all(np.isnan(_rhos(np.ones(5), np.arange(5.0))))
