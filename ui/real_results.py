@@ -25,7 +25,12 @@ EXAMPLE = "encoder,successes,trials\nefficientnet-lite0,14,20\npixels,4,20\nstat
 
 
 def _table_bytes() -> tuple[Optional[bytes], str]:
-    upload = st.file_uploader("Results table (CSV)", type=["csv"], key=UPLOAD)
+    from s2r.pipeline.results_table import MAX_BYTES
+
+    # the browser refuses a larger file; a paste is refused by the reader (a cut paste
+    # would be silently wrong, so the text box has no max_chars)
+    upload = st.file_uploader("Results table (CSV)", type=["csv"], key=UPLOAD,
+                              max_upload_size=max(1, MAX_BYTES >> 20))
     text = st.text_area("... or paste it", key=PASTE, height=110, placeholder=EXAMPLE)
     if upload is not None:
         return upload.getvalue(), upload.name
@@ -45,7 +50,8 @@ def section() -> None:
                    "optionally `task`: one row per encoder (and task) you ran on your robot. "
                    "It is joined with the scores of the dataset chosen on the home page; "
                    "Spearman/Kendall intervals resample your encoders and, with counts, each "
-                   "one's trials. No rollouts are run.")
+                   "one's trials. No rollouts are run. At most 1 MB and 100 tasks; encoders "
+                   "are registered ids.")
         data, name = _table_bytes()
         if data is None:
             return
@@ -59,7 +65,11 @@ def section() -> None:
         frameset = widgets.current_frameset()
         records, _ = compute.lookup_records(st.session_state, frameset, ids,
                                             loaders.get_cache())
-        report = loaders.real_results(data, name, frameset, records)
+        try:
+            report = loaders.real_results(data, name, frameset, records)
+        except S2RError as exc:     # the bootstrap's bound (too many tasks for it)
+            st.error(str(exc))
+            return
         if report["missing_scores"]:
             st.warning(f"No scores on '{frameset.name}' yet for: "
                        f"{', '.join(report['missing_scores'])}. Select them on the home page "

@@ -17,14 +17,14 @@ are matplotlib figures of the page's overlays with a colour bar. The format is t
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
+import os
 
 import numpy as np
 
 from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
                      dataset_from_args, output_file)
 from s2r.errors import S2RError
+from s2r.inputs import refuse_overwrite
 from s2r.metrics import catalogue
 
 KINDS = ("scores", "tsne", "saliency", "compare", "validation")
@@ -89,7 +89,8 @@ def register(subparsers) -> None:
     k = kind("validation", "the Validation page's scatter: real success vs a score",
              dataset=False, runtime=False)
     k.add_argument("report", metavar="REPORT.json",
-                   help="a report written by 'python -m s2r validate'")
+                   help="a report written by 'python -m s2r validate' (at most 32 MiB and "
+                        "20,000 rows; checked field by field before drawing)")
     k.add_argument("--score", default="transfer_score_skill", metavar="SCORE",
                    help="the score on the x axis")
 
@@ -98,12 +99,20 @@ def run(args) -> int:
     from s2r.figures import figure_format
 
     out = output_file(args.out, (".svg", ".pdf", ".png"))
+    refuse_overwrite(out, _inputs(args))
     fmt = figure_format(out)
     data = _DRAW[args.kind](args, fmt)
     with atomic_output(out) as tmp:
         tmp.write_bytes(data)
     print(f"wrote {out} ({args.kind}, {fmt}, {len(data) / 1024:.0f} KiB)")
     return 0
+
+
+def _inputs(args) -> list:
+    """(what, path) of every file the figure reads: ``--out`` may not be one of them."""
+    named = [("the report", args.report)] if getattr(args, "report", None) else []
+    return named + [("DATASET", d) for d in getattr(args, "dataset", None) or []
+                    if ":" not in d and os.path.lexists(d)]
 
 
 def _size(args) -> dict:
@@ -230,31 +239,20 @@ def _compare(args, fmt: str) -> bytes:
 def _validation(args, fmt: str) -> bytes:
     from s2r.dashboard import dashboard_module
     from s2r.figures import chart_bytes
+    from s2r.figures.report import read_report
 
-    V = dashboard_module("ui.validation")
-    path = Path(args.report)
-    try:
-        report = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise S2RError(f"{path}: cannot read a validation report ({exc})") from None
-    if not isinstance(report, dict) or not isinstance(report.get("results"), list):
-        raise S2RError(f"{path}: not a report of 'python -m s2r validate' (no results list)")
-    if isinstance(report.get("real_results"), dict):   # validate --real-results
-        import pandas as pd
+    import pandas as pd
 
-        rows = pd.DataFrame(report["real_results"].get("rows", []))
-        if args.score not in rows:
-            raise S2RError(f"--score {args.score!r} is not in {path}")
+    report = read_report(args.report, args.score)      # bounded, every field checked
+    title = catalogue.titles().get(args.score, args.score)
+    if report["kind"] == "real-results":
         chart = dashboard_module("ui.real_charts").success_scatter(
-            rows, args.score, catalogue.titles().get(args.score, args.score))
+            pd.DataFrame(report["rows"]), args.score, title)
         return chart_bytes(chart, fmt, **_size(args))
-    df = V.results_frame(report)
-    if args.score not in df:
-        raise S2RError(f"--score {args.score!r} is not in {path}; scores there: "
-                       f"{', '.join(s for s in catalogue.keys('validation') if s in df)}")
-    corr = next((c for c in report.get("correlations", [])
-                 if c.get("score") == args.score and c.get("gap") == "all"), None)
-    return chart_bytes(V.success_scatter(df, args.score, correlation=corr), fmt, **_size(args))
+    V = dashboard_module("ui.validation")
+    df = V.results_frame({"results": report["rows"]})
+    return chart_bytes(V.success_scatter(df, args.score, correlation=report["correlation"]),
+                       fmt, **_size(args))
 
 
 _DRAW = {"scores": _scores, "tsne": _tsne, "saliency": _saliency, "compare": _compare,

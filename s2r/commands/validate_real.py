@@ -5,6 +5,11 @@ The table's encoders are scored on DATASET (cached; an encoder that cannot be sc
 without its weights, is reported as missing scores); the report holds one row per table row
 (``real_results.rows``) and, per score and task, Spearman/Kendall with bootstrap intervals in
 ``correlations[]`` with ``outcome: "real-results"``.
+
+Everything that can be checked without the dataset is checked first, so a bad table never
+costs a scoring run: ``--out`` (not the table itself), the whole table
+(:func:`~s2r.pipeline.real_results.read_real_results`: size, fields, encoder ids, counts) and
+the bootstrap's size (:func:`~s2r.pipeline.real_results.check_work`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 
 from s2r.cli import atomic_output, cache_from_args, dataset_from_args, output_file
 from s2r.errors import S2RError
+from s2r.inputs import refuse_overwrite
 
 
 def _print_summary(report: dict) -> None:
@@ -39,13 +45,19 @@ def _print_summary(report: dict) -> None:
 
 def run_real_results(args) -> int:
     from s2r.pipeline import score_encoder
-    from s2r.pipeline.real_results import read_real_results, real_results_report
+    from s2r.pipeline.real_results import (MAX_N_BOOT, check_work, read_real_results,
+                                           real_results_report)
     from s2r.progress import tqdm_progress
 
     out = output_file(args.out, (".json",))
-    if args.n_boot < 1:
-        raise S2RError(f"--n-boot must be >= 1, got {args.n_boot}")
+    refuse_overwrite(out, [("--real-results", args.real_results)])
+    if not 1 <= args.n_boot <= MAX_N_BOOT:
+        raise S2RError(f"--n-boot must be in [1, {MAX_N_BOOT:,}], got {args.n_boot}")
     results = read_real_results(args.real_results)
+    try:
+        check_work(results, args.n_boot)
+    except S2RError as exc:
+        raise S2RError(f"--n-boot: {exc}") from None
     ids = list(dict.fromkeys(r["encoder"] for r in results))
     cache = cache_from_args(args)
     frameset = dataset_from_args(args).require_domains()
@@ -60,7 +72,9 @@ def run_real_results(args) -> int:
                 missing[encoder_id] = str(exc)
         progress(len(ids), len(ids), "done")
     seed = args.seed or 0
-    joined = real_results_report(results, records, n_boot=args.n_boot, seed=seed)
+    with tqdm_progress("correlate") as progress:
+        joined = real_results_report(results, records, n_boot=args.n_boot, seed=seed,
+                                     progress=progress)
     report = {
         "results": [],
         "correlations": joined.pop("correlations"),

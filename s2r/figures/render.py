@@ -11,6 +11,7 @@ import copy
 from pathlib import Path
 from typing import Any, Mapping, Union
 
+from s2r.atomic import atomic_path
 from s2r.errors import S2RError
 
 #: Output formats, by file suffix.
@@ -168,5 +169,7 @@ def chart_bytes(chart: ChartLike, fmt: str, *, paper: bool = True, **paper_kw) -
 def save_chart(chart: ChartLike, path: Union[str, Path], **kw) -> Path:
     """Write ``chart`` to ``path`` in the format its suffix names (:func:`chart_bytes`)."""
     path = Path(path)
-    path.write_bytes(chart_bytes(chart, figure_format(path), **kw))
+    data = chart_bytes(chart, figure_format(path), **kw)
+    with atomic_path(path) as tmp:      # an interrupted write leaves the old file whole
+        tmp.write_bytes(data)
     return path

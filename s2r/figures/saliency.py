@@ -16,6 +16,7 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from s2r.atomic import atomic_path
 from s2r.errors import S2RError
 from s2r.figures.render import COLUMN_WIDTH, LABEL_PT, PAGE_WIDTH, figure_format
 
@@ -129,5 +130,7 @@ def grid_bytes(fig, fmt: str) -> bytes:
 def save_grid(fig, path: Union[str, Path]) -> Path:
     """Write ``fig`` to ``path`` in the format its suffix names."""
     path = Path(path)
-    path.write_bytes(grid_bytes(fig, figure_format(path)))
+    data = grid_bytes(fig, figure_format(path))
+    with atomic_path(path) as tmp:      # an interrupted write leaves the old file whole
+        tmp.write_bytes(data)
     return path

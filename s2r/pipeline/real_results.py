@@ -7,8 +7,12 @@ The table (CSV) has one row per encoder, or per encoder and task::
     resnet18,14,20                      resnet18,peg,0.70
     efficientnet-lite0,17,20            resnet18,drawer,0.55
 
-:func:`read_real_results` checks it (one :class:`~s2r.errors.DataError` naming the row: an
-unknown encoder, ``successes > trials``, a rate outside [0, 1], a missing column);
+:func:`read_real_results` (:mod:`s2r.pipeline.results_table`) reads and checks it whole, as
+hostile input, before any work (one :class:`~s2r.errors.DataError` naming the row: an unknown
+encoder or an inline reference, ``successes > trials``, a rate outside [0, 1], counts and a
+rate that disagree, a row with more fields than the header, a file over :data:`MAX_BYTES`,
+more than :data:`MAX_TASKS` tasks); :func:`check_work` bounds the bootstrap (``n_boot`` at most
+:data:`MAX_N_BOOT`, ``n_boot x (tasks + 1)`` at most :data:`MAX_REPLICATES`);
 :func:`real_results_report` joins it with score records (one per encoder, the records of
 :func:`s2r.pipeline.score_encoder`) and returns, per score of
 the catalogue's ``validation`` scores and per task (and over all tasks), Spearman's rho
@@ -22,120 +26,59 @@ keys of the demo's correlation rows.
 
 from __future__ import annotations
 
-import io
 import math
-from pathlib import Path
-from typing import Mapping, Optional, Sequence, Union
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from s2r.errors import DataError, S2RError
+from s2r.errors import S2RError
 from s2r.metrics.ranks import bootstrap_rank_correlation, wilson_interval
 from s2r.checks import check_number
+from s2r.pipeline.results_table import (MAX_BYTES, MAX_TASKS, MAX_TRIALS,
+                                        read_real_results)
 
-__all__ = ["OUTCOME", "read_real_results", "real_correlation", "real_results_report"]
+__all__ = ["MAX_BYTES", "MAX_N_BOOT", "MAX_REPLICATES", "MAX_TASKS", "MAX_TRIALS", "OUTCOME",
+           "check_work", "correlation_groups", "read_real_results", "real_correlation",
+           "real_results_report"]
 
 #: The ``outcome`` of the correlation rows made here.
 OUTCOME = "real-results"
-_FORMS = "encoder, successes, trials (or encoder, success_rate), optionally task"
+#: Most bootstrap replicates of one correlation.
+MAX_N_BOOT = 50_000
+#: Most bootstrap replicates of one score over all its correlations (n_boot x (tasks + 1)):
+#: about 0.85 ms each (2 CPU cores), times the 7 validation scores: at most ~25 minutes.
+MAX_REPLICATES = 250_000
 
 
-def _number(value, what: str, where: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise DataError(f"{where}: {what} must be a number, got {value!r}") from None
-    if not math.isfinite(x):
-        raise DataError(f"{where}: {what} must be a finite number, got {value!r}")
-    return x
+def correlation_groups(tasks) -> int:
+    """How many correlations of each score a table makes: one per task and one over all
+    tasks when it has several tasks, else one."""
+    n = len(set(tasks) - {None})
+    return n + 1 if n > 1 else 1
 
 
-def read_real_results(source: Union[str, Path, bytes], *, name: Optional[str] = None
-                      ) -> list[dict]:
-    """Read and check a table of real-robot results.
+def check_work(results: Sequence[dict], n_boot: int) -> None:
+    """Refuse a bootstrap larger than the documented bounds before any work.
 
-    Parameters
-    ----------
-    source : path or bytes
-        A CSV file, or its bytes (an upload).
-    name : str, optional
-        What messages call the file (default: the path, or ``results.csv``).
-
-    Returns
-    -------
-    list of dict
-        One per row: ``encoder`` (registry id), ``task`` (str or None), ``success_rate``,
-        ``successes`` and ``trials`` (ints, or None for a rate-only table).
+    At most :data:`MAX_TASKS` tasks, ``n_boot`` at most :data:`MAX_N_BOOT`, and ``n_boot``
+    times the correlations of each score (:func:`correlation_groups`: tasks + 1) at most
+    :data:`MAX_REPLICATES`.
 
     Raises
     ------
-    DataError
-        One line naming the file and the row (``results.csv row 3 (line 4)``) and what is
-        wrong.
+    S2RError
+        One line saying which bound and how to stay within it.
     """
-    import pandas as pd
-
-    from s2r.encoders import get_spec
-
-    name = name or (str(source) if not isinstance(source, bytes) else "results.csv")
-    try:
-        raw = source if isinstance(source, bytes) else Path(source).read_bytes()
-        table = pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False,
-                            skipinitialspace=True)
-    except OSError as exc:
-        raise DataError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise DataError(f"{name}: not a CSV table ({str(exc).splitlines()[0]}); expected "
-                        f"columns {_FORMS}") from None
-    table.columns = [str(c).strip().lower() for c in table.columns]
-    cols = set(table.columns)
-    counts = {"successes", "trials"} <= cols
-    if "encoder" not in cols or not (counts or "success_rate" in cols):
-        missing = "encoder" if "encoder" not in cols else \
-            ("trials" if "successes" in cols else "successes" if "trials" in cols
-             else "success_rate")
-        raise DataError(f"{name}: no {missing!r} column (columns: {', '.join(table.columns)}); "
-                        f"expected {_FORMS}")
-    if not len(table):
-        raise DataError(f"{name}: no rows; expected one row per encoder ({_FORMS})")
-    rows, seen = [], {}
-    for k, rec in enumerate(table.to_dict("records"), start=1):
-        where = f"{name} row {k} (line {k + 1})"
-        encoder = str(rec["encoder"]).strip()
-        if not encoder:
-            raise DataError(f"{where}: the encoder is empty")
-        try:
-            encoder = get_spec(encoder).id
-        except S2RError as exc:
-            raise DataError(f"{where}: {exc}") from None
-        task = str(rec.get("task", "")).strip() or None
-        if (encoder, task) in seen:
-            raise DataError(f"{where}: {encoder}" + (f" on task {task!r}" if task else "")
-                            + f" is already in row {seen[(encoder, task)]}")
-        seen[(encoder, task)] = k
-        successes = trials = None
-        if counts and (str(rec["successes"]).strip() or "success_rate" not in cols):
-            successes = _number(rec["successes"], "successes", where)
-            trials = _number(rec["trials"], "trials", where)
-            if trials < 1 or trials != int(trials):
-                raise DataError(f"{where}: trials must be a whole number >= 1, got "
-                                f"{rec['trials']!r}")
-            if successes < 0 or successes != int(successes):
-                raise DataError(f"{where}: successes must be a whole number >= 0, got "
-                                f"{rec['successes']!r}")
-            if successes > trials:
-                raise DataError(f"{where}: successes ({int(successes)}) > trials "
-                                f"({int(trials)})")
-            successes, trials = int(successes), int(trials)
-            rate = successes / trials
-        else:
-            rate = _number(rec["success_rate"], "success_rate", where)
-            if not 0.0 <= rate <= 1.0:
-                raise DataError(f"{where}: success_rate must be in [0, 1], got "
-                                f"{rec['success_rate']!r}")
-        rows.append({"encoder": encoder, "task": task, "success_rate": rate,
-                     "successes": successes, "trials": trials})
-    return rows
+    check_number("n_boot", n_boot, low=1, high=MAX_N_BOOT, integer=True)
+    groups = correlation_groups(r["task"] for r in results)
+    if groups - 1 > MAX_TASKS:
+        raise S2RError(f"{groups - 1:,} tasks, over the limit of {MAX_TASKS} (each task is "
+                       "correlated on its own)")
+    if n_boot * groups > MAX_REPLICATES:
+        raise S2RError(f"n_boot {n_boot:,} x {groups} correlations per score (tasks + all) "
+                       f"is {n_boot * groups:,} bootstrap replicates, over the limit of "
+                       f"{MAX_REPLICATES:,}; use n_boot <= {MAX_REPLICATES // groups:,} or "
+                       "fewer tasks")
 
 
 def real_correlation(score, rate, *, trials=None, clusters=None, n_boot: int = 2000,
@@ -174,7 +117,7 @@ def real_correlation(score, rate, *, trials=None, clusters=None, n_boot: int = 2
                        f"({s.size}), got {p.size}, {n.size}, {groups.size}")
     if np.any((p < 0) | (p > 1)) or np.any(n < 0):
         raise S2RError("rates must be in [0, 1] and trials >= 0")
-    check_number("n_boot", n_boot, low=1, integer=True)
+    check_number("n_boot", n_boot, low=1, high=MAX_N_BOOT, integer=True)
     check_number("confidence", confidence, low=0, high=1, low_open=True, high_open=True)
     keep = np.isfinite(s)
     s, p, n, groups = s[keep], p[keep], n[keep], groups[keep]
@@ -195,7 +138,7 @@ def _scalars(record: Mapping) -> dict:
 
 def real_results_report(results: Sequence[dict], records: Mapping[str, dict], *,
                         scores: Optional[Sequence[str]] = None, n_boot: int = 2000,
-                        seed: int = 0) -> dict:
+                        seed: int = 0, progress=None) -> dict:
     """Join real results with score records and correlate them.
 
     Parameters
@@ -208,7 +151,9 @@ def real_results_report(results: Sequence[dict], records: Mapping[str, dict], *,
     scores : sequence of str, optional
         Score keys to correlate (default: the catalogue's ``validation`` view).
     n_boot, seed
-        Bootstrap replicates and seed of every correlation.
+        Bootstrap replicates and seed of every correlation (bounded: :func:`check_work`).
+    progress : callable ``(done, total, message)``, optional
+        Called after each correlation.
 
     Returns
     -------
@@ -220,6 +165,7 @@ def real_results_report(results: Sequence[dict], records: Mapping[str, dict], *,
     """
     from s2r.metrics import catalogue
 
+    check_work(results, n_boot)
     scores = list(scores or catalogue.keys("validation"))
     missing = sorted({r["encoder"] for r in results} - set(records))
     rows = []
@@ -232,17 +178,20 @@ def real_results_report(results: Sequence[dict], records: Mapping[str, dict], *,
         rows.append({**r, "success_ci_low": low, "success_ci_high": high,
                      **_scalars(records[r["encoder"]])})
     tasks = sorted({r["task"] for r in rows if r["task"] is not None})
+    groups = [*tasks, "all"] if len(tasks) > 1 else ["all"]
+    jobs = [(name, task) for name in scores for task in groups]
     correlations = []
-    for name in scores:
-        for task in [*tasks, "all"] if len(tasks) > 1 else ["all"]:
-            unit = [r for r in rows if task == "all" or r["task"] == task]
-            value = [r.get(name) for r in unit]
-            res = real_correlation(
-                [math.nan if v is None else v for v in value],
-                [r["success_rate"] for r in unit],
-                trials=[r["trials"] or 0 for r in unit],
-                clusters=[r["encoder"] for r in unit], n_boot=n_boot, seed=seed)
-            correlations.append({"outcome": OUTCOME, "score": name, "gap": None,
-                                 "task": task, **res})
+    for k, (name, task) in enumerate(jobs):
+        unit = [r for r in rows if task == "all" or r["task"] == task]
+        value = [r.get(name) for r in unit]
+        res = real_correlation(
+            [math.nan if v is None else v for v in value],
+            [r["success_rate"] for r in unit],
+            trials=[r["trials"] or 0 for r in unit],
+            clusters=[r["encoder"] for r in unit], n_boot=n_boot, seed=seed)
+        correlations.append({"outcome": OUTCOME, "score": name, "gap": None,
+                             "task": task, **res})
+        if progress is not None:
+            progress(k + 1, len(jobs), name)
     return {"rows": rows, "correlations": correlations, "missing_scores": missing,
             "tasks": tasks, "n_boot": int(n_boot)}

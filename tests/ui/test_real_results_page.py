@@ -64,3 +64,29 @@ def test_bad_row_and_missing_scores(computed, monkeypatch):
     assert missing and "efficientnet-lite0, state" in missing[0]
     table = next(d.value for d in at.dataframe if "Kendall" in d.value.columns)
     assert set(table["n"]) == {2} and table["Spearman"].isna().all()   # 2 encoders: undefined
+
+
+def test_the_page_reads_the_table_with_the_same_bounds(computed, monkeypatch):
+    """A paste over the size bound, an inline reference, extra fields: one error each, no
+    exception; the upload box refuses a file over the bound in the browser."""
+    from s2r.pipeline.results_table import MAX_BYTES
+
+    use_env(monkeypatch, computed[0])
+    at = open_app(PAGE)
+    at.run()
+    no_exception(at)
+    uploader = at.get("file_uploader")[0].proto
+    assert uploader.max_upload_size_mb == max(1, MAX_BYTES >> 20)
+    big = CSV + "\n" * MAX_BYTES
+    for text, words in [
+            (big, [f"pasted table is {len(big):,} bytes, over the limit of {MAX_BYTES:,}"]),
+            ("encoder,successes,trials\nckpt:resnet18:/etc/passwd,1,2\n",
+             ["pasted table row 1 (line 2): encoder 'ckpt:resnet18:/etc/passwd' is an "
+              "inline reference"]),
+            ("encoder,successes,trials\npixels,4,20,1\n",
+             ["pasted table row 1 (line 2): 4 fields, but the header has 3"])]:
+        at.text_area(key=R.PASTE).set_value(text).run()
+        no_exception(at)
+        errors = [e.value for e in at.error]
+        assert len(errors) == 1 and all(w in errors[0] for w in words), errors
+        assert not at.dataframe or not any("Kendall" in d.value.columns for d in at.dataframe)

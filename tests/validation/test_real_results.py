@@ -49,7 +49,8 @@ def test_counts_rates_and_tasks_are_read(tmp_path):
     ("encoder,successes\npixels,4\n", r"results.csv: no 'trials' column"),
     ("model,success_rate\npixels,0.5\n", r"results.csv: no 'encoder' column"),
     ("encoder,success_rate\npixels,1.5\n", r"row 1 \(line 2\): success_rate must be in \[0, 1\]"),
-    ("encoder,success_rate\npixels,abc\n", r"row 1 \(line 2\): success_rate must be a number"),
+    ("encoder,success_rate\npixels,abc\n",
+     r"row 1 \(line 2\): success_rate must be a decimal number"),
     ("encoder,successes,trials\npixels,2.5,20\n", r"successes must be a whole number"),
     ("encoder,successes,trials\npixels,0,0\n", r"trials must be a whole number >= 1"),
     ("encoder,success_rate\npixels,0.5\npixels,0.6\n", r"row 2 \(line 3\): pixels is already "
