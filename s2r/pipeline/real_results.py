@@ -46,7 +46,8 @@ OUTCOME = "real-results"
 #: Most bootstrap replicates of one correlation.
 MAX_N_BOOT = 50_000
 #: Most bootstrap replicates of one score over all its correlations (n_boot x (tasks + 1)):
-#: about 0.85 ms each (2 CPU cores), times the 7 validation scores: at most ~25 minutes.
+#: about 0.15-0.25 ms each on 2 CPU cores (12-120 units; bench/bench_ranks.py), times the 7
+#: validation scores: at most ~5 minutes.
 MAX_REPLICATES = 250_000
 
 
