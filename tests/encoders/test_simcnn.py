@@ -120,8 +120,9 @@ def test_a_dataset_without_actions_or_state_is_one_clear_error():
 @pytest.mark.parametrize("args, message", [
     (["--augment", "1.5", "--out", "x"], "--augment: expected a strength in [0, 1]"),
     (["--augment", "nan", "--out", "x"], "--augment: expected a strength in [0, 1]"),
-    (["--augment", "0.5", "--out", "a:b"], "--out: expected an encoder id"),
-    (["--augment", "0.5", "--out", "x", "--epochs", "0"], "--epochs must be a positive"),
+    (["--augment", "0.5", "--out", "a:b"], "--out: 'a:b' may not contain ':'"),
+    (["--augment", "0.5", "--out", "x", "--epochs", "0"],
+     "--epochs must be an integer in [1, 10,000], got 0"),
 ])
 def test_cli_bad_arguments_are_one_error_line(places, capsys, args, message):
     from s2r.cli import main
