@@ -106,6 +106,12 @@ def case_out_weights_file_dangling_link(root):
     return _train(root, "ghost", words=["ghost.safetensors already exists"])
 
 
+def case_dataset_missing_after_the_checks(root):
+    """Name, folder and config all fine: the dataset's own error, and the weights folder the
+    reservation made (with its lock file) is gone again."""
+    return _train(root, "cnn", words=["no-such-dataset", "does not exist"])
+
+
 # ---- item 2: the weights folder and the config file, checked before the dataset is read ----
 def case_weights_dir_is_a_file(root):
     (root / "file").write_text("user's")
