@@ -5,6 +5,9 @@ as a user encoder (see :mod:`s2r.pipeline.train_encoder`).
 
     python -m s2r train-encoder my_dataset/ --augment 0.5 --out my-simcnn
     python -m s2r score my_dataset/ --encoders my-simcnn,efficientnet-lite0,...
+
+The options, the name, the weights folder and the config file are checked before the dataset
+is read; the name is then reserved (a second run with the same ``--out`` is refused at once).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from s2r.errors import S2RError
 
 
 def register(subparsers) -> None:
+    from s2r.pipeline.train_encoder import MAX_EPOCHS, NAME_MAX_LENGTH
+
     p = add_command(
         subparsers, "train-encoder",
         help="train a small CNN on a dataset's sim frames (to predict its state/actions, with "
@@ -26,12 +31,18 @@ def register(subparsers) -> None:
                     "brightness, blur, noise, small shifts) at --augment, writes "
                     "NAME.safetensors to the weights folder (S2R_WEIGHTS_DIR or ./weights) and "
                     "adds NAME to the encoder config file in effect (S2R_ENCODERS, else "
-                    "./s2r_encoders.toml, created if missing).",
+                    "./s2r_encoders.toml, created if missing). The name, the weights folder "
+                    "and the config file are checked before the dataset is read; a second run "
+                    "with the same NAME is refused while the first runs.",
         dataset=True, show_defaults=True)
-    p.add_argument("--augment", type=float, required=True, metavar="STRENGTH",
+    p.add_argument("--augment", required=True, metavar="STRENGTH",
                    help="augmentation strength in [0, 1] (0 = none)")
-    p.add_argument("--out", required=True, metavar="NAME", help="the new encoder's id")
-    p.add_argument("--epochs", type=int, default=10, help="training epochs")
+    p.add_argument("--out", required=True, metavar="NAME",
+                   help=f"the new encoder's id: at most {NAME_MAX_LENGTH} ASCII letters, digits "
+                        "and . _ + - (starting with a letter or digit), not a built-in id or "
+                        "file name in any letter case")
+    p.add_argument("--epochs", type=int, default=10,
+                   help=f"training epochs (at most {MAX_EPOCHS:,})")
     p.add_argument("--max-frames", type=int, default=6000, metavar="N",
                    help="at most this many sim frames (a seeded subset when there are more)")
     p.add_argument("--seed", type=int, default=0, help="subset, initialisation, batches, "
@@ -39,19 +50,32 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def strength(text: str) -> float:
+    """``--augment``'s value: a number in [0, 1]; the error quotes it as given."""
+    from s2r.inputs import quoted
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise S2RError(f"--augment: expected a strength in [0, 1], got {quoted(text)}")
+    return value
+
+
 def run(args) -> int:
-    from s2r.pipeline.train_encoder import train_encoder
+    from s2r.pipeline.train_encoder import check_options, reserve, train_encoder
     from s2r.progress import tqdm_progress
 
-    if not (math.isfinite(args.augment) and 0.0 <= args.augment <= 1.0):
-        raise S2RError(f"--augment: expected a strength in [0, 1], got {args.augment:g}")
-    if args.seed < 0:
-        raise S2RError(f"--seed must be >= 0, got {args.seed}")
-    frameset = dataset_from_args(args)
-    with tqdm_progress(f"train-encoder {args.out}") as progress:
-        result = train_encoder(frameset, args.out, augment=args.augment, seed=args.seed,
-                               epochs=args.epochs, max_frames=args.max_frames,
-                               progress=progress)
+    augment = strength(args.augment)
+    check_options(augment=augment, epochs=args.epochs, max_frames=args.max_frames,
+                  seed=args.seed)
+    with reserve(args.out) as dest:
+        frameset = dataset_from_args(args)
+        with tqdm_progress(f"train-encoder {dest.name}") as progress:
+            result = train_encoder(frameset, dest.name, augment=augment, seed=args.seed,
+                                   epochs=args.epochs, max_frames=args.max_frames,
+                                   progress=progress, reserved=dest)
     print(f"trained {result['id']} on {result['frames']} sim frames to predict "
           f"{result['targets']} (loss {result['loss'][0]:.3f} -> {result['loss'][-1]:.3f})")
     print(f"wrote {result['weights']}; registered in {result['config']}")

@@ -40,15 +40,17 @@ memory, no weights; :mod:`s2r.encoders.factory`); the Grad-CAM layer and family 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
 from s2r.encoders.backend import backend_for_config_key, backend_for_ref, backends
 from s2r.encoders.builtins import BUILTIN_SPECS
-from s2r.encoders.fields import META_FIELDS, check_fields, source_fields
+from s2r.encoders.fields import META_FIELDS, check_fields, id_problem, is_name, source_fields
 from s2r.encoders.spec import EncoderSpec
 from s2r.encoders.suggest import did_you_mean
 from s2r.errors import EncoderError
+from s2r.inputs import quoted
 
 CONFIG_NAMES = ("s2r_encoders.toml", "s2r_encoders.json")
 
@@ -82,7 +84,8 @@ def config_path(path=None) -> Optional[Path]:
     if path is not None:
         path = Path(path).expanduser()
         if not path.is_file():
-            raise EncoderError(f"encoder config {path} does not exist (from {origin})")
+            what = f"is {_kind(path)}, not a file" if path.exists() else "does not exist"
+            raise EncoderError(f"encoder config {path} {what} (from {origin})")
         return path
     found = [Path(name) for name in CONFIG_NAMES if Path(name).is_file()]
     if len(found) > 1:
@@ -92,17 +95,74 @@ def config_path(path=None) -> Optional[Path]:
     return found[0] if found else None
 
 
-def _read_config(path: Path) -> list:
-    text = path.read_text(encoding="utf-8")
+def _kind(path: Path) -> str:
+    from s2r.encoders.locate import file_kind
+
+    return file_kind(path.stat().st_mode)
+
+
+def config_target(path=None) -> Path:
+    """The config file ``train-encoder`` adds its entry to, checked before any training:
+    ``path``, else ``$S2R_ENCODERS`` (created when missing), else the
+    ``./s2r_encoders.toml`` / ``.json`` present, else ``./s2r_encoders.toml`` (created).
+
+    An existing file must be a regular file (a link is followed: the file it points to gets
+    the entry, the link stays) of at most :data:`CONFIG_MAX_BYTES`; for a missing one, the
+    nearest existing folder above it must be a folder. Returns the real path to write.
+
+    Raises
+    ------
+    EncoderError
+        One line naming the path: a folder, a FIFO or a device, a file where a folder should
+        be, a name that is too long.
+    """
+    from s2r.inputs import input_file
+    from s2r.settings import current
+
+    if path is None and current().encoders_config is not None:
+        path = current().encoders_config
+    if path is None:
+        path = config_path() or Path(CONFIG_NAMES[0])
+    path = Path(path).expanduser()
     try:
+        real = Path(os.path.realpath(path))
+        if os.path.lexists(path) and not os.path.lexists(real):
+            raise EncoderError(f"encoder config {path} is a link to {real}, which does not "
+                               "exist")
+        if real.exists():
+            input_file(real, "encoder config", max_bytes=CONFIG_MAX_BYTES, error=EncoderError)
+            return real
+        folder = real.parent
+        while not folder.exists():
+            folder = folder.parent
+        if not folder.is_dir():
+            raise EncoderError(f"encoder config {path}: {folder} is {_kind(folder)}, not a "
+                               "folder")
+    except OSError as exc:
+        raise EncoderError(f"encoder config {path} cannot be used ({exc.strerror or exc})") \
+            from None
+    return real
+
+
+#: The largest encoder config file s2r reads (a file of a thousand entries is ~200 KB).
+CONFIG_MAX_BYTES = 4 << 20
+
+
+def _read_config(path: Path) -> list:
+    from s2r.inputs import read_bounded
+
+    raw = read_bounded(path, "encoder config", max_bytes=CONFIG_MAX_BYTES, error=EncoderError)
+    try:
+        text = raw.decode("utf-8")
         if path.suffix.lower() == ".json":
             data = json.loads(text)
         else:
             import tomllib
 
             data = tomllib.loads(text)
-    except ValueError as exc:  # JSONDecodeError and TOMLDecodeError are ValueErrors
-        raise EncoderError(f"encoder config {path}: cannot parse ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # JSON/TOML/UnicodeDecodeError: ValueErrors
+        raise EncoderError(f"encoder config {path}: cannot parse "
+                           f"({quoted(str(exc) or type(exc).__name__)})") from None
     if isinstance(data, dict):
         unknown = set(data) - {"encoders", "encoder"}
         if unknown:
@@ -136,10 +196,12 @@ def check_entry(entry: dict, *, where: str) -> tuple:
     entry = dict(entry)
     if "id" not in entry:
         raise EncoderError(f"{where}: missing 'id' (a short name, e.g. \"convnext-t\")")
-    check_fields({"id": entry["id"]}, where=where)
+    if not is_name(entry["id"]):
+        check_fields({"id": entry["id"]}, where=where)
     encoder_id = entry.pop("id").strip()
-    if ":" in encoder_id or encoder_id.endswith("@random"):
-        raise EncoderError(f"{where}: id {encoder_id!r} may not contain ':' or end in @random")
+    problem = id_problem(encoder_id)
+    if problem is not None:
+        raise EncoderError(f"{where}: id {quoted(encoder_id)} {problem}")
     where = f"{where} (id {encoder_id!r})"
     keys = [b.config_key for b in backends() if b.config_key]
     sources = [k for k in keys if k in entry]
@@ -185,8 +247,17 @@ def _spec_from_fields(entry: dict, kind: str, encoder_id: str, where: str,
                                                         base_dir=base_dir)
 
 
-def _clash(encoder_id: str, taken: dict) -> str:
-    """Why ``encoder_id`` cannot be used (``taken``: id -> source of the entry holding it)."""
+def _clash(encoder_id: str, taken: dict) -> Optional[str]:
+    """Why ``encoder_id`` cannot be used (``taken``: id -> source of the entry holding it),
+    or ``None``. An id that differs from a taken one only in case is taken too (``PIXELS``:
+    on a case-insensitive disk their weights files would be one file)."""
+    if encoder_id not in taken:
+        same = [i for i in taken if i.casefold() == encoder_id.casefold()]
+        if not same:
+            return None
+        what = "a built-in encoder" if taken[same[0]] == "builtin" else "registered"
+        return (f"id {quoted(encoder_id)} differs only in case from {same[0]!r}, which is "
+                f"{what}; choose another id")
     if taken[encoder_id] == "builtin":
         return (f"id {encoder_id!r} is a built-in encoder; built-in ids cannot be redefined: "
                 "choose another id")
@@ -221,8 +292,9 @@ def check_encoder_config(path=None, *, taken: Optional[dict] = None) -> list:
         where = f"encoder config {found} entry {i + 1}"
         result = check_entry(entry, where=where)
         encoder_id = result[0]
-        if encoder_id in taken:
-            raise EncoderError(f"{result[3]}: {_clash(encoder_id, taken)}")
+        clash = _clash(encoder_id, taken)
+        if clash is not None:
+            raise EncoderError(f"{result[3]}: {clash}")
         if encoder_id in first:
             raise EncoderError(f"{result[3]}: id {encoder_id!r} is already used by entry "
                                f"{first[encoder_id]} of the same file; ids must be unique")

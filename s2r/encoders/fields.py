@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from s2r.encoders.backend import backends
-from s2r.encoders.spec import PRETRAINING_GROUPS
+from s2r.encoders.spec import PRETRAINING_GROUPS, RANDOM_SUFFIX
 from s2r.errors import EncoderError
 
 #: Values of the enum fields a user encoder may take (``Pixels``/``State`` and their families
@@ -25,6 +25,35 @@ META_FIELDS = ("name", "architecture", "family", "training_type", "pretraining_d
                "notes", "dim", "params_m", "int8")
 #: Further spec fields the spec factories accept as keywords (not in config files).
 FACTORY_FIELDS = ("table_number", "tag", "source", "seed", "model_kwargs")
+
+
+#: The longest encoder id a config file or spec factory may give (``train-encoder`` names are
+#: shorter still: :data:`s2r.pipeline.train_encoder.NAME_MAX_LENGTH`).
+ID_MAX_LENGTH = 100
+#: Characters an id may not hold: ``,`` separates ids in ``--encoders`` lists and links,
+#: ``* ? [ ]`` are the wildcards of ``--encoders`` patterns.
+ID_FORBIDDEN = ",*?[]"
+
+
+def id_problem(text: str, *, max_length: int = ID_MAX_LENGTH):
+    """Why ``text`` (already stripped) cannot be an encoder id, or ``None``: empty, longer
+    than ``max_length``, whitespace or control characters, ``,`` or a wildcard, ``:`` (the
+    mark of inline references, ``timm:NAME``) or the ``@random`` suffix."""
+    if not text:
+        return "is empty"
+    if len(text) > max_length:
+        return f"is {len(text):,} characters long; ids are at most {max_length}"
+    if any(c.isspace() or not c.isprintable() for c in text):
+        return "may not contain whitespace or control characters"
+    if "," in text:
+        return "may not contain ',' (it separates ids in --encoders lists)"
+    if any(c in ID_FORBIDDEN for c in text):
+        return "may not contain the wildcards * ? [ ] (they select ids in --encoders patterns)"
+    if ":" in text:
+        return "may not contain ':' (it marks inline references such as timm:NAME)"
+    if text.endswith(RANDOM_SUFFIX):
+        return f"may not end in {RANDOM_SUFFIX} (the random-init controls' suffix)"
+    return None
 
 
 def is_number(value) -> bool:
@@ -69,7 +98,9 @@ def choices(allowed) -> str:
 #: field -> (check, what it must be), for the fields of every user encoder. Checked when a
 #: config file is read (before any model is built) and by the spec factories.
 FIELD_RULES = {
-    "id": (is_name, 'a non-empty string without ":", e.g. "convnext-t"'),
+    "id": (lambda v: is_name(v) and id_problem(v.strip()) is None,
+           f'a non-empty string of at most {ID_MAX_LENGTH} characters without whitespace, '
+           '",", ":" or wildcards, e.g. "convnext-t"'),
     "name": (is_name, "a non-empty string"),
     "architecture": (one_of(USER_ARCHITECTURES), choices(USER_ARCHITECTURES)),
     "family": (one_of(USER_FAMILIES), choices(USER_FAMILIES)),

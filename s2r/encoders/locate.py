@@ -64,6 +64,54 @@ def weights_dir() -> Path:
     return current().weights_dir
 
 
+def file_kind(mode: int) -> str:
+    """What a path is, for a message (``st_mode`` from ``os.stat``/``lstat``): ``"a file"``,
+    ``"a link"``, ``"a folder"``, ``"a FIFO (named pipe)"``, ``"a device"``, ``"a socket"``."""
+    import stat
+
+    for test, kind in ((stat.S_ISREG, "a file"), (stat.S_ISLNK, "a link"),
+                       (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def writable_weights_dir() -> Path:
+    """The weights folder (:func:`weights_dir`), checked before anything is trained into it:
+    a folder (or a link to one), or missing with a folder as its nearest existing ancestor
+    (it is made when a file is written). Nothing is created here.
+
+    Raises
+    ------
+    EncoderError
+        One line naming ``S2R_WEIGHTS_DIR`` and the path: it (or an ancestor) is a file, or
+        it cannot be looked at (too long a name, no permission).
+    """
+    import stat
+
+    folder = weights_dir()
+    where = f"the weights folder {folder} (S2R_WEIGHTS_DIR)"
+    probe = folder
+    try:
+        while True:
+            try:
+                mode = os.stat(probe).st_mode
+                break
+            except (FileNotFoundError, NotADirectoryError):
+                if probe.parent == probe:
+                    raise
+                probe = probe.parent
+    except OSError as exc:
+        raise EncoderError(f"{where} cannot be used ({exc.strerror or exc})") from None
+    if not stat.S_ISDIR(mode):
+        what = "is" if probe == folder else f"is inside {probe}, which is"
+        raise EncoderError(f"{where} {what} {file_kind(mode)}, not a folder; set "
+                           "S2R_WEIGHTS_DIR to a folder")
+    return folder
+
+
 def hf_cache_dir() -> Path:
     """The Hugging Face hub cache folder, from the environment at call time."""
     from s2r.settings import current

@@ -21,6 +21,7 @@ made from ``seed`` (one thread's result is deterministic on one machine).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Optional
@@ -30,10 +31,13 @@ import torch
 from torch import nn
 
 from s2r.errors import EncoderError
+from s2r.inputs import quoted
 from s2r.progress import ProgressCallback, report
 
 __all__ = ["SimCNN", "augmentation", "train_simcnn", "save_simcnn", "read_simcnn_meta",
-           "SIMCNN_DIM", "SIMCNN_INPUT", "SIMCNN_MEAN", "SIMCNN_STD"]
+           "simcnn_tensors", "SimCNNFileError", "SIMCNN_DIM", "SIMCNN_INPUT", "SIMCNN_MEAN",
+           "SIMCNN_STD", "SIMCNN_MAX_DIM", "SIMCNN_MAX_SIDE", "SIMCNN_MAX_HEADER",
+           "SIMCNN_MAX_BYTES"]
 
 SIMCNN_DIM = 128
 #: (height, width) frames are resized to (half the demo's 96 x 128: CPU-fast).
@@ -221,37 +225,181 @@ def _fit(*, model_args, X, Yt, aug, seed, epochs, batch_size, lr, progress, info
     return state, {"loss": losses, **info}
 
 
-def save_simcnn(path, state_dict: dict, info: dict) -> None:
+def save_simcnn(path, state_dict: dict, info: dict, *, exclusive: bool = False) -> None:
     """Write the encoder's weights to ``path`` (.safetensors) atomically, ``info`` as the
-    file's metadata (JSON under ``"s2r_simcnn"``)."""
+    file's metadata (JSON under ``"s2r_simcnn"``).
+
+    Written to a new temporary sibling (:func:`s2r.atomic.atomic_path`: a new file gets the
+    usual ``0666 & ~umask`` mode, a replaced one keeps its mode), then moved into place.
+    ``exclusive``: never replace a file (or link) that is at ``path`` by then: the finished
+    file is hard-linked to ``path``, which fails when ``path`` exists (FileExistsError, and
+    nothing is written); where the file system has no hard links, ``path`` is checked just
+    before the move instead.
+    """
+    import errno
     import os
-    import tempfile
     from pathlib import Path
 
-    from safetensors.torch import save_file
+    from safetensors.torch import save
+
+    from s2r.atomic import atomic_path
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    # the bytes, written into atomic_path's file (safetensors' save_file would put its own
+    # 0600 file in its place)
+    data = save(state_dict, metadata={"s2r_simcnn": json.dumps(info)})
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        if exclusive:
+            try:
+                # after the link, atomic_path's rename of ``tmp`` onto the same file is a
+                # no-op (POSIX rename of two links to one file) and ``tmp`` is removed
+                os.link(tmp, path)
+            except FileExistsError:
+                raise FileExistsError(errno.EEXIST, "exists already", str(path)) from None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP,
+                                     errno.EOPNOTSUPP):
+                    raise
+                if os.path.lexists(path):
+                    raise FileExistsError(errno.EEXIST, "exists already", str(path)) from None
+
+
+#: Bounds on a simcnn file, checked from its header before a tensor is read or a model is
+#: built: the embedding width, each side of the input size, the header (8-byte length +
+#: JSON) and the whole file. The controls are 128 wide at 48 x 64 (~0.2 MB).
+SIMCNN_MAX_DIM = 4096
+SIMCNN_MAX_SIDE = 1024
+SIMCNN_MAX_HEADER = 1 << 20
+SIMCNN_MAX_BYTES = 64 << 20
+
+
+def shown(value) -> str:
+    """``repr(value)`` for a one-line message about a file's contents: as it is when short
+    and printable, else :func:`s2r.inputs.quoted` (cut, escape codes removed)."""
+    text = repr(value)
+    return text if len(text) <= 100 and text.isprintable() else quoted(text)
+
+
+class SimCNNFileError(EncoderError):
+    """A file that is not a simcnn encoder s2r can load: ``path`` and the ``reason``."""
+
+    def __init__(self, path, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}")
+
+
+@functools.lru_cache(maxsize=8)
+def simcnn_tensors(dim: int) -> dict:
+    """Name -> (safetensors dtype, shape) of the tensors a SimCNN encoder file of width
+    ``dim`` holds (the same at every input size; all float32, as :func:`train_simcnn` returns
+    them), found on the meta device (nothing allocated)."""
+    with torch.device("meta"):
+        features = SimCNN(dim=int(dim)).features
+    return {k: ("F32", list(v.shape)) for k, v in features.state_dict().items()}
+
+
+def _read_header(path, what: str) -> tuple:
+    """(header dict, size of the data after it) of the safetensors file ``path``: its length
+    and its JSON bounded before they are read."""
+    import os
+    import stat
+
+    from s2r.inputs import input_file
+
+    p = input_file(path, what, max_bytes=SIMCNN_MAX_BYTES, error=EncoderError)
+    fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO swapped in: no hang
     try:
-        save_file(state_dict, tmp, metadata={"s2r_simcnn": json.dumps(info)})
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def read_simcnn_meta(path) -> dict:
-    """The ``info`` :func:`save_simcnn` stored in ``path`` (EncoderError if it has none)."""
-    from safetensors import safe_open
-
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SimCNNFileError(path, "not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            head = f.read(8)
+            n = int.from_bytes(head, "little") if len(head) == 8 else -1
+            if not 2 <= n <= min(SIMCNN_MAX_HEADER, info.st_size - 8):
+                shown_n = f"{n:,} bytes" if n >= 0 else "missing"
+                raise SimCNNFileError(path, f"not a safetensors file: its header length is "
+                                            f"{shown_n}, expected 2 to {SIMCNN_MAX_HEADER:,} "
+                                            "bytes within the file")
+            raw = f.read(n)
+    finally:
+        os.close(fd)
     try:
-        with safe_open(str(path), framework="pt") as f:
-            meta = f.metadata() or {}
-    except Exception as exc:
-        raise EncoderError(f"{path}: not a safetensors file written by train-encoder "
-                           f"({exc})") from None
-    if "s2r_simcnn" not in meta:
-        raise EncoderError(f"{path}: not written by train-encoder (no s2r_simcnn metadata)")
-    return json.loads(meta["s2r_simcnn"])
+        header = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):     # UnicodeDecodeError is a ValueError
+        raise SimCNNFileError(path, "not a safetensors file: its header is not JSON") from None
+    if not isinstance(header, dict):
+        raise SimCNNFileError(path, "not a safetensors file: its header is not a JSON object")
+    return header, info.st_size - 8 - n
+
+
+def _check_tensors(path, header: dict, data_bytes: int, dim: int) -> None:
+    """The header's tensors are those of a SimCNN of width ``dim`` and fill the file."""
+    want = simcnn_tensors(dim)
+    got = {k: v for k, v in header.items() if k != "__metadata__"}
+    for key in sorted(set(want) | set(got)):
+        entry = got.get(key)
+        found = (entry.get("dtype"), entry.get("shape")) if isinstance(entry, dict) else None
+        if found != want.get(key):
+            expected = ("no such tensor" if key not in want
+                        else f"{shown(want[key][0])} {want[key][1]}")
+            got_text = ("missing" if entry is None else
+                        f"{shown(found[0])} {shown(found[1])}" if found else shown(entry))
+            raise SimCNNFileError(path, f"its tensors are not those of a {dim}-wide simcnn "
+                                        f"encoder: {shown(key)} is {got_text}, expected "
+                                        f"{expected}")
+    end = 0
+    for key, (_dtype, shape) in want.items():
+        offsets = got[key].get("data_offsets")
+        size = math.prod(shape) * 4
+        if (not isinstance(offsets, list) or len(offsets) != 2
+                or not all(isinstance(v, int) for v in offsets)
+                or offsets[1] - offsets[0] != size or not 0 <= offsets[0] <= data_bytes - size):
+            raise SimCNNFileError(path, f"tensor {shown(key)} has data offsets "
+                                        f"{shown(offsets)} outside the file")
+        end = max(end, offsets[1])
+    if end != data_bytes:
+        raise SimCNNFileError(path, f"its tensors take {end:,} bytes but the file holds "
+                                    f"{data_bytes:,}")
+
+
+def read_simcnn_meta(path, *, what: str = "simcnn file") -> dict:
+    """The ``info`` :func:`save_simcnn` stored in ``path``, read from the file's header only
+    and checked before a tensor is read or a model is built.
+
+    Checks: a regular file (not a FIFO, device or folder; links are followed) of at most
+    :data:`SIMCNN_MAX_BYTES`; a header of at most :data:`SIMCNN_MAX_HEADER` bytes of JSON;
+    ``s2r_simcnn`` metadata that is a JSON object with an integer ``dim`` in
+    [1, :data:`SIMCNN_MAX_DIM`] and an ``input_size`` of two integers in
+    [1, :data:`SIMCNN_MAX_SIDE`]; tensors with the names, dtypes and shapes of that encoder,
+    filling the file.
+
+    Raises
+    ------
+    EncoderError
+        One line naming the file and the first thing wrong (:class:`SimCNNFileError` for
+        the file's contents).
+    """
+    header, data_bytes = _read_header(path, what)
+    meta = header.get("__metadata__")
+    if not isinstance(meta, dict) or not isinstance(meta.get("s2r_simcnn"), str):
+        raise SimCNNFileError(path, "not written by train-encoder (no s2r_simcnn metadata)")
+    try:
+        info = json.loads(meta["s2r_simcnn"])
+    except (ValueError, RecursionError):
+        raise SimCNNFileError(path, "its s2r_simcnn metadata is not JSON: "
+                                    f"{quoted(meta['s2r_simcnn'])}") from None
+    if not isinstance(info, dict):
+        raise SimCNNFileError(path, "its s2r_simcnn metadata is not a JSON object")
+    dim, size = info.get("dim"), info.get("input_size")
+    if not (isinstance(dim, int) and not isinstance(dim, bool) and 1 <= dim <= SIMCNN_MAX_DIM):
+        raise SimCNNFileError(path, f"metadata dim must be an integer in [1, {SIMCNN_MAX_DIM}], "
+                                    f"got {shown(dim)}")
+    if not (isinstance(size, list) and len(size) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= SIMCNN_MAX_SIDE
+                    for v in size)):
+        raise SimCNNFileError(path, "metadata input_size must be [height, width], integers in "
+                                    f"[1, {SIMCNN_MAX_SIDE}], got {shown(size)}")
+    _check_tensors(path, header, data_bytes, dim)
+    return info

@@ -19,7 +19,9 @@ CONTROLS = {"simcnn-dr0": 0.0, "simcnn-dr0.5": 0.5, "simcnn-dr1": 1.0}
 #: Each control's training-recipe version, part of its weights file name: bumped whenever how
 #: that control is trained changes (:mod:`s2r.encoders.backends.simcnn`), so a file trained the
 #: old way is never reused and a control whose recipe did not change is not retrained.
-#: 2: 750 training episodes instead of 250; 3 (the randomised controls): 1,500.
+#: 2: 750 training episodes instead of 250; 3 (the randomised controls): 1,500. The file's
+#: metadata stores the whole recipe as well (``control_recipe`` in the backend), checked on
+#: every load, so a file at this name that s2r did not train for the control is never used.
 CONTROL_VERSIONS = {"simcnn-dr0": 2, "simcnn-dr0.5": 3, "simcnn-dr1": 3}
 _DIM, _INPUT = 128, (48, 64)
 #: Parameters of SimCNN's convolutions and batch norms (any input size: the spatial soft-argmax

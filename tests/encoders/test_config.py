@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
@@ -380,3 +381,54 @@ def test_cli_gives_one_error_line_for_a_broken_config(tmp_path, capsys, config, 
     assert errors[0].startswith("error: encoder config s2r_encoders.toml entry 1 (id ")
     assert message in errors[0] and "Traceback" not in captured.err
     assert not out.exists() and captured.out == ""
+
+
+@pytest.mark.parametrize("encoder_id, message", [
+    ("a,b", "may not contain ','"),
+    ("a\nb", "whitespace or control characters"),
+    ("a b", "whitespace or control characters"),
+    ("r18*", "wildcards"),
+    ("r1?", "wildcards"),
+    ("[r]", "wildcards"),
+    ("x" * 101, "101 characters long; ids are at most 100"),
+    ("a:b", "may not contain ':'"),
+    ("a@random", "may not end in @random"),
+])
+def test_odd_ids_are_refused_with_a_reason(encoder_id, message):
+    """Ids that would break ``--encoders`` lists and patterns, or lines of output."""
+    from s2r.encoders.config import check_entry
+
+    with pytest.raises(EncoderError, match=re.escape(message)) as err:
+        check_entry({"id": encoder_id, "timm": "resnet18"}, where="entry 1")
+    assert "\n" not in str(err.value)
+
+
+def test_an_id_that_is_a_builtin_id_in_other_case_is_refused(tmp_path):
+    from s2r.encoders.config import check_encoder_config
+
+    path = tmp_path / "s2r_encoders.toml"
+    path.write_text('[[encoders]]\nid = "ResNet18"\ntimm = "resnet18"\n')
+    with pytest.raises(EncoderError, match="'ResNet18' differs only in case from 'resnet18', "
+                                           "which is a built-in encoder"):
+        check_encoder_config(path)
+    path.write_text('[[encoders]]\nid = "resnet18-mine"\ntimm = "resnet18"\n')
+    assert [c[0] for c in check_encoder_config(path)] == ["resnet18-mine"]
+
+
+def test_a_config_over_its_bound_or_not_a_file_is_one_line(tmp_path):
+    import os
+
+    from s2r.encoders.config import CONFIG_MAX_BYTES, check_encoder_config
+
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as f:
+        f.truncate(CONFIG_MAX_BYTES + 1)
+    with pytest.raises(EncoderError, match="over the limit of 4,194,304 bytes"):
+        check_encoder_config(big)
+    os.mkfifo(tmp_path / "fifo.toml")
+    with pytest.raises(EncoderError, match="is a FIFO"):
+        check_encoder_config(tmp_path / "fifo.toml")
+    nested = tmp_path / "deep.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(EncoderError, match="cannot parse"):
+        check_encoder_config(nested)

@@ -120,8 +120,9 @@ def test_a_dataset_without_actions_or_state_is_one_clear_error():
 @pytest.mark.parametrize("args, message", [
     (["--augment", "1.5", "--out", "x"], "--augment: expected a strength in [0, 1]"),
     (["--augment", "nan", "--out", "x"], "--augment: expected a strength in [0, 1]"),
-    (["--augment", "0.5", "--out", "a:b"], "--out: expected an encoder id"),
-    (["--augment", "0.5", "--out", "x", "--epochs", "0"], "--epochs must be a positive"),
+    (["--augment", "0.5", "--out", "a:b"], "--out: 'a:b' may not contain ':'"),
+    (["--augment", "0.5", "--out", "x", "--epochs", "0"],
+     "--epochs must be an integer in [1, 10,000], got 0"),
 ])
 def test_cli_bad_arguments_are_one_error_line(places, capsys, args, message):
     from s2r.cli import main
@@ -203,3 +204,159 @@ def test_the_controls_training_recipe_is_the_one_their_version_names():
         assert CONTROL_RECIPES.get((cid, CONTROL_VERSIONS[cid])) == recipe, (
             f"{cid}'s training changed: bump its CONTROL_VERSIONS entry in "
             "s2r/encoders/simcnn_specs.py and record the new recipe here")
+
+
+# ---- the built-in controls' files are s2r's (issue 33, item 1) ------------------------------
+@pytest.fixture
+def never_train(monkeypatch):
+    from s2r.encoders.backends import simcnn as backend
+
+    def trained(*args, **kwargs):
+        raise AssertionError("a control was trained")
+
+    monkeypatch.setattr(backend, "train_control", trained)
+
+
+def test_a_trained_control_records_its_recipe_and_is_loaded_without_training(places,
+                                                                              monkeypatch):
+    from s2r.encoders import build_encoder, get_spec, status
+    from s2r.encoders.backends import simcnn as backend
+    from s2r.encoders.simcnn import read_simcnn_meta
+
+    monkeypatch.setattr(backend, "CONTROL_EPISODES", 2)
+    monkeypatch.setattr(backend, "CONTROL_EPOCHS", 1)
+    build_encoder("simcnn-dr0", device="cpu")
+    path = places / "weights" / "simcnn-dr0.v2.safetensors"
+    info = read_simcnn_meta(path)
+    assert info["recipe"] == {"control": "simcnn-dr0", "version": 2, "randomisation": 0.0,
+                              "episodes": 2, "steps": 24, "epochs": 1, "seed": 0,
+                              "augment": 0.0, "state_columns": [10, 22], "dim": 128,
+                              "input_size": [48, 64]}
+    assert oct(path.stat().st_mode & 0o777) != "0o600"
+    monkeypatch.setattr(backend, "train_control", lambda *a, **k: pytest.fail("retrained"))
+    assert status("simcnn-dr0").message == f"weights file {path}"
+    build_encoder(get_spec("simcnn-dr0"), device="cpu")
+    monkeypatch.setattr(backend, "CONTROL_EPISODES", 3)      # another recipe: not this file
+    st = status("simcnn-dr0")
+    assert st.state == "weights-missing" and "records episodes 2 where v2 has 3" in st.message
+
+
+def test_control_files_trained_before_recipes_were_stored_are_recognised(places, never_train):
+    """The demo's controls already trained under these names lack ``recipe``: they are
+    recognised by the fields they recorded (no version bump, no 12-25 minute retrain)."""
+    from s2r.encoders import build_encoder, status, weights_fingerprint
+    from tests.helpers.simcnn_files import CONTROL_FILES, LEGACY_CONTROL_INFO, write_simcnn
+
+    for cid, file in CONTROL_FILES.items():
+        write_simcnn(places / "weights" / file, LEGACY_CONTROL_INFO[cid])
+        assert status(cid).state == "ready" and file in status(cid).message
+        assert weights_fingerprint(cid).startswith("sha256:")
+    enc = build_encoder("simcnn-dr0.5", device="cpu")
+    assert enc.embed(np.zeros((2, 96, 128, 3), np.uint8)).shape == (2, 128)
+
+
+def test_a_bad_control_file_is_named_in_status_and_never_trained_over(places, never_train):
+    from s2r.encoders import build_encoder, status, weights_fingerprint
+
+    path = places / "weights" / "simcnn-dr1.v3.safetensors"
+    path.mkdir(parents=True)
+    st = status("simcnn-dr1")
+    assert st.state == "weights-missing" and st.file == str(path)
+    assert st.message == (f"{path} is a folder, not a file s2r trained for simcnn-dr1; delete "
+                          "it and s2r trains simcnn-dr1 again on first use (about 25 "
+                          "CPU-minutes)")
+    assert weights_fingerprint("simcnn-dr1") == "missing"     # no cache key is written
+    with pytest.raises(EncoderError, match="is a folder, not a file s2r trained"):
+        build_encoder("simcnn-dr1", device="cpu")
+    assert path.is_dir()
+
+
+def test_a_device_at_a_control_path_is_refused(places, monkeypatch, never_train):
+    """A character device (made by root with mknod): refused by its mode, never opened."""
+    import os
+    import stat
+
+    from s2r.encoders import build_encoder
+
+    path = str(places / "weights" / "simcnn-dr0.v2.safetensors")
+    real_lstat = os.lstat
+
+    def lstat(p, *args, **kwargs):
+        if str(p) == path:
+            return os.stat_result((stat.S_IFCHR | 0o666,) + (0,) * 9)
+        return real_lstat(p, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    with pytest.raises(EncoderError, match="is a device, not a file s2r trained for "
+                                           "simcnn-dr0; delete it"):
+        build_encoder("simcnn-dr0", device="cpu")
+
+
+def test_a_control_saved_meanwhile_by_another_process_is_used_if_it_is_the_control(
+        places, monkeypatch):
+    from s2r.encoders import get_spec, simcnn
+    from s2r.encoders.backends import simcnn as backend
+    from tests.helpers.simcnn_files import LEGACY_CONTROL_INFO, write_simcnn
+
+    monkeypatch.setattr(backend, "RANDOMISED_EPISODES", 2)
+    monkeypatch.setattr(backend, "CONTROL_EPOCHS", 1)
+    path = places / "weights" / "simcnn-dr1.v3.safetensors"
+    real_train = simcnn.train_simcnn
+
+    def train_while_another_saves(*args, **kwargs):
+        out = real_train(*args, **kwargs)
+        info = {**LEGACY_CONTROL_INFO["simcnn-dr1"], "episodes": 2, "epochs": 1}
+        write_simcnn(path, info, seed=5)
+        return out
+
+    monkeypatch.setattr(simcnn, "train_simcnn", train_while_another_saves)
+    spec = get_spec("simcnn-dr1")
+    assert backend.train_control(spec, path) == path
+    assert b'"recipe"' not in path.read_bytes()              # theirs, kept, not replaced
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]   # no .tmp left
+    path.unlink()
+
+    def train_while_junk_appears(*args, **kwargs):
+        out = real_train(*args, **kwargs)
+        path.write_bytes(b"junk")
+        return out
+
+    monkeypatch.setattr(simcnn, "train_simcnn", train_while_junk_appears)
+    with pytest.raises(EncoderError, match="not a file s2r trained for simcnn-dr1"):
+        backend.train_control(spec, path)
+    assert path.read_bytes() == b"junk"
+
+
+def test_save_simcnn_exclusive_never_replaces_and_read_checks_the_header(tmp_path):
+    from s2r.encoders.simcnn import read_simcnn_meta, save_simcnn
+    from tests.helpers.simcnn_files import simcnn_state, user_info
+
+    path = tmp_path / "m.safetensors"
+    save_simcnn(path, simcnn_state(), user_info())
+    assert read_simcnn_meta(path) == user_info()
+    before = path.read_bytes()
+    with pytest.raises(FileExistsError):
+        save_simcnn(path, simcnn_state(seed=1), user_info(), exclusive=True)
+    assert path.read_bytes() == before
+    (tmp_path / "link.safetensors").symlink_to(tmp_path / "gone")
+    with pytest.raises(FileExistsError):                     # a dangling link counts too
+        save_simcnn(tmp_path / "link.safetensors", simcnn_state(), user_info(), exclusive=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.safetensors", "m.safetensors"]
+    save_simcnn(path, simcnn_state(seed=1), user_info())     # not exclusive: replaced
+    assert path.read_bytes() != before
+
+
+def test_a_user_entry_and_its_file_must_agree_on_the_width(places):
+    from s2r.encoders import build_encoder, get_spec
+    from tests.helpers.simcnn_files import user_info, write_simcnn
+
+    path = write_simcnn(places / "mine.safetensors", user_info())
+    config = places / "encoders.toml"
+    config.write_text(f'[[encoders]]\nid = "mine"\nsimcnn = "{path}"\ndim = 64\n')
+    with pytest.raises(EncoderError, match="field 'dim' is 64 but .*mine.safetensors holds 128"):
+        get_spec("mine")
+    config.write_text(f'[[encoders]]\nid = "mine"\nsimcnn = "{path}"\ndim = 128\n')
+    assert get_spec("mine").dim == 128
+    write_simcnn(path, user_info(dim=64))                    # changed after the config was read
+    with pytest.raises(EncoderError, match="64 wide now, was 128"):
+        build_encoder("mine", device="cpu")

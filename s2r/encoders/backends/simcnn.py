@@ -14,12 +14,17 @@ Two kinds of entries:
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
+from typing import Optional
 
 from s2r.encoders.backends.base import FileBackend
 from s2r.encoders.fields import is_name
-from s2r.encoders.locate import EncoderStatus, expected_path, file_status
+from s2r.encoders.locate import (EncoderStatus, expected_path, file_kind, file_status,
+                                 writable_weights_dir)
 from s2r.errors import EncoderError
+from s2r.inputs import quoted
 
 #: How the built-in controls are trained (part of their weights file, whose name carries
 #: the control's :data:`s2r.encoders.simcnn_specs.CONTROL_VERSIONS` entry: bump it with any
@@ -41,18 +46,124 @@ CONTROL_EPOCHS = 20
 CONTROL_SEED = 0
 
 
+#: What the controls predict: the task state (leg and tabletop pose), columns 10:22 of the
+#: demo's state; the camera must supply it (the robot's own state is proprioception).
+CONTROL_STATE_COLUMNS = (10, 22)
+_TARGETS_NAMES = "demo task state (leg and tabletop pose, 12)"
+
+
 def control_episodes(strength: float) -> int:
     """Training episodes of the built-in control of randomisation ``strength``."""
     return CONTROL_EPISODES if float(strength) == 0.0 else RANDOMISED_EPISODES
 
 
+def _dataset_text(strength: float) -> str:
+    return f"demo expert episodes, appearance randomisation {strength:g}"
+
+
+def control_recipe(spec) -> dict:
+    """What identifies how the built-in control ``spec`` is trained (stored as ``recipe`` in
+    its file's metadata by :func:`train_control`, checked on every load): id, version,
+    randomisation, episodes, steps, epochs, seed, augmentation, targets, width, input."""
+    from s2r.encoders.simcnn_specs import CONTROL_VERSIONS, CONTROLS
+
+    strength = CONTROLS[spec.id]
+    return {"control": spec.id, "version": CONTROL_VERSIONS[spec.id], "randomisation": strength,
+            "episodes": control_episodes(strength), "steps": CONTROL_STEPS,
+            "epochs": CONTROL_EPOCHS, "seed": CONTROL_SEED, "augment": 0.0,
+            "state_columns": list(CONTROL_STATE_COLUMNS), "dim": spec.dim,
+            "input_size": list(spec.input_size)}
+
+
+def recipe_mismatch(spec, info: dict):
+    """``None`` when ``info`` (a simcnn file's metadata) identifies the built-in control
+    ``spec`` as trained now, else ``(field, what the file says, what the control has)``.
+
+    Files trained before the recipe was stored (under this version's file name, so by this
+    recipe) are recognised by what they did record: randomisation, episodes, epochs, seed,
+    augmentation, targets, width, input size and the dataset text all equal the recipe's
+    (deliberately no version bump, which would retrain every user's 12-25 minute controls
+    for metadata alone).
+    """
+    want = control_recipe(spec)
+    recipe = info.get("recipe")
+    if recipe is None:
+        got = info
+        want = {**{k: want[k] for k in ("randomisation", "episodes", "epochs", "seed",
+                                        "augment", "dim", "input_size")},
+                "targets": CONTROL_STATE_COLUMNS[1] - CONTROL_STATE_COLUMNS[0],
+                "targets_names": _TARGETS_NAMES, "dataset": _dataset_text(want["randomisation"])}
+    else:
+        got = recipe if isinstance(recipe, dict) else {}
+    for key, value in want.items():
+        if got.get(key) != value or type(got.get(key)) is bool:
+            return key, got.get(key), value
+    return None
+
+
+def _plain(value) -> str:
+    """A metadata value for a note: as it is when short and printable, else :func:`quoted`."""
+    text = str(value)
+    return text if len(text) <= 100 and text.isprintable() else quoted(text)
+
+
+def _minutes(spec) -> int:
+    from s2r.encoders.simcnn_specs import CONTROLS
+
+    return 15 if control_episodes(CONTROLS[spec.id]) == CONTROL_EPISODES else 25
+
+
+def control_file(spec) -> Optional[Path]:
+    """The weights file of the built-in control ``spec`` when it is one s2r trained for that
+    control (:func:`recipe_mismatch`); ``None`` when nothing is at its path (it is trained on
+    first use).
+
+    Raises
+    ------
+    EncoderError
+        Anything else at its path (a link, a FIFO, a device, a folder, another simcnn file,
+        a file of other metadata or shapes): one line naming the file and saying how to
+        retrain (delete it). Such a file is never used, and never silently trained over.
+    """
+    from s2r.encoders.simcnn import SimCNNFileError, read_simcnn_meta, shown
+
+    path = expected_path(spec)
+    retrain = (f"delete it and s2r trains {spec.id} again on first use (about "
+               f"{_minutes(spec)} CPU-minutes)")
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise EncoderError(f"{spec.id}: cannot look at its weights file {path} "
+                           f"({exc.strerror or exc})") from None
+    if stat.S_ISLNK(mode) or not stat.S_ISREG(mode):
+        kind = "a link" if stat.S_ISLNK(mode) else file_kind(mode)
+        raise EncoderError(f"{path} is {kind}, not a file s2r trained for {spec.id}; {retrain}")
+    try:
+        info = read_simcnn_meta(path)
+    except SimCNNFileError as exc:
+        raise EncoderError(f"{path} is not a file s2r trained for {spec.id} ({exc.reason}); "
+                           f"{retrain}") from None
+    wrong = recipe_mismatch(spec, info)
+    if wrong is not None:
+        field, got, want = wrong
+        version = control_recipe(spec)["version"]
+        records = f"no {field}" if got is None else f"{field} {shown(got)}"
+        raise EncoderError(f"{path} is not the {spec.id} control s2r trains: it records "
+                           f"{records} where v{version} has {want!r}; {retrain}")
+    return path
+
+
 def train_control(spec, path: Path, progress=None) -> Path:
     """Train the built-in control ``spec`` on randomised demo frames and save it at
-    ``path`` (atomically)."""
+    ``path`` (atomically; its :func:`control_recipe` in the metadata). When another process
+    saved it meanwhile, that file is used if it is the control (:func:`control_file`)."""
     from s2r.closedloop.sim.dr_frames import randomised_frames
     from s2r.encoders.simcnn import save_simcnn, train_simcnn
     from s2r.encoders.simcnn_specs import CONTROLS
 
+    writable_weights_dir()          # a weights folder that is a file fails before training
     strength = CONTROLS[spec.id]
     # rendered at the demo's 96 x 128 and resized like every frame the encoder embeds
     episodes = control_episodes(strength)
@@ -63,10 +174,16 @@ def train_control(spec, path: Path, progress=None) -> Path:
     state_dict, info = train_simcnn(frames, states[:, 10:22], augment=0.0, seed=CONTROL_SEED,
                                     epochs=CONTROL_EPOCHS, dim=spec.dim,
                                     input_size=spec.input_size, progress=progress)
-    info.update(dataset=f"demo expert episodes, appearance randomisation {strength:g}",
-                targets_names="demo task state (leg and tabletop pose, 12)", randomisation=strength,
-                episodes=episodes)
-    save_simcnn(path, state_dict, info)
+    info.update(dataset=_dataset_text(strength), targets_names=_TARGETS_NAMES,
+                randomisation=strength, episodes=episodes, recipe=control_recipe(spec))
+    try:
+        save_simcnn(path, state_dict, info, exclusive=True)
+    except FileExistsError:
+        found = control_file(spec)
+        if found is None:
+            raise EncoderError(f"{spec.id}: its weights file {path} came and went while it "
+                               "was trained; run the command again") from None
+        return found
     return path
 
 
@@ -86,23 +203,35 @@ class SimCNNBackend(FileBackend):
     def status(self, spec) -> EncoderStatus:
         from s2r.encoders.simcnn_specs import CONTROLS
 
-        found = file_status(spec)
-        if found.state == "ready" or spec.id not in CONTROLS:
-            return found
-        minutes = 15 if control_episodes(CONTROLS[spec.id]) == CONTROL_EPISODES else 25
-        return EncoderStatus("ready", f"trained on first use (about {minutes} minutes on one "
-                                      f"core), then kept at {expected_path(spec)}",
+        if spec.id not in CONTROLS:
+            return file_status(spec)
+        try:
+            found = control_file(spec)
+        except EncoderError as exc:
+            return EncoderStatus("weights-missing", str(exc), str(expected_path(spec)))
+        if found is not None:
+            return EncoderStatus("ready", f"weights file {found}", str(found))
+        return EncoderStatus("ready", f"trained on first use (about {_minutes(spec)} minutes on "
+                                      f"one core), then kept at {expected_path(spec)}",
                              str(expected_path(spec)))
 
     def resolve_weights(self, spec, *, allow_download: bool = True):
+        from s2r.encoders.simcnn import read_simcnn_meta
         from s2r.encoders.simcnn_specs import CONTROLS
 
-        path = expected_path(spec)
-        if spec.id in CONTROLS and not path.is_file():
+        if spec.id in CONTROLS:
+            found = control_file(spec)
+            if found is not None:
+                return found
             if not allow_download:
                 raise EncoderError(f"{spec.id}: not trained yet (trained on first use)")
-            return train_control(spec, path)
-        return super().resolve_weights(spec, allow_download=allow_download)
+            return train_control(spec, expected_path(spec))
+        path = super().resolve_weights(spec, allow_download=allow_download)
+        info = read_simcnn_meta(path)       # checked again: the file may have changed
+        if info["dim"] != spec.dim:
+            raise EncoderError(f"encoder {spec.id!r}: {path} is {info['dim']} wide now, was "
+                               f"{spec.dim} when the config was read; run the command again")
+        return path
 
     def make(self, spec):
         from s2r.encoders.simcnn import SimCNN
@@ -118,15 +247,20 @@ class SimCNNBackend(FileBackend):
 
         path = Path(value).expanduser()
         path = path if path.is_absolute() else Path(base_dir) / path
-        if not path.is_file():
-            raise EncoderError(f"encoder {id!r}: simcnn file {path} does not exist")
-        meta = read_simcnn_meta(path)
+        # the header only, bounded and checked (width, input size, tensors) before anything
+        # is allocated
+        meta = read_simcnn_meta(path, what=f"encoder {id!r}: simcnn file")
+        dim, size = meta["dim"], tuple(meta["input_size"])
+        for key, value in (("dim", dim), ("input_size", size)):
+            given = fields.pop(key, None)
+            if given is not None and (tuple(given) if key == "input_size" else given) != value:
+                raise EncoderError(f"encoder {id!r}: field {key!r} is {given!r} but {path} "
+                                   f"holds {value!r}")
         notes = fields.pop("notes", None) or (
-            f"Small CNN trained by train-encoder on {meta.get('dataset')} (augmentation "
-            f"{meta.get('augment')}, seed {meta.get('seed')}): a control, not a pretrained "
-            "encoder.")
-        return simcnn_spec(id=id, file=str(path.absolute()), dim=int(meta["dim"]),
-                           input_size=tuple(meta["input_size"]),
+            f"Small CNN trained by train-encoder on {_plain(meta.get('dataset'))} "
+            f"(augmentation {_plain(meta.get('augment'))}, seed {_plain(meta.get('seed'))}): "
+            "a control, not a pretrained encoder.")
+        return simcnn_spec(id=id, file=str(path.absolute()), dim=dim, input_size=size,
                            source=fields.pop("source", "user"), notes=notes, **fields)
 
 
