@@ -167,6 +167,8 @@ def _not_ours(layout: Layout) -> Optional[str]:
     most :data:`PEEK_NAMES` names, never the folder's tree."""
     if _is_marked(layout):
         return None
+    if layout.marker.exists() or layout.marker.is_symlink():
+        return f"its {MARKER_NAME} is a link or a folder, not the file s2r writes"
     names = _peek(layout.root)
     if names is None:
         return None
