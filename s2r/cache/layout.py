@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import stat
 import tempfile
 from contextlib import suppress
 from dataclasses import dataclass
@@ -43,9 +44,9 @@ ENTRY_NAME = re.compile(r"^[0-9a-f]{32}(\.npy|\.json|\.lock|\.[A-Za-z0-9_]+\.tmp
 #: What a folder may hold and still be claimed as a cache without a marker: nothing but the
 #: layout's own folders (a cache written before the marker existed, or the repository's
 #: ``cache/`` with its ``.gitkeep``), and what s2r leaves there for a moment or for good:
-#: another process's marker being written or probe file, moved-aside indexes.
-_CLAIMABLE = {"index", "arrays", "records", "locks", ".gitkeep"}
-_CLAIMABLE_NAME = re.compile(r"^(index\.corrupt-.*|\.s2r-cache\.[A-Za-z0-9_]+\.tmp|\.s2r-probe-.*)$")
+#: another process's marker being written or probe file, moved-aside indexes; never a link.
+_OWN_FOLDER = re.compile(r"^(index|arrays|records|locks|index\.corrupt-.*)$")
+_OWN_FILE = re.compile(r"^(\.gitkeep|\.s2r-cache\.[A-Za-z0-9_]+\.tmp|\.s2r-probe-.*)$")
 #: The most names of an unmarked folder read to decide whether s2r may claim it: a folder
 #: such as ``/`` or a home folder is refused after reading a few names, never walked.
 PEEK_NAMES = 64
@@ -143,15 +144,35 @@ def check_root(root: Path) -> None:
                          f"({why}); {where} you can write to")
 
 
+def _marker_mode(layout: Layout) -> Optional[int]:
+    """The marker's ``st_mode``, links not followed (None: there is none), in one call, so a
+    marker another process writes meanwhile is seen whole or not at all."""
+    try:
+        return os.lstat(layout.marker).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def _is_marked(layout: Layout) -> bool:
-    return layout.marker.is_file() and not layout.marker.is_symlink()
+    mode = _marker_mode(layout)
+    return mode is not None and stat.S_ISREG(mode)
 
 
-def _peek(root: Path) -> Optional[list[str]]:
-    """At most ``PEEK_NAMES + 1`` names in ``root`` (None when it does not exist)."""
+def _is_own(entry: os.DirEntry) -> bool:
+    """Whether ``entry`` is named like something the cache layout puts in its folder and is
+    no link (a misplaced file, e.g. ``arrays`` that is not a folder, is named by
+    :func:`check_root`)."""
+    return not entry.is_symlink() and bool(_OWN_FOLDER.match(entry.name)
+                                           or _OWN_FILE.match(entry.name))
+
+
+def _peek(root: Path) -> Optional[list[tuple[str, bool]]]:
+    """``(name, whether s2r's own)`` of at most ``PEEK_NAMES + 1`` entries of ``root`` (None
+    when it does not exist)."""
     try:
         with os.scandir(root) as entries:
-            return [entry.name for entry in itertools.islice(entries, PEEK_NAMES + 1)]
+            return [(entry.name, _is_own(entry))
+                    for entry in itertools.islice(entries, PEEK_NAMES + 1)]
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
@@ -162,19 +183,19 @@ def _peek(root: Path) -> Optional[list[str]]:
 
 def _not_ours(layout: Layout) -> Optional[str]:
     """None when s2r may use ``root`` as its cache: it carries the marker, does not exist, is
-    empty, or holds nothing but the layout's own names (a cache s2r wrote before markers, or
-    one whose first write was a lock); else what shows it is someone else's folder. Reads the marker and at
-    most :data:`PEEK_NAMES` names, never the folder's tree."""
-    if _is_marked(layout):
-        return None
-    if layout.marker.exists() or layout.marker.is_symlink():
-        return f"its {MARKER_NAME} is a link or a folder, not the file s2r writes"
+    empty, or holds nothing but the layout's own folders and files, none a link (a cache s2r
+    wrote before markers, or one whose first write was a lock); else what shows it is someone
+    else's folder. Reads the marker and at most :data:`PEEK_NAMES` names, never the tree."""
+    mode = _marker_mode(layout)
+    if mode is not None:
+        return None if stat.S_ISREG(mode) else (
+            f"its {MARKER_NAME} is a link or a folder, not the file s2r writes")
     names = _peek(layout.root)
     if names is None:
         return None
     if len(names) > PEEK_NAMES:
         return f"holds more than {PEEK_NAMES} entries"
-    other = sorted(n for n in names if n not in _CLAIMABLE and not _CLAIMABLE_NAME.match(n))
+    other = sorted(name for name, own in names if not own)
     if other:
         more = f" and {len(other) - 1} more" if len(other) > 1 else ""
         return f"holds {quoted(other[0], 60)}{more}"
