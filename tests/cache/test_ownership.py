@@ -84,36 +84,19 @@ def test_a_cache_made_by_s2r_that_a_user_filled_is_still_s2rs(tmp_path):
 
 
 def test_ownership_is_decided_from_a_few_names(tmp_path, monkeypatch):
-    """A folder of thousands of entries costs ``PEEK_NAMES + 1`` names, not a listing."""
+    """A folder of thousands of entries costs ``PEEK_NAMES + 1`` names, not a listing (the
+    hostile catalogue's guard fails the test past them)."""
+    from tests.cli.test_hostile_settings import _guard_walks
+
     root = tmp_path / "big"
     root.mkdir()
     for i in range(1000):
         (root / f"f{i}").touch()
-    read = []
-    real = os.scandir
-
-    class Counting:
-        def __init__(self, it):
-            self.it = it
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.it.close()
-
-        def __iter__(self):
-            return self
-
-        def __next__(self):
-            entry = next(self.it)
-            read.append(entry.name)
-            return entry
-
-    monkeypatch.setattr(os, "scandir", lambda path=".": Counting(real(path)))
+    _guard_walks(monkeypatch, [root])
     with pytest.raises(CacheError, match=f"holds more than {PEEK_NAMES} entries"):
         check_owned(Layout(root))
-    assert len(read) == PEEK_NAMES + 1
+    with pytest.raises(CacheError, match="is not an s2r cache folder"):
+        Cache(root)
 
 
 def test_an_unreadable_folder_is_one_line(tmp_path, monkeypatch):
