@@ -32,39 +32,159 @@ variable                field                   meaning (default)
                                                 working folder and the home folder)
 ======================  ======================  ============================================
 
-A switch is on for ``1``, ``true``, ``yes``, ``on`` and off for ``0``, ``false``, ``no``,
-``off`` (any case); anything else, or an empty value, means its default.
+Every value is read one way (:func:`current`; a bad value is a :class:`SettingsError`, one
+line naming the variable: the CLI prints it and exits with status 2, the app shows it):
+
+- an **unset** variable means its default; one that is **set but empty** (or only
+  whitespace) is an error: unset it for the default. Leading and trailing spaces are dropped;
+- a value with a **control character** (a newline, a tab, an escape) or longer than
+  :data:`MAX_VALUE_CHARS` characters is an error, and so is a path with a name longer than
+  255 bytes;
+- ``~`` and ``~user`` expand in every path (``S2R_CACHE_DIR``, ``S2R_WEIGHTS_DIR``,
+  ``S2R_ENCODERS``, the Hugging Face folders, each of ``S2R_DATA_ROOTS`` and the paths of
+  ``S2R_DEMO_SPEC``);
+- a switch is on for ``1``, ``true``, ``yes``, ``on`` and off for ``0``, ``false``, ``no``,
+  ``off`` (any case); anything else is an error;
+- ``S2R_WEIGHTS_MIRROR`` is an ``http://``, ``https://`` or ``file://`` URL; a list
+  (``S2R_DEFAULT_ENCODERS``, ``S2R_DATA_ROOTS``) names at least one item.
+
+The variables of other tools (``HF_HUB_OFFLINE``, ``HF_HUB_CACHE``, ``HF_HOME``,
+``XDG_CACHE_HOME``) keep their owners' reading: empty means unset, and ``HF_HUB_OFFLINE`` is
+on only for ``1``, ``true``, ``yes``, ``on``; their paths are checked like s2r's.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Optional
 
-__all__ = ["Settings", "current", "child_environment", "prefer_passive_openmp"]
+from s2r.errors import S2RError
+from s2r.inputs import quoted
+
+__all__ = ["Settings", "SettingsError", "current", "child_environment", "prefer_passive_openmp",
+           "MAX_VALUE_CHARS"]
 
 _ON, _OFF = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+#: The longest value a variable may hold (characters; a path is at most 4,096 bytes on Linux).
+MAX_VALUE_CHARS = 4096
+_NAME_MAX = 255  # bytes of one name in a path
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_MIRROR_SCHEMES = ("http://", "https://", "file://")
+#: What each of s2r's variables means when it is unset (for the messages).
+_DEFAULTS = {
+    "S2R_CACHE_DIR": "./cache", "S2R_WEIGHTS_DIR": "./weights",
+    "S2R_ENCODERS": "./s2r_encoders.toml or .json when present", "S2R_WEIGHTS_MIRROR": "none",
+    "S2R_OFFLINE": "off", "S2R_RAY_ADDRESS": "a Ray instance here",
+    "S2R_DEMO_SPEC": "the built-in demo", "S2R_DEFAULT_ENCODERS": "the built-in choice",
+    "S2R_AUTOCOMPUTE": "on", "S2R_DATA_ROOTS": "the working folder and the home folder",
+}
 
 
-def _text(env: Mapping[str, str], name: str) -> Optional[str]:
-    value = env.get(name, "").strip()
-    return value or None
+class SettingsError(S2RError, ValueError):
+    """An environment variable s2r reads holds a value it cannot use (the message names the
+    variable, shows at most 100 characters of its value and says what to do)."""
+
+
+def _text(env: Mapping[str, str], name: str, *, foreign: bool = False) -> Optional[str]:
+    """The value of ``name`` without surrounding spaces; None when unset (or, for another
+    tool's variable, empty)."""
+    raw = env.get(name)
+    if raw is None:
+        return None
+    if len(raw) > MAX_VALUE_CHARS:
+        raise SettingsError(f"{name}={quoted(raw)} is longer than {MAX_VALUE_CHARS:,} "
+                            "characters; give a shorter value or unset it")
+    found = _CONTROL.search(raw)
+    if found:
+        raise SettingsError(f"{name}={quoted(raw)} holds a control character ({found.group()!r}"
+                            f" at character {found.start() + 1}); give it on one line, without "
+                            "control characters")
+    text = raw.strip()
+    if not text and not foreign:
+        raise SettingsError(f"{name} is set but empty; unset it for its default "
+                            f"({_DEFAULTS[name]}) or give a value")
+    return text or None
+
+
+def _path(name: str, text: str) -> str:
+    """``text`` with ``~``/``~user`` expanded; every name in it at most 255 bytes."""
+    path = os.path.expanduser(text)
+    if path.startswith("~"):
+        user = path.split(os.sep, 1)[0]
+        raise SettingsError(f"{name}={quoted(text)}: {user} names no user of this machine "
+                            "(~ expands to your home folder, ~USER to USER's)")
+    for part in path.split(os.sep):
+        size = len(os.fsencode(part))
+        if size > _NAME_MAX:
+            raise SettingsError(f"{name}={quoted(text)}: a name in it is {size:,} bytes long; a "
+                                f"file or folder name is at most {_NAME_MAX} bytes")
+    return path
+
+
+def _path_setting(env: Mapping[str, str], name: str, *, foreign: bool = False) -> Optional[str]:
+    text = _text(env, name, foreign=foreign)
+    return None if text is None else _path(name, text)
 
 
 def _switch(env: Mapping[str, str], name: str, default: bool) -> bool:
-    value = env.get(name, "").strip().lower()
-    return True if value in _ON else False if value in _OFF else default
+    text = _text(env, name)
+    if text is None:
+        return default
+    if text.lower() in _ON | _OFF:
+        return text.lower() in _ON
+    raise SettingsError(f"{name}={quoted(text)} is not a switch: give 1, true, yes or on, or 0, "
+                        f"false, no or off (unset: {_DEFAULTS[name]})")
+
+
+def _foreign_switch(env: Mapping[str, str], name: str) -> bool:
+    """Another tool's switch, read as its owner reads it (on for 1/true/yes/on, else off)."""
+    return env.get(name, "").strip().lower() in _ON
+
+
+def _items(env: Mapping[str, str], name: str, sep: str) -> Optional[list[str]]:
+    """A list variable's non-empty items; an error when it is set but names none."""
+    text = _text(env, name)
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(sep) if item.strip()]
+    if not items:
+        what = f"folders separated by {sep!r}" if sep == os.pathsep else "ids separated by commas"
+        raise SettingsError(f"{name}={quoted(text)} names nothing; give {what}, or unset it for "
+                            f"its default ({_DEFAULTS[name]})")
+    return items
+
+
+def _mirror(env: Mapping[str, str]) -> Optional[str]:
+    text = _text(env, "S2R_WEIGHTS_MIRROR")
+    if text is None:
+        return None
+    if not text.lower().startswith(_MIRROR_SCHEMES) or not text.rstrip("/").partition("://")[2]:
+        raise SettingsError(f"S2R_WEIGHTS_MIRROR={quoted(text)} is not a base URL; give "
+                            "http://HOST/PATH, https://HOST/PATH or file:///FOLDER")
+    return text.rstrip("/")
+
+
+def _demo_spec(env: Mapping[str, str]) -> Optional[str]:
+    """``S2R_DEMO_SPEC``, with ``~`` expanded in the paths it names (a folder, or two files
+    joined by ``os.pathsep``)."""
+    text = _text(env, "S2R_DEMO_SPEC")
+    if text is None or text == "demo" or text.startswith("demo:"):
+        return text
+    return os.pathsep.join(_path("S2R_DEMO_SPEC", part.strip())
+                           for part in text.split(os.pathsep, 1))
 
 
 def _hub_cache(env: Mapping[str, str]) -> Path:
-    if _text(env, "HF_HUB_CACHE"):
-        return Path(env["HF_HUB_CACHE"].strip()).expanduser()
-    home = _text(env, "HF_HOME") or os.path.join(
-        _text(env, "XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
-        "huggingface")
-    return Path(home).expanduser() / "hub"
+    hub = _path_setting(env, "HF_HUB_CACHE", foreign=True)
+    if hub:
+        return Path(hub)
+    xdg = _path_setting(env, "XDG_CACHE_HOME", foreign=True)
+    home = _path_setting(env, "HF_HOME", foreign=True) or os.path.join(
+        xdg or os.path.join(os.path.expanduser("~"), ".cache"), "huggingface")
+    return Path(home) / "hub"
 
 
 @dataclass(frozen=True)
@@ -87,27 +207,31 @@ class Settings:
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> "Settings":
-        """The settings of the environment ``env`` (a mapping of variable -> value)."""
-        encoders = _text(env, "S2R_DEFAULT_ENCODERS")
-        roots = _text(env, "S2R_DATA_ROOTS")
-        root_list = ([r for r in roots.split(os.pathsep) if r.strip()] if roots
+        """The settings of the environment ``env`` (a mapping of variable -> value).
+
+        Raises
+        ------
+        SettingsError
+            A variable holds a value s2r cannot use (see the module docstring).
+        """
+        encoders = _items(env, "S2R_DEFAULT_ENCODERS", ",")
+        roots = _items(env, "S2R_DATA_ROOTS", os.pathsep)
+        root_list = ([_path("S2R_DATA_ROOTS", r) for r in roots] if roots
                      else [os.getcwd(), os.path.expanduser("~")])
-        config = _text(env, "S2R_ENCODERS")
-        cache = _text(env, "S2R_CACHE_DIR")
-        mirror = _text(env, "S2R_WEIGHTS_MIRROR")
+        config = _path_setting(env, "S2R_ENCODERS")
+        cache = _path_setting(env, "S2R_CACHE_DIR")
         return cls(
             cache_dir=Path(cache) if cache else Path.cwd() / "cache",
-            weights_dir=Path(_text(env, "S2R_WEIGHTS_DIR") or "weights").expanduser(),
-            encoders_config=Path(config).expanduser() if config else None,
-            weights_mirror=mirror.rstrip("/") or None if mirror else None,
+            weights_dir=Path(_path_setting(env, "S2R_WEIGHTS_DIR") or "weights"),
+            encoders_config=Path(config) if config else None,
+            weights_mirror=_mirror(env),
             offline=_switch(env, "S2R_OFFLINE", False),
-            hf_offline=_switch(env, "HF_HUB_OFFLINE", False),
+            hf_offline=_foreign_switch(env, "HF_HUB_OFFLINE"),
             hf_hub_cache=_hub_cache(env),
-            hf_hub_cache_set=_text(env, "HF_HUB_CACHE") is not None,
+            hf_hub_cache_set=_text(env, "HF_HUB_CACHE", foreign=True) is not None,
             ray_address=_text(env, "S2R_RAY_ADDRESS"),
-            demo_spec=_text(env, "S2R_DEMO_SPEC"),
-            default_encoders=(tuple(e.strip() for e in encoders.split(",") if e.strip())
-                              or None) if encoders else None,
+            demo_spec=_demo_spec(env),
+            default_encoders=tuple(encoders) if encoders else None,
             autocompute=_switch(env, "S2R_AUTOCOMPUTE", True),
             data_roots=tuple(os.path.realpath(r) for r in root_list),
         )
@@ -119,15 +243,23 @@ class Settings:
 
 
 def current() -> Settings:
-    """The settings of this process's environment, read now."""
+    """The settings of this process's environment, read now.
+
+    Raises
+    ------
+    SettingsError
+        A variable holds a value s2r cannot use.
+    """
     return Settings.from_environ(os.environ)
 
 
 def child_environment(**variables: str) -> dict[str, str]:
     """This process's environment with ``variables`` set: what a child process (the
-    dashboard's Streamlit server) is started with."""
+    dashboard's Streamlit server) is started with. Its settings are checked first, so a bad
+    value is one line here, before the child starts (:class:`SettingsError`)."""
     env = dict(os.environ)
     env.update(variables)
+    Settings.from_environ(env)
     return env
 
 

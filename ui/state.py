@@ -288,20 +288,93 @@ def _url_path_problem(text: str, single: bool) -> Optional[str]:
     return None
 
 
+#: What a link may open of the built-in demo (docs/dashboard.md, "What a link may open"): each
+#: size option within its range (episodes and steps: the home page's inputs; frame sides up to
+#: 480 x 640), at most :data:`LINK_DEMO_FRAMES` frames (both domains) and
+#: :data:`LINK_DEMO_PIXELS` pixels (frames x height x width). A link asking for more opens the
+#: most it may (:func:`link_demo`), and a note names each option changed. The largest
+#: links render in at most ~10 s and ~250 MB on 2 CPU cores (measured, docs); a person at the
+#: home page may ask for more.
+LINK_DEMO_RANGES = {"episodes": (2, 200), "steps": (4, 400), "height": (64, 480),
+                    "width": (64, 640)}
+LINK_DEMO_FRAMES = 1_200
+LINK_DEMO_PIXELS = 64_000_000
+#: The longest ``?dataset=`` value read (characters).
+LINK_SPEC_CHARS = 4096
+
+
+def link_demo(spec: str) -> tuple[str, Optional[str]]:
+    """The demo a link naming ``spec`` (``demo[:k=v,...]``) may open, and the note saying what
+    changed (None: the link's own spec, unchanged).
+
+    Raises
+    ------
+    s2r.errors.S2RError
+        A demo option the library does not accept (unknown, not a number, given twice...).
+    """
+    from s2r.datasets import LARGE_OPTION, parse_spec
+    from s2r.errors import DataError
+
+    # the library's checks of every option, but not its own size limit: the link's is smaller
+    checked = f"demo:{spec.partition(':')[2]},{LARGE_OPTION}=true"
+    try:
+        options = dict(parse_spec(checked)["options"])
+    except DataError as exc:
+        raise DataError(str(exc).replace(repr(checked), repr(spec))) from None
+    asked = {key: int(options[key]) for key in LINK_DEMO_RANGES}
+    used = {key: min(max(value, LINK_DEMO_RANGES[key][0]), LINK_DEMO_RANGES[key][1])
+            for key, value in asked.items()}
+    # Over the budgets: episodes are cut first, down to 4 (the fewest the held-out and
+    # transfer scores accept), then steps, then episodes down to their least.
+    least = LINK_DEMO_RANGES["episodes"][0]
+    for key, floor in (("episodes", max(least, min(used["episodes"], 4))),
+                       ("steps", LINK_DEMO_RANGES["steps"][0]), ("episodes", least)):
+        per = 2 * used["steps" if key == "episodes" else "episodes"]  # frames per one of key
+        fits = min(LINK_DEMO_FRAMES // per,
+                   LINK_DEMO_PIXELS // (per * used["height"] * used["width"]))
+        used[key] = max(floor, min(used[key], fits))
+    if used == asked:
+        return spec, None
+    changes = ", ".join(f"{key}={asked[key]} \u2192 {used[key]}" for key in LINK_DEMO_RANGES
+                        if used[key] != asked[key])
+    opened = demo_spec(**{**options, **used})
+    return opened, (f"The link's demo asks for more than a link may open here: {changes} (a "
+                    f"link opens episodes {_range('episodes')}, steps {_range('steps')}, frames "
+                    f"up to {LINK_DEMO_RANGES['height'][1]}x{LINK_DEMO_RANGES['width'][1]}, at "
+                    f"most {LINK_DEMO_FRAMES:,} frames and {LINK_DEMO_PIXELS // 10**6} million "
+                    "pixels in all). Showing that demo; set more on the home page.")
+
+
+def _range(key: str) -> str:
+    low, high = LINK_DEMO_RANGES[key]
+    return f"{low}-{high}"
+
+
 def _dataset_from_url(parts: list[str], warnings: list[str]) -> Spec | None:
     """The dataset spec of ``?dataset=`` values, or None (and a warning) when the library
     cannot use it, a path lies outside :func:`data_roots`, or a demo asks to lift its size
-    limit (``large=``: only a person at the command line may)."""
+    limit (``large=``: only a person at the command line may); a demo over what a link may
+    open (:func:`link_demo`) is cut to it, with a note."""
     from s2r.datasets import LARGE_OPTION, parse_spec
     from s2r.errors import S2RError
+    from s2r.inputs import quoted
 
-    spec: Spec = parts[0] if len(parts) == 1 else parts
-    for part in parts:
-        if names_demo(part):
+    notes = []
+    for i, part in enumerate(parts):
+        if len(part) > LINK_SPEC_CHARS:
+            problem = f"{quoted(part)} is longer than {LINK_SPEC_CHARS:,} characters"
+        elif names_demo(part):
             options = part.partition(":")[2].split(",")
             problem = (f"{part!r} lifts the demo's size limit ({LARGE_OPTION}=), which a link "
                        "may not" if any(o.split("=")[0].strip() == LARGE_OPTION
                                         for o in options) else None)
+            if problem is None:
+                try:
+                    parts[i], note = link_demo(part)
+                except S2RError as exc:
+                    warnings.append(dataset_link_warning(exc))
+                    return None
+                notes += [note] if note else []
         elif part.startswith("hf:"):
             problem = None
         else:
@@ -310,11 +383,13 @@ def _dataset_from_url(parts: list[str], warnings: list[str]) -> Spec | None:
             warnings.append(f"The link's dataset cannot be opened here: {problem}. Showing the "
                             "default dataset instead.")
             return None
+    spec: Spec = parts[0] if len(parts) == 1 else parts
     try:
         parse_spec(spec)
     except S2RError as exc:
         warnings.append(dataset_link_warning(exc))
         return None
+    warnings.extend(notes)
     return spec
 
 

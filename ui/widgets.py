@@ -76,6 +76,7 @@ def app_setup() -> None:
     what is wrong in it), and the page URL on the session's first run."""
     st.set_page_config(page_title="s2r", page_icon=":material/precision_manufacturing:",
                        layout="wide")
+    settings_or_stop()
     S.init_state(st.session_state)
     encoder_config_or_stop()
     page_url.restore_from_url()
@@ -91,6 +92,26 @@ def page_header(title: str, caption: str) -> None:
 
 
 # ----------------------------------------------------------------------------- page URL
+def settings_or_stop() -> None:
+    """Read the server's settings (``S2R_*``, :mod:`s2r.settings`) and check its cache folder;
+    when one cannot be used, say which and why and stop the page (every page reads them)."""
+    from s2r.settings import current
+
+    try:
+        current()
+    except S2RError as exc:
+        st.error(f"**A setting of this server cannot be used:** {exc}", icon=":material/error:")
+        st.caption("Fix the variable (or unset it for its default) and restart the dashboard.")
+        st.stop()
+    try:
+        loaders.get_cache()
+    except S2RError as exc:
+        st.error(f"**The cache folder cannot be used:** {exc}", icon=":material/error:")
+        st.caption("Point `S2R_CACHE_DIR` (or `s2r app --cache-dir`) at an empty or new "
+                   "folder, or the one s2r made, and restart the dashboard.")
+        st.stop()
+
+
 def encoder_config_or_stop() -> None:
     """Read the user's encoder config (``$S2R_ENCODERS`` / ``./s2r_encoders.toml``); when it is
     broken, say what is wrong in it and stop the page (every page lists encoders)."""

@@ -3,8 +3,9 @@
 On-disk layout (``root`` defaults to ``$S2R_CACHE_DIR``, else ``./cache``)::
 
     cache/
-      .s2r-cache           the marker: written when s2r creates the folder; `cache clear`
-                           deletes nothing in a folder without it
+      .s2r-cache           the marker: written when s2r creates the folder (or claims an
+                           empty one); s2r lists, writes and deletes nothing in an existing
+                           folder without it (:func:`check_owned`)
       index/               diskcache.Cache (SQLite): one JSON record per entry
       index.corrupt-<time>/  an index that could not be read, moved aside (s2r.cache.index)
       arrays/<hash>.npy    array entries, plain .npy files (np.load(..., mmap_mode="r"))
@@ -17,8 +18,10 @@ This layout is a contract with caches already on disk: change it and they become
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
+import stat
 import tempfile
 from contextlib import suppress
 from dataclasses import dataclass
@@ -27,9 +30,10 @@ from typing import Optional
 
 from s2r.cache.files import atomic_write_text
 from s2r.cache.keys import CacheError
+from s2r.inputs import quoted
 
-__all__ = ["Layout", "default_cache_dir", "check_root", "claim_root", "check_clearable",
-           "MARKER_NAME", "ENTRY_NAME"]
+__all__ = ["Layout", "default_cache_dir", "check_root", "check_owned", "claim_root",
+           "check_clearable", "MARKER_NAME", "ENTRY_NAME", "PEEK_NAMES"]
 
 #: The marker file that says "s2r created this folder as a cache".
 MARKER_NAME = ".s2r-cache"
@@ -39,8 +43,13 @@ MARKER_TEXT = "s2r disk cache: s2r created this folder; `python -m s2r cache cle
 ENTRY_NAME = re.compile(r"^[0-9a-f]{32}(\.npy|\.json|\.lock|\.[A-Za-z0-9_]+\.tmp)$")
 #: What a folder may hold and still be claimed as a cache without a marker: nothing but the
 #: layout's own folders (a cache written before the marker existed, or the repository's
-#: ``cache/`` with its ``.gitkeep``).
-_CLAIMABLE = {"index", "arrays", "records", "locks", ".gitkeep"}
+#: ``cache/`` with its ``.gitkeep``), and what s2r leaves there for a moment or for good:
+#: another process's marker being written or probe file, moved-aside indexes; never a link.
+_OWN_FOLDER = re.compile(r"^(index|arrays|records|locks|index\.corrupt-.*)$")
+_OWN_FILE = re.compile(r"^(\.gitkeep|\.s2r-cache\.[A-Za-z0-9_]+\.tmp|\.s2r-probe-.*)$")
+#: The most names of an unmarked folder read to decide whether s2r may claim it: a folder
+#: such as ``/`` or a home folder is refused after reading a few names, never walked.
+PEEK_NAMES = 64
 
 
 def default_cache_dir() -> Path:
@@ -108,11 +117,13 @@ def _can_create_files_in(folder: Path) -> Optional[str]:
 
 
 def check_root(root: Path) -> None:
-    """Raise :class:`CacheError` unless ``root`` is, or can be created as, a writable folder."""
+    """Raise :class:`CacheError` unless ``root`` is, or can be created as, a writable folder
+    that s2r may use as its cache (:func:`check_owned`)."""
     where = "--cache-dir (or $S2R_CACHE_DIR) must name a folder"
     if root.exists() or root.is_symlink():
         if not root.is_dir():
             raise CacheError(f"cache folder {root} exists but is not a folder; {where}")
+        check_owned(Layout(root))  # before anything is written there (the probe below)
         why = _can_create_files_in(root)
         if why is not None:
             raise CacheError(f"cache folder {root} is not writable ({why}); {where} you can "
@@ -133,27 +144,85 @@ def check_root(root: Path) -> None:
                          f"({why}); {where} you can write to")
 
 
-def _is_marked(layout: Layout) -> bool:
-    return layout.marker.is_file() and not layout.marker.is_symlink()
-
-
-def _claimable(layout: Layout) -> bool:
-    """Whether ``root`` is empty, or a cache s2r wrote before it wrote markers (it holds an
-    index database and nothing but the layout's own names)."""
+def _marker_mode(layout: Layout) -> Optional[int]:
+    """The marker's ``st_mode``, links not followed (None: there is none), in one call, so a
+    marker another process writes meanwhile is seen whole or not at all."""
     try:
-        names = {p.name for p in layout.root.iterdir()}
-    except FileNotFoundError:
-        return True
-    own = names <= (_CLAIMABLE | {n for n in names if n.startswith("index.corrupt-")})
-    return not (names - {".gitkeep"}) or (own and layout.index_db.is_file())
+        return os.lstat(layout.marker).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _is_marked(layout: Layout) -> bool:
+    mode = _marker_mode(layout)
+    return mode is not None and stat.S_ISREG(mode)
+
+
+def _is_own(entry: os.DirEntry) -> bool:
+    """Whether ``entry`` is named like something the cache layout puts in its folder and is
+    no link (a misplaced file, e.g. ``arrays`` that is not a folder, is named by
+    :func:`check_root`)."""
+    return not entry.is_symlink() and bool(_OWN_FOLDER.match(entry.name)
+                                           or _OWN_FILE.match(entry.name))
+
+
+def _peek(root: Path) -> Optional[list[tuple[str, bool]]]:
+    """``(name, whether s2r's own)`` of at most ``PEEK_NAMES + 1`` entries of ``root`` (None
+    when it does not exist)."""
+    try:
+        with os.scandir(root) as entries:
+            return [(entry.name, _is_own(entry))
+                    for entry in itertools.islice(entries, PEEK_NAMES + 1)]
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise CacheError(f"cache folder {root} cannot be read ({exc.strerror or exc}); "
+                         "--cache-dir (or $S2R_CACHE_DIR) must name a folder you can "
+                         "read") from None
+
+
+def _not_ours(layout: Layout) -> Optional[str]:
+    """None when s2r may use ``root`` as its cache: it carries the marker, does not exist, is
+    empty, or holds nothing but the layout's own folders and files, none a link (a cache s2r
+    wrote before markers, or one whose first write was a lock); else what shows it is someone
+    else's folder. Reads the marker and at most :data:`PEEK_NAMES` names, never the tree."""
+    mode = _marker_mode(layout)
+    if mode is not None:
+        return None if stat.S_ISREG(mode) else (
+            f"its {MARKER_NAME} is a link or a folder, not the file s2r writes")
+    names = _peek(layout.root)
+    if names is None:
+        return None
+    if len(names) > PEEK_NAMES:
+        return f"holds more than {PEEK_NAMES} entries"
+    other = sorted(name for name, own in names if not own)
+    if other:
+        more = f" and {len(other) - 1} more" if len(other) > 1 else ""
+        return f"holds {quoted(other[0], 60)}{more}"
+    return None
+
+
+def check_owned(layout: Layout) -> None:
+    """Raise :class:`CacheError` unless s2r may use ``layout.root`` as its cache: a folder
+    that exists without the marker and holds anything but a cache of s2r's (a user's folder,
+    ``/``, a home folder) is never listed, written into or cleared. Decided from the marker
+    and at most :data:`PEEK_NAMES` names, before anything in the folder is walked."""
+    why = _not_ours(layout)
+    if why is not None:
+        raise CacheError(f"{layout.root} is not an s2r cache folder (it has no {MARKER_NAME} "
+                         f"marker, which s2r writes when it creates a cache, and {why}): s2r "
+                         "lists, writes and deletes nothing there (nothing was deleted); give "
+                         "an empty or new folder, or the one s2r made (--cache-dir or "
+                         "$S2R_CACHE_DIR)")
 
 
 def claim_root(layout: Layout) -> None:
     """Create the cache folder and its marker when s2r may call the folder its own: it did
-    not exist, was empty, or is a cache from before markers. A folder of other files used as
-    a cache gets no marker (it works, but :func:`check_clearable` refuses it)."""
-    if _is_marked(layout) or not _claimable(layout):
+    not exist, was empty, or is a cache from before markers. Any other folder is refused
+    (:func:`check_owned`): s2r writes no cache into a folder of other files."""
+    if _is_marked(layout):
         return
+    check_owned(layout)
     layout.root.mkdir(parents=True, exist_ok=True)
     if not (layout.marker.exists() or layout.marker.is_symlink()):
         atomic_write_text(layout.marker, MARKER_TEXT)

@@ -11,7 +11,7 @@ from typing import Optional
 
 from s2r.cache.index import Index, is_corruption
 from s2r.cache.keys import json_default
-from s2r.cache.layout import ENTRY_NAME, Layout, check_clearable
+from s2r.cache.layout import ENTRY_NAME, Layout, check_clearable, check_owned
 
 __all__ = ["CacheEntry", "list_entries", "clear_entries", "moved_aside_indexes", "disk_usage"]
 
@@ -152,9 +152,11 @@ def moved_aside_indexes(layout: Layout) -> list[Path]:
 
 
 def disk_usage(layout: Layout) -> int:
-    """Bytes used on disk by everything under the cache folder (arrays, index, locks)."""
+    """Bytes used on disk by everything under the cache folder (arrays, index, locks); a
+    folder that is not s2r's (:func:`~s2r.cache.layout.check_owned`) is refused, not walked."""
     if not layout.root.exists():
         return 0
+    check_owned(layout)
     total = 0
     for path in layout.root.rglob("*"):
         with suppress(FileNotFoundError):  # a lock or temporary file removed meanwhile

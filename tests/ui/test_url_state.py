@@ -212,12 +212,17 @@ def _hostile_links(tmp_path: Path) -> dict:
         "the root itself, not a dataset": ([str(inside)], ["is not a dataset folder"]),
         "a folder of notes": ([str(inside / "plain")], ["plain' is not a dataset folder"]),
         "two files outside": (["/etc/passwd", "/etc/hosts"], ["'/etc/passwd' is outside"]),
-        "a demo too large": (["demo:episodes=1000000,steps=1000000"],
-                             ["2,000,000,000,000 frames", "over the demo's limit"]),
         "a demo lifting its limit": (["demo:episodes=2,large=true"],
                                      ["lifts the demo's size limit (large=)", "a link may not"]),
         "a repeated demo option": (["demo:episodes=2,episodes=3"],
                                    ["option 'episodes' is given twice"]),
+        "a demo of no episodes": (["demo:episodes=-5"], ["episodes must be >= 1, got -5"]),
+        "a frame side the demo cannot draw": (["demo:height=5000"],
+                                              ["height must be in [64, 4096], got 5000"]),
+        "a number of 5,000 digits": (["demo:episodes=" + "9" * 5000],
+                                     ["(5,014 characters) is longer than 4,096 characters"]),
+        "a spec of a megabyte": (["demo:gap=0.5," + "x" * 1_000_000],
+                                 ["(1,000,013 characters) is longer than 4,096"]),
     }
 
 
@@ -240,6 +245,81 @@ def test_hostile_links_are_refused_quickly_naming_only_what_they_say(tmp_path, m
         for server_path in (str(tmp_path), "/usr", "/etc", os.path.expanduser("~")):
             assert server_path not in rest, (name, server_path, warnings[0])
         assert took < 2.0, (name, took)  # no walk of what the link names
+        assert len(warnings[0]) < 700, (name, len(warnings[0]))  # never the whole value
+
+
+# ----------------------------------------------------------------------------- link limits
+# A link's demo is bounded (issue 33 item 6): each option within its link range, at most
+# LINK_DEMO_FRAMES frames and LINK_DEMO_PIXELS pixels. A link asking for more opens the most it
+# may and one note names each option changed, asked -> used. Each case: the link's demo ->
+# (the options it opens, the words of the note).
+LINK_CLAMPS = {
+    "4096 x 4096 frames (47 s and +3 GB before)": (
+        "demo:episodes=2,steps=4,height=4096,width=4096",
+        {"episodes": 2, "steps": 4, "height": 480, "width": 640},
+        ["height=4096 \u2192 480", "width=4096 \u2192 640"]),
+    "a thousand episodes (opened 2 before)": (
+        "demo:episodes=1000,steps=24,height=128,width=160,gap=0.3,seed=7",
+        {"episodes": 25, "steps": 24, "height": 128, "width": 160, "gap": 0.3, "seed": 7},
+        ["episodes=1000 \u2192 25", "at most 1,200 frames"]),
+    "a million of each": (
+        "demo:episodes=1000000,steps=1000000",
+        {"episodes": 4, "steps": 104, "height": 240, "width": 320},
+        ["episodes=1000000 \u2192 4", "steps=1000000 \u2192 104", "64 million pixels"]),
+    "the most of everything": (
+        "demo:episodes=200,steps=400,height=480,width=640",
+        {"episodes": 4, "steps": 26, "height": 480, "width": 640},
+        ["episodes=200 \u2192 4", "steps=400 \u2192 26"]),
+    "one episode, two steps": (
+        "demo:episodes=1,steps=2,height=64,width=64",
+        {"episodes": 2, "steps": 4, "height": 64, "width": 64},
+        ["episodes=1 \u2192 2", "steps=2 \u2192 4", "episodes 2-200, steps 4-400"]),
+    "a narrow frame": ("demo:height=64,width=4096", {"height": 64, "width": 640},
+                       ["width=4096 \u2192 640", "frames up to 480x640"]),
+}
+
+
+def _budget_kept(options: dict) -> None:
+    frames = 2 * options["episodes"] * options["steps"]
+    assert frames <= S.LINK_DEMO_FRAMES, options
+    assert frames * options["height"] * options["width"] <= S.LINK_DEMO_PIXELS, options
+    for key, (low, high) in S.LINK_DEMO_RANGES.items():
+        assert low <= options[key] <= high, (key, options)
+
+
+@pytest.mark.parametrize("name", sorted(LINK_CLAMPS))
+def test_a_link_asking_for_more_opens_the_most_it_may_and_says_so(name):
+    link, expected, words = LINK_CLAMPS[name]
+    values, warnings = S.read_url({S.Q_DATASET: [link]})
+    opened = S.parse_demo_spec(values[S.DATASET_SPEC])
+    assert {k: opened[k] for k in expected} == expected
+    _budget_kept(opened)
+    assert len(warnings) == 1 and "Showing that demo" in warnings[0], warnings
+    for w in words:
+        assert w in warnings[0], (w, warnings[0])
+
+
+def test_every_link_demo_is_within_the_budgets_and_every_change_is_named():
+    """A grid of links, each option below, inside and above its range: what opens is always
+    within the link's limits, a link within them opens unchanged and silently, and the note
+    names every option changed (asked -> used) and no other."""
+    import itertools
+
+    sizes = [(64, 64), (128, 160), (240, 320), (480, 640), (64, 4096), (4096, 4096)]
+    for episodes, steps, (height, width) in itertools.product(
+            [1, 2, 4, 12, 25, 150, 200, 201, 10**6], [2, 4, 24, 104, 400, 401, 10**6], sizes):
+        asked = {"episodes": episodes, "steps": steps, "height": height, "width": width}
+        link = "demo:" + ",".join(f"{k}={v}" for k, v in asked.items())
+        spec, note = S.link_demo(link)
+        opened = S.parse_demo_spec(spec)
+        _budget_kept(opened)
+        changed = {k for k in asked if opened[k] != asked[k]}
+        assert (spec == link) == (note is None) == (not changed), (link, spec, note)
+        for key in S.LINK_DEMO_RANGES:
+            named = f"{key}={asked[key]} \u2192 {opened[key]}"
+            assert (named in (note or "")) == (key in changed), (link, key, note)
+            if key in changed and asked[key] >= S.LINK_DEMO_RANGES[key][0]:
+                assert opened[key] < asked[key]  # only ever cut down, unless under its least
 
 
 def test_the_default_roots_are_the_working_and_home_folders(monkeypatch):
@@ -273,3 +353,68 @@ def test_the_app_opened_on_a_system_folder_shows_the_default_at_once(tmp_path, m
     assert "'/usr' is outside the folders this app opens" in text and "/usr/" not in text
     assert S.parse_demo_spec(at.session_state[S.DATASET_SPEC])["episodes"] == 4
     assert took < 25, took  # the tiny demo loads; /usr is never walked (17 s before)
+
+
+def test_the_app_opened_on_a_huge_demo_link_shows_what_a_link_may_open_and_says_so(
+        tmp_path, monkeypatch):
+    """The issue's link (``height=4096,width=4096`` cost 47 s and +3 GB before any click; 1,000
+    episodes opened 2, neither the link nor the default): the home page opens the cut demo,
+    its inputs show it, the note names each option, the URL says what is shown."""
+    import time
+
+    use_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
+    at = open_app(query={S.Q_DATASET: "demo:episodes=1000,steps=24,height=4096,width=4096,"
+                                      "gap=0.3"})
+    start = time.perf_counter()
+    at.run()
+    took = time.perf_counter() - start
+    no_exception(at)
+    [note] = [w.value for w in at.warning]
+    for words in ("episodes=1000 \u2192 4", "height=4096 \u2192 480", "width=4096 \u2192 640"):
+        assert words in note, note
+    opened = S.parse_demo_spec(at.session_state[S.DATASET_SPEC])
+    assert (opened["episodes"], opened["steps"], opened["height"], opened["width"],
+            opened["gap"]) == (4, 24, 480, 640, 0.3)
+    assert at.number_input(key=S.HOME_EPISODES).value == 4
+    assert at.number_input(key=S.HOME_STEPS).value == 24
+    assert at.selectbox(key=S.HOME_SIZE).value == "480x640"
+    assert [m.value for m in at.metric][:2] == ["96", "96"]
+    assert S.parse_demo_spec(at.query_params[S.Q_DATASET]) == opened
+    assert took < 60, took  # 192 frames of 480x640
+    at.run()
+    assert not at.warning  # said once
+
+
+# ----------------------------------------------------------------------------- settings
+@pytest.mark.parametrize("page", (None, "app_pages/1_Scores.py"))
+@pytest.mark.parametrize("name, value, words", [
+    ("S2R_CACHE_DIR", "", "S2R_CACHE_DIR is set but empty"),
+    ("S2R_DEMO_SPEC", "demo:gap=0.5\ndemo", "S2R_DEMO_SPEC='demo:gap=0.5?demo' holds a control"),
+    ("S2R_AUTOCOMPUTE", "perhaps", "S2R_AUTOCOMPUTE='perhaps' is not a switch"),
+])
+def test_a_bad_setting_is_one_error_on_the_page_not_a_traceback(page, name, value, words,
+                                                                tmp_path, monkeypatch):
+    use_env(monkeypatch, tmp_path / "cache")
+    monkeypatch.setenv(name, value)
+    at = open_app(page)
+    at.run()
+    no_exception(at)
+    [error] = [e.value for e in at.error]
+    assert "A setting of this server cannot be used" in error and words in error, error
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_cache_folder_of_a_users_files_is_refused_by_the_app_and_left_alone(
+        tmp_path, monkeypatch):
+    folder = tmp_path / "thesis"
+    folder.mkdir()
+    (folder / "chapter1.tex").write_text("mine")
+    use_env(monkeypatch, folder)
+    at = open_app()
+    at.run()
+    no_exception(at)
+    [error] = [e.value for e in at.error]
+    assert "The cache folder cannot be used" in error and "not an s2r cache folder" in error
+    assert [p.name for p in folder.iterdir()] == ["chapter1.tex"]
+    assert (folder / "chapter1.tex").read_text() == "mine"
