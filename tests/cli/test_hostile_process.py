@@ -1,0 +1,389 @@
+"""The hostile catalogue, process faults: a reader that goes away (``| head``), a path the
+file system refuses (too long, a link loop, a file where a folder is needed), a sim and a real
+dataset whose states differ in width, and processes killed or disturbed midway (``kill -9``,
+``cache clear`` during a ``score``, the ``--out`` folder deleted while the command runs).
+
+The contract is the catalogue's (:mod:`tests.helpers.hostile`): one ``error:`` line, exit 2,
+nothing written, no traceback; a killed run leaves nothing a rerun would use: the rerun gives
+what an uninterrupted run gives, with no stale lock and no partial file.
+
+The process tests run real ``python -m s2r`` processes on tiny inputs (a 3 + 3 episode demo
+of 64x64 frames, the ``pixels`` and ``state`` encoders) and kill them at a point found by
+polling the cache or the output folder, never after a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from s2r.datasets import load_dataset
+from s2r.errors import S2RError
+from tests.helpers import REPO
+from tests.helpers.datafiles import frames, robomimic_demos, write_hdf5, write_zarr
+from tests.helpers.hostile import Case, run_case
+
+TINY = "demo:episodes=3,steps=8,height=64,width=64"
+SCORE = ["score", TINY, "--encoders", "pixels,state", "--n-boot", "20"]
+LONG = "x" * 300  # one name over the 255 bytes every usual file system takes
+LEROBOT = REPO / "tests" / "data" / "lerobot"
+
+
+def _env(**extra) -> dict:
+    return {**os.environ, "PYTHONPATH": str(REPO), **extra}
+
+
+def s2r_process(argv, logs: Path, *, cwd=REPO, stdout=None, prefix=None, **env):
+    """Start ``python -m s2r ARGV`` (or ``python -c PREFIX`` running the same main with a
+    patch applied first); stdout and stderr go to files in ``logs`` (a pipe nobody reads could
+    fill up and stall the child)."""
+    logs.mkdir(parents=True, exist_ok=True)
+    out = open(logs / "stdout", "w") if stdout is None else stdout
+    err = open(logs / "stderr", "w")
+    head = ["-m", "s2r"] if prefix is None else [
+        "-c", prefix + "\nimport sys\nfrom s2r.cli import main\nsys.exit(main(sys.argv[1:]))"]
+    try:
+        return subprocess.Popen([sys.executable, *head, *map(str, argv)], cwd=cwd,
+                                env=_env(**env), stdout=out, stderr=err)
+    finally:
+        err.close()
+        if stdout is None:
+            out.close()
+
+
+def finished(proc, logs: Path, timeout: float = 300) -> tuple[int, str, str]:
+    """Wait for ``proc``; its exit status, stdout and stderr."""
+    code = proc.wait(timeout)
+    return code, (logs / "stdout").read_text(), (logs / "stderr").read_text()
+
+
+def wait_for(condition, proc, logs: Path, what: str, timeout: float = 240) -> None:
+    """Poll ``condition()`` every 10 ms until it holds; fail if ``proc`` ends first."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc.poll() is not None:
+            pytest.fail(f"the process ended (exit {proc.returncode}) before {what}:\n"
+                        + (logs / "stderr").read_text()[-3000:])
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def kill_9(proc) -> None:
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait(60) == -signal.SIGKILL
+
+
+def run_s2r(argv, logs: Path, **kw) -> tuple[int, str, str]:
+    return finished(s2r_process(argv, logs, **kw), logs)
+
+
+def held_locks(cache: Path) -> list[str]:
+    """The lock files of ``cache`` some process holds now (probed without waiting)."""
+    held = []
+    for path in sorted((cache / "locks").glob("*.lock")):
+        with open(path, "rb") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.append(path.name)
+            else:
+                fcntl.flock(f, fcntl.LOCK_UN)
+    return held
+
+
+def n_entries(cache: Path, suffix: str = ".json") -> int:
+    folder = cache / "records"
+    return len(list(folder.glob(f"*{suffix}"))) if folder.is_dir() else 0
+
+
+def assert_cache_sound(cache: Path) -> int:
+    """Every listed entry reads back verified (no warning); no temporary file is left.
+    Returns the number of entries."""
+    from s2r.cache import Cache
+
+    c = Cache(cache)
+    entries = c.ls()
+    for e in entries:
+        if e.storage == "array":
+            assert c.get_array(e.key) is not None, e
+        else:
+            assert c.get_json(e.key, default=KeyError) is not KeyError, e
+    c.close()
+    assert not list(cache.rglob("*.tmp")), list(cache.rglob("*.tmp"))
+    return len(entries)
+
+
+# ----------------------------------------------------------------------------- pipes
+def _closed_pipe():
+    """The write end of a pipe whose reader has already gone: every write fails (EPIPE), as
+    it does for ``python -m s2r ... | head -1`` once ``head`` has its line."""
+    read, write = os.pipe()
+    os.close(read)
+    return write
+
+
+@pytest.mark.parametrize("argv, status", [
+    (["encoders", "--all"], 141), (["info", TINY], 141), (["cache", "ls", "--json"], 141),
+    (["demo", "--episodes", "2", "--steps", "4", "--out", "{tmp}/demo"], 141),
+    (["--help"], 0), (["score", "--help"], 0)],
+    ids=["encoders", "info", "cache-ls", "demo", "help", "score-help"])
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path, argv, status):
+    """Exit 141 (128 + SIGPIPE, as ``cat`` or ``git`` killed by it; ``--help`` exits 0, as
+    argparse ignores a failed write of its help), nothing on stderr but progress: no
+    BrokenPipeError traceback, no "Exception ignored" at the flush at exit. What a command
+    writes to files is complete all the same."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    pipe = _closed_pipe()
+    try:
+        proc = s2r_process(argv, tmp_path / "logs", stdout=pipe)
+    finally:
+        os.close(pipe)
+    code = proc.wait(120)
+    err = (tmp_path / "logs" / "stderr").read_text()
+    assert code == status, err
+    if argv[0] == "demo":
+        assert len(load_dataset(str(tmp_path / "demo"))) == 16
+    assert "Traceback" not in err and "Exception ignored" not in err and "Error" not in err, err
+
+
+def test_head_of_the_encoder_list_is_its_first_line_and_nothing_else(tmp_path):
+    """The shell pipeline itself, as a user types it."""
+    proc = subprocess.run(f"'{sys.executable}' -m s2r encoders --all | head -1", shell=True,
+                          cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.stdout.startswith("id ") and proc.stdout.count("\n") == 1
+    assert proc.stderr == ""
+
+
+def test_main_in_process_flushes_and_returns_141_on_a_closed_pipe(monkeypatch, capsys):
+    """The same path inside ``main`` (what the subprocess tests exercise), here with stdout
+    replaced: the flush after the command raises, main returns 141."""
+    from s2r import cli
+
+    class Broken:
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", Broken())
+    assert cli.main(["encoders"]) == cli.EXIT_BROKEN_PIPE == 141
+
+
+# ----------------------------------------------------------------------------- path faults
+def _loop(root: Path) -> Path:
+    (root / "loop").symlink_to("loop")
+    return root / "loop"
+
+
+def _file(root: Path) -> Path:
+    (root / "plain.txt").write_text("a user's file\n")
+    return root / "plain.txt"
+
+
+def path_cases(root: Path) -> dict:
+    """Paths the file system refuses, in every place a path goes: one line naming the path."""
+    long_out = root / f"{LONG}.npz"
+    deep = root.joinpath(*["y" * 200] * 22, "e.npz")  # every name legal, the path over 4 KiB
+    embed = ["embed", TINY, "--encoder", "pixels"]
+    real_csv = root / f"{LONG}.csv"
+    return {
+        "out_name_too_long": Case([*embed, "--no-cache", "--out", str(long_out)],
+                                  ["--out", "the name 'xxxx", "304 bytes long", "at most 255"]),
+        "out_path_too_long": Case([*embed, "--no-cache", "--out", str(deep)],
+                                  ["--out", "the path is", "at most 4,095"]),
+        "demo_out_name_too_long": Case(["demo", "--episodes", "2", "--steps", "4", "--out",
+                                        str(root / LONG)], ["--out", "at most 255"]),
+        "score_out_name_too_long": Case([*SCORE, "--out", str(root / f"{LONG}.csv")],
+                                        ["--out", "at most 255"]),
+        "figure_out_name_too_long": Case(["figure", "scores", TINY, "--encoders", "pixels",
+                                          "--out", str(root / f"{LONG}.svg")],
+                                         ["--out", "at most 255"]),
+        "cache_dir_name_too_long": Case([*embed, "--cache-dir", str(root / LONG), "--out",
+                                         str(root / "e.npz")],
+                                        ["xxxxxxxx", "(3", "the name is too long"],
+                                        outputs=[root / "e.npz"]),
+        "cache_env_name_too_long": Case(["cache", "ls"], ["too long"],
+                                        env={"S2R_CACHE_DIR": str(root / LONG)}),
+        "weights_dir_name_too_long": Case(["encoders"], ["too long"],
+                                          env={"S2R_WEIGHTS_DIR": str(root / LONG)}),
+        "encoder_config_name_too_long": Case(["encoders"], ["too long"],
+                                             env={"S2R_ENCODERS": str(root / f"{LONG}.toml")}),
+        "dataset_name_too_long": Case(["info", str(root / LONG)], ["xxxxxxxx", "too long"]),
+        "real_results_name_too_long": Case(
+            ["validate", TINY, "--real-results", str(real_csv), "--out", str(root / "r.json")],
+            ["too long"], outputs=[root / "r.json"]),
+        "out_under_a_link_loop": Case([*embed, "--no-cache", "--out", str(_loop(root) / "e.npz")],
+                                      ["--out", "paths0/loop' cannot be used: too many levels of "
+                                       "symbolic links"]),
+        "out_under_a_file": Case([*embed, "--no-cache", "--out", str(_file(root) / "e.npz")],
+                                 ["--out", "plain.txt", "is a file, not a folder"],
+                                 kept=[root / "plain.txt"]),
+        "dataset_under_a_file": Case(["info", str(root / "plain.txt" / "ds")],
+                                     ["plain.txt/ds"], kept=[root / "plain.txt"]),
+    }
+
+
+PATH_CASES = ["cache_dir_name_too_long", "cache_env_name_too_long", "dataset_name_too_long",
+              "dataset_under_a_file", "demo_out_name_too_long", "encoder_config_name_too_long",
+              "figure_out_name_too_long", "out_name_too_long", "out_path_too_long",
+              "out_under_a_file", "out_under_a_link_loop", "real_results_name_too_long",
+              "score_out_name_too_long", "weights_dir_name_too_long"]
+
+
+@pytest.fixture(scope="module")
+def built_paths(tmp_path_factory):
+    cases = path_cases(tmp_path_factory.mktemp("paths"))
+    assert sorted(cases) == PATH_CASES
+    return cases
+
+
+@pytest.mark.parametrize("name", PATH_CASES)
+def test_a_path_the_file_system_refuses_is_one_line(built_paths, capsys, name):
+    line = run_case(built_paths[name], capsys, name)
+    assert len(line) < 600, line  # the path is quoted shortened, never whole
+
+
+@pytest.mark.parametrize("errno_name", ["ENAMETOOLONG", "ELOOP", "ENOTDIR", "ENOENT", "EEXIST",
+                                        "EISDIR", "EACCES"])
+def test_every_path_fault_has_its_line(errno_name):
+    import errno
+
+    from s2r.cli import path_error_line
+
+    code = getattr(errno, errno_name)
+    line = path_error_line(OSError(code, os.strerror(code), "/data/" + "z" * 400))
+    assert line.startswith("'/data/zzz") and "(406 characters)" in line and "\n" not in line
+    moved = path_error_line(OSError(code, os.strerror(code), "/a/x.tmp", None, "/b/x"))
+    assert moved.startswith("cannot move '/a/x.tmp' to '/b/x': ")
+    # an error of the kind that names no path is not guessed at (a traceback, as before) ...
+    if code not in (errno.ENAMETOOLONG, errno.ELOOP):
+        assert path_error_line(OSError(code, os.strerror(code))) is None
+    assert path_error_line(OSError(errno.EIO, "Input/output error", "/x")) is None
+
+
+# ----------------------------------------------------------------------------- state widths
+def _lerobot_pair(root: Path) -> list:
+    out = []
+    for name, src in (("sim", "one_leg_sim"), ("real", "one_leg_real")):
+        shutil.copytree(LEROBOT / src, root / name)
+        for p in (root / name).rglob("*"):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+        out.append(root / name)
+    return out
+
+
+def _narrow_lerobot_state(folder: Path, width: int) -> None:
+    """Keep the first ``width`` columns of ``observation.state`` (data and info.json)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for path in (folder / "data").rglob("*.parquet"):
+        table = pq.read_table(path)
+        k = table.column_names.index("observation.state")
+        rows = np.asarray(table.column(k).to_pylist(), np.float32)[:, :width]
+        array = pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1), pa.float32()), width)
+        pq.write_table(table.set_column(k, "observation.state", array), path)
+    info_path = folder / "meta" / "info.json"
+    info = json.loads(info_path.read_text())
+    feature = info["features"]["observation.state"]
+    feature["shape"] = [width]
+    feature["names"] = feature["names"][:width] if feature.get("names") else None
+    info_path.write_text(json.dumps(info, indent=4))
+
+
+def state_width_cases(root: Path) -> dict:
+    """name -> (dataset spec, options, words): a join of domains whose states differ in width
+    says so in one line (both widths, both places, --state-key), never drops the state."""
+    cases = {}
+    fb = root / "fb"
+    fb.mkdir()
+    write_zarr(fb / "sim.zarr")
+    write_zarr(fb / "real.zarr", images=frames(6, seed=2), episode_ends=np.array([6], np.uint32),
+               state=np.zeros((6, 14), np.float32))
+    cases["furniturebench"] = ([fb / "sim.zarr", fb / "real.zarr"], {}, [
+        "'robot_state' is 16-D in sim (", "sim.zarr) but 14-D in real (", "--state-key"])
+
+    rm = root / "robomimic"
+    rm.mkdir()
+    write_hdf5(rm / "sim.hdf5", robomimic_demos([3, 4]))
+    real = robomimic_demos([4], seed=1)
+    real["demo_0"]["robot0_gripper_qpos"] = np.zeros((4, 6), np.float32)  # another gripper
+    write_hdf5(rm / "real.hdf5", real)
+    cases["robomimic_default_state"] = ([rm / "sim.hdf5", rm / "real.hdf5"], {}, [
+        "'robot0_eef_pos,robot0_eef_quat,robot0_gripper_qpos' is 9-D in sim (",
+        "but 13-D in real (", "real.hdf5", "--state-key"])
+    cases["robomimic_state_key"] = (
+        [rm / "sim.hdf5", rm / "real.hdf5"], {"state_key": "robot0_gripper_qpos"},
+        ["'robot0_gripper_qpos' is 2-D in sim (", "but 6-D in real (", "--state-key"])
+
+    sim, real = _lerobot_pair(root / "lerobot")
+    _narrow_lerobot_state(real, 10)
+    cases["lerobot"] = ([sim, real], {}, ["'observation.state' is 22-D in sim (",
+                                          "but 10-D in real (", "lerobot/real)", "--state-key"])
+    return cases
+
+
+STATE_CASES = ["furniturebench", "lerobot", "robomimic_default_state", "robomimic_state_key"]
+
+
+@pytest.fixture(scope="module")
+def built_states(tmp_path_factory):
+    return state_width_cases(tmp_path_factory.mktemp("states"))
+
+
+@pytest.mark.parametrize("name", STATE_CASES)
+def test_states_of_different_widths_are_refused_by_the_library(built_states, name):
+    spec, options, words = built_states[name]
+    with pytest.raises(S2RError) as err:
+        load_dataset([str(p) for p in spec], **options)
+    message = str(err.value)
+    assert "\n" not in message
+    for w in words:
+        assert w in message, f"{w!r} not in {message!r}"
+
+
+@pytest.mark.parametrize("name", STATE_CASES)
+def test_states_of_different_widths_are_one_line_in_the_cli(built_states, capsys, name):
+    spec, options, words = built_states[name]
+    flags = [x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", v)]
+    run_case(Case(["info", *map(str, spec), *flags], words), capsys, name)
+
+
+def test_states_of_one_width_are_kept(built_states):
+    """The check refuses only a real difference: the same files with a state both share load
+    with it (and a domain without any state still loads without one)."""
+    spec, _, _ = built_states["robomimic_default_state"]
+    fs = load_dataset([str(p) for p in spec], state_key="robot0_eef_pos,robot0_eef_quat")
+    assert fs.state.shape == (len(fs), 7)
+    sim, real = built_states["lerobot"][0]
+    fs = load_dataset([str(sim), str(sim)])
+    assert fs.state.shape[1] == 22
+
+
+def test_concat_domains_never_drops_a_state_silently():
+    from s2r.errors import DataError
+    from s2r.frameset import concat_domains
+    from tests.helpers.datafiles import synthetic_frameset
+
+    a = synthetic_frameset(masks=False)
+    sim, real = a.subset(np.flatnonzero(a.domain == "sim")), a.subset(
+        np.flatnonzero(a.domain == "real"))
+    sim.state = np.zeros((len(sim), 5), np.float32)
+    real.state = np.zeros((len(real), 3), np.float32)
+    with pytest.raises(DataError, match=r"sim 5, real 3; give --state-key"):
+        concat_domains(sim, real, name="x", source={})
+    real.state = None  # one domain without a state: the join has none (documented)
+    assert concat_domains(sim, real, name="x", source={}).state is None
