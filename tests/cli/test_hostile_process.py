@@ -31,7 +31,7 @@ from s2r.datasets import load_dataset
 from s2r.errors import S2RError
 from tests.helpers import REPO
 from tests.helpers.datafiles import frames, robomimic_demos, write_hdf5, write_zarr
-from tests.helpers.hostile import Case, run_case
+from tests.helpers.hostile import Case, assert_clean_failure, run_case
 
 TINY = "demo:episodes=3,steps=8,height=64,width=64"
 SCORE = ["score", TINY, "--encoders", "pixels,state", "--n-boot", "20"]
@@ -137,8 +137,8 @@ def _closed_pipe():
 @pytest.mark.parametrize("argv, status", [
     (["encoders", "--all"], 141), (["info", TINY], 141), (["cache", "ls", "--json"], 141),
     (["demo", "--episodes", "2", "--steps", "4", "--out", "{tmp}/demo"], 141),
-    (["--help"], 0), (["score", "--help"], 0)],
-    ids=["encoders", "info", "cache-ls", "demo", "help", "score-help"])
+    (["score", "--help"], 0)],
+    ids=["encoders", "info", "cache-ls", "demo", "help"])
 def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path, argv, status):
     """Exit 141 (128 + SIGPIPE, as ``cat`` or ``git`` killed by it; ``--help`` exits 0, as
     argparse ignores a failed write of its help), nothing on stderr but progress: no
@@ -387,3 +387,220 @@ def test_concat_domains_never_drops_a_state_silently():
         concat_domains(sim, real, name="x", source={})
     real.state = None  # one domain without a state: the join has none (documented)
     assert concat_domains(sim, real, name="x", source={}).state is None
+
+
+# ----------------------------------------------------------------------------- killed midway
+@pytest.fixture(scope="module")
+def reference_scores(tmp_path_factory) -> bytes:
+    """The leaderboard of an uninterrupted ``score`` run (its own fresh cache)."""
+    root = tmp_path_factory.mktemp("reference")
+    code, out, err = run_s2r([*SCORE, "--cache-dir", root / "cache", "--out", root / "s.csv"],
+                             root / "logs")
+    assert code == 0, err
+    return (root / "s.csv").read_bytes()
+
+
+def assert_rerun_is_the_reference(tmp_path, cache, reference: bytes, entries=3) -> None:
+    """A rerun in ``cache`` writes the reference leaderboard, waits for no lock and leaves a
+    sound cache (of ``entries`` entries: the pixels embeddings and two score records)."""
+    out = tmp_path / "again.csv"
+    code, _, err = run_s2r([*SCORE, "--cache-dir", cache, "--out", out], tmp_path / "rerun")
+    assert code == 0, err
+    assert "waiting for" not in err and "Traceback" not in err, err
+    assert out.read_bytes() == reference
+    n = assert_cache_sound(cache)
+    assert entries is None or n == entries
+
+
+def test_kill_9_of_score_while_it_computes_then_rerun(tmp_path, reference_scores):
+    """Killed while holding an entry's lock (computing it): the OS frees the lock with the
+    process, nothing partial is listed, the rerun gives the uninterrupted result."""
+    cache = tmp_path / "cache"
+    proc = s2r_process([*SCORE, "--cache-dir", cache, "--out", tmp_path / "s.csv"],
+                       tmp_path / "killed")
+    wait_for(lambda: n_entries(cache) >= 1 and held_locks(cache), proc, tmp_path / "killed",
+             "an entry's lock held after the first entry was written")
+    kill_9(proc)
+    assert held_locks(cache) == []  # no stale lock
+    assert not (tmp_path / "s.csv").exists()
+    assert_rerun_is_the_reference(tmp_path, cache, reference_scores)
+
+
+# A child that stops itself (SIGSTOP) inside a cache write, at a chosen point, until the test
+# kills or continues it: after the array's temporary file is complete but before it is renamed
+# into place ("tmp"), or after the rename but before its record is written ("record").
+STOP_IN_WRITE = """
+import os, signal
+from pathlib import Path
+import s2r.cache.storage as storage
+
+where, flag = os.environ["STOP_AT"], Path(os.environ["STOP_FLAG"])
+
+def stop(real):
+    def stopped(*args, **kwargs):
+        if where == "tmp" and not flag.exists():
+            flag.write_text("stopped")
+            os.kill(os.getpid(), signal.SIGSTOP)
+        result = real(*args, **kwargs)
+        if where == "record" and not flag.exists():
+            flag.write_text("stopped")
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return result
+    return stopped
+
+if where == "tmp":
+    storage.array_record = stop(storage.array_record)
+else:
+    storage.fsync_dir = stop(storage.fsync_dir)
+"""
+
+
+def stopped_in_write(tmp_path, where: str):
+    """A ``score`` stopped inside its first array write (see STOP_IN_WRITE)."""
+    flag = tmp_path / "stopped"
+    proc = s2r_process([*SCORE, "--cache-dir", tmp_path / "cache", "--out", tmp_path / "s.csv"],
+                       tmp_path / "first", prefix=STOP_IN_WRITE, STOP_AT=where,
+                       STOP_FLAG=str(flag))
+    wait_for(flag.exists, proc, tmp_path / "first", f"the write stopped at {where!r}")
+    return proc
+
+
+@pytest.mark.parametrize("where", ["tmp", "record"])
+def test_kill_9_inside_a_cache_write_then_rerun(tmp_path, reference_scores, where):
+    """Killed with a complete temporary array not yet renamed, or with the array in place
+    but no record: neither is ever read as an entry; the rerun sweeps or replaces it."""
+    cache = tmp_path / "cache"
+    kill_9(stopped_in_write(tmp_path, where))
+    arrays = list((cache / "arrays").iterdir())
+    assert [p.suffix for p in arrays] == [".tmp" if where == "tmp" else ".npy"]
+    assert n_entries(cache) == 0  # no record: nothing half-written can be a hit
+    assert held_locks(cache) == []
+    assert_rerun_is_the_reference(tmp_path, cache, reference_scores)
+
+
+def test_kill_9_of_demo_midway_then_rerun(tmp_path):
+    """Killed while writing frames: the output folder does not exist (frames go to a hidden
+    staging folder first), so the rerun writes it whole, as an uninterrupted run does."""
+    argv = ["demo", "--episodes", "4", "--steps", "30", "--height", "64", "--width", "64"]
+    code, _, err = run_s2r([*argv, "--out", tmp_path / "reference"], tmp_path / "ref")
+    assert code == 0, err
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = s2r_process([*argv, "--out", work / "demo"], tmp_path / "killed")
+    staged = lambda: sum(1 for _ in work.glob(".demo.s2r-tmp-*/*/*.png"))  # noqa: E731
+    wait_for(lambda: staged() >= 40, proc, tmp_path / "killed", "40 frames written")
+    kill_9(proc)
+    assert not (work / "demo").exists()
+    code, _, err = run_s2r([*argv, "--out", work / "demo"], tmp_path / "rerun")
+    assert code == 0, err
+    ref = sorted(p.relative_to(tmp_path / "reference") for p in (tmp_path / "reference").rglob("*"))
+    got = sorted(p.relative_to(work / "demo") for p in (work / "demo").rglob("*"))
+    assert got == ref and len(ref) > 240
+    for rel in ref:
+        if (tmp_path / "reference" / rel).is_file():
+            assert (work / "demo" / rel).read_bytes() == (tmp_path / "reference" / rel).read_bytes()
+
+
+VALIDATE = ["validate", "demo:paired=true,episodes=3,steps=6,height=64,width=64",
+            "--encoders", "state,pixels,efficientnet-lite0", "--gaps", "0,1", "--rollouts", "3",
+            "--horizon", "6", "--demos", "4", "--n-boot", "20", "--control-demos", "6"]
+
+
+@pytest.mark.slow
+def test_kill_9_of_validate_midway_then_rerun(tmp_path):
+    """Killed after some encoders' outcomes are cached, while computing another's: the rerun
+    writes the report an uninterrupted run writes."""
+    code, _, err = run_s2r([*VALIDATE, "--cache-dir", tmp_path / "c0", "--out",
+                            tmp_path / "reference.json"], tmp_path / "ref")
+    assert code == 0, err
+    cache = tmp_path / "cache"
+    proc = s2r_process([*VALIDATE, "--cache-dir", cache, "--out", tmp_path / "r.json"],
+                       tmp_path / "killed")
+    wait_for(lambda: n_entries(cache) >= 4 and held_locks(cache), proc, tmp_path / "killed",
+             "an entry computing after four were written")
+    kill_9(proc)
+    assert held_locks(cache) == [] and not (tmp_path / "r.json").exists()
+    code, _, err = run_s2r([*VALIDATE, "--cache-dir", cache, "--out", tmp_path / "r.json"],
+                           tmp_path / "rerun")
+    assert code == 0, err
+    assert "waiting for" not in err
+    assert json.loads((tmp_path / "r.json").read_text()) == json.loads(
+        (tmp_path / "reference.json").read_text())
+    assert_cache_sound(cache)
+
+
+# ----------------------------------------------------------------------------- disturbed midway
+def test_cache_clear_during_a_score_is_refused_and_the_score_finishes(tmp_path,
+                                                                      reference_scores):
+    """``cache clear`` while a ``score`` computes into the same cache, at the worst moment: an
+    array renamed into place whose record is not yet written (a clear used to delete the
+    array, and the score failed on reading it back, leaving a record without its array; one
+    that stopped before the rename failed on its deleted temporary file). Now the clear
+    refuses in one line, the score finishes with the right leaderboard, the cache is sound
+    and clears once the score is done."""
+    from s2r.cache import Cache
+
+    cache = tmp_path / "cache"
+    proc = stopped_in_write(tmp_path, "record")
+    try:
+        clear = run_s2r(["cache", "clear", "--cache-dir", cache], tmp_path / "clear")
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    code, out, err = finished(proc, tmp_path / "first")
+    assert_clean_failure(*clear, ["another process is computing into the cache", str(cache),
+                                  "nothing was deleted"])
+    assert code == 0, err
+    assert (tmp_path / "s.csv").read_bytes() == reference_scores
+    assert assert_cache_sound(cache) == 3
+    assert Cache(cache).clear() == 3 and assert_cache_sound(cache) == 0
+
+
+def test_out_folder_deleted_while_score_runs(tmp_path, reference_scores):
+    """The folder of ``--out`` deleted midway: it is made again (as a missing one is at the
+    start) and the leaderboard written whole."""
+    out = tmp_path / "results" / "s.csv"
+    cache = tmp_path / "cache"
+    proc = s2r_process([*SCORE, "--cache-dir", cache, "--out", out], tmp_path / "score")
+    (tmp_path / "results").mkdir()
+    wait_for(lambda: n_entries(cache) >= 1, proc, tmp_path / "score", "the first entry")
+    os.rename(tmp_path / "results", tmp_path / "gone")
+    shutil.rmtree(tmp_path / "gone")
+    code, _, err = finished(proc, tmp_path / "score")
+    assert code == 0, err
+    assert out.read_bytes() == reference_scores
+
+
+def test_out_folder_replaced_by_a_file_while_score_runs(tmp_path):
+    """The folder of ``--out`` replaced by a file midway: one line naming it, the file kept."""
+    out = tmp_path / "results" / "s.csv"
+    cache = tmp_path / "cache"
+    (tmp_path / "results").mkdir()
+    proc = s2r_process([*SCORE, "--cache-dir", cache, "--out", out], tmp_path / "score")
+    wait_for(lambda: n_entries(cache) >= 1, proc, tmp_path / "score", "the first entry")
+    (tmp_path / "results").rmdir()
+    (tmp_path / "results").write_text("a user's notes\n")
+    code, out_text, err = finished(proc, tmp_path / "score")
+    assert_clean_failure(code, out_text, err, ["results"])
+    assert (tmp_path / "results").read_text() == "a user's notes\n"
+
+
+def test_demo_out_parent_deleted_midway(tmp_path):
+    """The folder holding ``demo --out`` deleted while frames are written: one line, nothing
+    left behind; the rerun writes the demo."""
+    parent = tmp_path / "data"
+    parent.mkdir()
+    argv = ["demo", "--episodes", "4", "--steps", "30", "--height", "64", "--width", "64",
+            "--out", parent / "demo"]
+    proc = s2r_process(argv, tmp_path / "run")
+    staged = lambda: sum(1 for _ in parent.glob(".demo.s2r-tmp-*/*/*.png"))  # noqa: E731
+    wait_for(lambda: staged() >= 40, proc, tmp_path / "run", "40 frames written")
+    os.rename(parent, tmp_path / "gone")  # gone at once (rmtree races with the writer)
+    shutil.rmtree(tmp_path / "gone")
+    code, out, err = finished(proc, tmp_path / "run")
+    err = "\n".join(line for line in err.replace("\r", "\n").splitlines()
+                    if not line.startswith(("rendering demo", "writing frames")))
+    assert_clean_failure(code, out, err, ["data/.demo.s2r-tmp-", "moved or deleted"])
+    assert not parent.exists()
+    code, _, err = run_s2r(argv, tmp_path / "rerun")
+    assert code == 0, err
+    assert len(load_dataset(str(parent / "demo"))) == 240
