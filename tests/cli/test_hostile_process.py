@@ -28,9 +28,8 @@ import numpy as np
 import pytest
 
 from s2r.datasets import load_dataset
-from s2r.errors import S2RError
 from tests.helpers import REPO
-from tests.helpers.datafiles import frames, robomimic_demos, write_hdf5, write_zarr
+from tests.helpers.datafiles import robomimic_demos, write_hdf5
 from tests.helpers.hostile import Case, assert_clean_failure, run_case
 
 TINY = "demo:episodes=3,steps=8,height=64,width=64"
@@ -83,6 +82,17 @@ def wait_for(condition, proc, logs: Path, what: str, timeout: float = 240) -> No
 def kill_9(proc) -> None:
     proc.send_signal(signal.SIGKILL)
     assert proc.wait(60) == -signal.SIGKILL
+
+
+def kill_9_while_computing(argv, cache: Path, out: Path, logs: Path, entries: int) -> None:
+    """Run ``argv`` into ``cache``; once ``entries`` entries are written and the next one's
+    lock is held (it computes), ``kill -9`` it: no lock stays held, no output appears."""
+    proc = s2r_process([*argv, "--cache-dir", cache, "--out", out], logs)
+    wait_for(lambda: n_entries(cache) >= entries and held_locks(cache), proc, logs,
+             f"an entry computing after {entries} were written")
+    kill_9(proc)
+    assert held_locks(cache) == []  # the OS released the dead process's locks
+    assert not out.exists()
 
 
 def run_s2r(argv, logs: Path, **kw) -> tuple[int, str, str]:
@@ -275,102 +285,21 @@ def test_every_path_fault_has_its_line(errno_name):
 
 
 # ----------------------------------------------------------------------------- state widths
-def _lerobot_pair(root: Path) -> list:
-    out = []
-    for name, src in (("sim", "one_leg_sim"), ("real", "one_leg_real")):
-        shutil.copytree(LEROBOT / src, root / name)
-        for p in (root / name).rglob("*"):
-            p.chmod(0o755 if p.is_dir() else 0o644)
-        out.append(root / name)
-    return out
-
-
-def _narrow_lerobot_state(folder: Path, width: int) -> None:
-    """Keep the first ``width`` columns of ``observation.state`` (data and info.json)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    for path in (folder / "data").rglob("*.parquet"):
-        table = pq.read_table(path)
-        k = table.column_names.index("observation.state")
-        rows = np.asarray(table.column(k).to_pylist(), np.float32)[:, :width]
-        array = pa.FixedSizeListArray.from_arrays(pa.array(rows.reshape(-1), pa.float32()), width)
-        pq.write_table(table.set_column(k, "observation.state", array), path)
-    info_path = folder / "meta" / "info.json"
-    info = json.loads(info_path.read_text())
-    feature = info["features"]["observation.state"]
-    feature["shape"] = [width]
-    feature["names"] = feature["names"][:width] if feature.get("names") else None
-    info_path.write_text(json.dumps(info, indent=4))
-
-
-def state_width_cases(root: Path) -> dict:
-    """name -> (dataset spec, options, words): a join of domains whose states differ in width
-    says so in one line (both widths, both places, --state-key), never drops the state."""
-    cases = {}
-    fb = root / "fb"
-    fb.mkdir()
-    write_zarr(fb / "sim.zarr")
-    write_zarr(fb / "real.zarr", images=frames(6, seed=2), episode_ends=np.array([6], np.uint32),
-               state=np.zeros((6, 14), np.float32))
-    cases["furniturebench"] = ([fb / "sim.zarr", fb / "real.zarr"], {}, [
-        "'robot_state' is 16-D in sim (", "sim.zarr) but 14-D in real (", "--state-key"])
-
-    rm = root / "robomimic"
-    rm.mkdir()
-    write_hdf5(rm / "sim.hdf5", robomimic_demos([3, 4]))
+# The refusals (FurnitureBench, robomimic with the default and an explicit --state-key,
+# LeRobot) are dataset cases of the catalogue, tests/cli/test_hostile_inputs.py
+# (case_state_width_differs_*): the library and the CLI, one line each.
+def test_states_of_one_width_are_kept(tmp_path):
+    """The check refuses only a real difference: files whose default states differ load with
+    a state both share, and two datasets of one width keep theirs."""
+    write_hdf5(tmp_path / "sim.hdf5", robomimic_demos([3, 4]))
     real = robomimic_demos([4], seed=1)
-    real["demo_0"]["robot0_gripper_qpos"] = np.zeros((4, 6), np.float32)  # another gripper
-    write_hdf5(rm / "real.hdf5", real)
-    cases["robomimic_default_state"] = ([rm / "sim.hdf5", rm / "real.hdf5"], {}, [
-        "'robot0_eef_pos,robot0_eef_quat,robot0_gripper_qpos' is 9-D in sim (",
-        "but 13-D in real (", "real.hdf5", "--state-key"])
-    cases["robomimic_state_key"] = (
-        [rm / "sim.hdf5", rm / "real.hdf5"], {"state_key": "robot0_gripper_qpos"},
-        ["'robot0_gripper_qpos' is 2-D in sim (", "but 6-D in real (", "--state-key"])
-
-    sim, real = _lerobot_pair(root / "lerobot")
-    _narrow_lerobot_state(real, 10)
-    cases["lerobot"] = ([sim, real], {}, ["'observation.state' is 22-D in sim (",
-                                          "but 10-D in real (", "lerobot/real)", "--state-key"])
-    return cases
-
-
-STATE_CASES = ["furniturebench", "lerobot", "robomimic_default_state", "robomimic_state_key"]
-
-
-@pytest.fixture(scope="module")
-def built_states(tmp_path_factory):
-    return state_width_cases(tmp_path_factory.mktemp("states"))
-
-
-@pytest.mark.parametrize("name", STATE_CASES)
-def test_states_of_different_widths_are_refused_by_the_library(built_states, name):
-    spec, options, words = built_states[name]
-    with pytest.raises(S2RError) as err:
-        load_dataset([str(p) for p in spec], **options)
-    message = str(err.value)
-    assert "\n" not in message
-    for w in words:
-        assert w in message, f"{w!r} not in {message!r}"
-
-
-@pytest.mark.parametrize("name", STATE_CASES)
-def test_states_of_different_widths_are_one_line_in_the_cli(built_states, capsys, name):
-    spec, options, words = built_states[name]
-    flags = [x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", v)]
-    run_case(Case(["info", *map(str, spec), *flags], words), capsys, name)
-
-
-def test_states_of_one_width_are_kept(built_states):
-    """The check refuses only a real difference: the same files with a state both share load
-    with it (and a domain without any state still loads without one)."""
-    spec, _, _ = built_states["robomimic_default_state"]
-    fs = load_dataset([str(p) for p in spec], state_key="robot0_eef_pos,robot0_eef_quat")
+    real["demo_0"]["robot0_gripper_qpos"] = np.zeros((4, 6), np.float32)
+    write_hdf5(tmp_path / "real.hdf5", real)
+    fs = load_dataset([str(tmp_path / "sim.hdf5"), str(tmp_path / "real.hdf5")],
+                      state_key="robot0_eef_pos,robot0_eef_quat")
     assert fs.state.shape == (len(fs), 7)
-    sim, real = built_states["lerobot"][0]
-    fs = load_dataset([str(sim), str(sim)])
-    assert fs.state.shape[1] == 22
+    sim = str(LEROBOT / "one_leg_sim")
+    assert load_dataset([sim, sim]).state.shape[1] == 22
 
 
 def test_concat_domains_never_drops_a_state_silently():
@@ -416,13 +345,7 @@ def test_kill_9_of_score_while_it_computes_then_rerun(tmp_path, reference_scores
     """Killed while holding an entry's lock (computing it): the OS frees the lock with the
     process, nothing partial is listed, the rerun gives the uninterrupted result."""
     cache = tmp_path / "cache"
-    proc = s2r_process([*SCORE, "--cache-dir", cache, "--out", tmp_path / "s.csv"],
-                       tmp_path / "killed")
-    wait_for(lambda: n_entries(cache) >= 1 and held_locks(cache), proc, tmp_path / "killed",
-             "an entry's lock held after the first entry was written")
-    kill_9(proc)
-    assert held_locks(cache) == []  # no stale lock
-    assert not (tmp_path / "s.csv").exists()
+    kill_9_while_computing(SCORE, cache, tmp_path / "s.csv", tmp_path / "killed", 1)
     assert_rerun_is_the_reference(tmp_path, cache, reference_scores)
 
 
@@ -514,12 +437,7 @@ def test_kill_9_of_validate_midway_then_rerun(tmp_path):
                             tmp_path / "reference.json"], tmp_path / "ref")
     assert code == 0, err
     cache = tmp_path / "cache"
-    proc = s2r_process([*VALIDATE, "--cache-dir", cache, "--out", tmp_path / "r.json"],
-                       tmp_path / "killed")
-    wait_for(lambda: n_entries(cache) >= 4 and held_locks(cache), proc, tmp_path / "killed",
-             "an entry computing after four were written")
-    kill_9(proc)
-    assert held_locks(cache) == [] and not (tmp_path / "r.json").exists()
+    kill_9_while_computing(VALIDATE, cache, tmp_path / "r.json", tmp_path / "killed", 4)
     code, _, err = run_s2r([*VALIDATE, "--cache-dir", cache, "--out", tmp_path / "r.json"],
                            tmp_path / "rerun")
     assert code == 0, err
