@@ -170,7 +170,7 @@ def check_path_length(path: Path, flag: str) -> None:
     """Raise unless every name in ``path`` fits in :data:`~s2r.atomic.NAME_MAX` bytes and the
     whole path in :data:`PATH_MAX` (so a long output name is refused before any work, not by
     the file system after it)."""
-    text = os.fsencode(os.path.abspath(path))
+    text = os.fsencode(str(path))  # the kernel's limit is on the path as passed
     if len(text) > PATH_MAX:
         raise S2RError(f"{flag} {quoted(str(path))}: the path is {len(text):,} bytes long; "
                        f"file systems take at most {PATH_MAX:,}")
@@ -193,8 +193,10 @@ def _writable_ancestor(path: Path, flag: str) -> None:
     try:
         mode = os.stat(parent).st_mode
     except OSError as exc:
+        why = ("a link to something that does not exist" if exc.errno == errno.ENOENT
+               else path_reason(exc))
         raise S2RError(f"{flag} {quoted(str(path))}: {quoted(str(parent))} cannot be used: "
-                       f"{path_reason(exc)}") from None
+                       f"{why}") from None
     if not stat.S_ISDIR(mode):
         raise S2RError(f"{flag} {str(path)!r}: {str(parent)!r} is a file, not a folder")
     try:

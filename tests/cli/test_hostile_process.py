@@ -198,6 +198,11 @@ def _loop(root: Path) -> Path:
     return root / "loop"
 
 
+def _dangling(root: Path) -> Path:
+    (root / "nowhere").symlink_to(root / "no-such-folder")
+    return root / "nowhere"
+
+
 def _file(root: Path) -> Path:
     (root / "plain.txt").write_text("a user's file\n")
     return root / "plain.txt"
@@ -238,6 +243,9 @@ def path_cases(root: Path) -> dict:
         "out_under_a_link_loop": Case([*embed, "--no-cache", "--out", str(_loop(root) / "e.npz")],
                                       ["--out", "paths0/loop' cannot be used: too many levels of "
                                        "symbolic links"]),
+        "out_under_a_dangling_link": Case(
+            [*embed, "--no-cache", "--out", str(_dangling(root) / "e.npz")],
+            ["--out", "paths0/nowhere' cannot be used: a link to something that does not exist"]),
         "out_under_a_file": Case([*embed, "--no-cache", "--out", str(_file(root) / "e.npz")],
                                  ["--out", "plain.txt", "is a file, not a folder"],
                                  kept=[root / "plain.txt"]),
@@ -249,7 +257,8 @@ def path_cases(root: Path) -> dict:
 PATH_CASES = ["cache_dir_name_too_long", "cache_env_name_too_long", "dataset_name_too_long",
               "dataset_under_a_file", "demo_out_name_too_long", "encoder_config_name_too_long",
               "figure_out_name_too_long", "out_name_too_long", "out_path_too_long",
-              "out_under_a_file", "out_under_a_link_loop", "real_results_name_too_long",
+              "out_under_a_dangling_link", "out_under_a_file", "out_under_a_link_loop",
+              "real_results_name_too_long",
               "score_out_name_too_long", "weights_dir_name_too_long"]
 
 
