@@ -242,7 +242,10 @@ class FrameSet:
 
 
 def concat_domains(sim: FrameSet, real: FrameSet, *, name: str, source: dict) -> FrameSet:
-    """Join a sim-only and a real-only FrameSet, renumbering real episodes after sim ones."""
+    """Join a sim-only and a real-only FrameSet, renumbering real episodes after sim ones.
+
+    The state is kept when both have one (of the same width: a width that differs is a
+    :class:`DataError`, never a silent drop) and dropped when either has none."""
     from s2r.images import ConcatImages
 
     if sim.action_dim != real.action_dim:
@@ -254,8 +257,11 @@ def concat_domains(sim: FrameSet, real: FrameSet, *, name: str, source: dict) ->
     if sim.masks is not None and real.masks is not None:
         masks = ConcatImages([sim.masks, real.masks])
     state = None
-    if sim.state is not None and real.state is not None \
-            and sim.state.shape[1] == real.state.shape[1]:
+    if sim.state is not None and real.state is not None:
+        if sim.state.shape[1] != real.state.shape[1]:  # loaders say where (check_same_state_width)
+            raise DataError(f"state width differs between domains: sim {sim.state.shape[1]}, "
+                            f"real {real.state.shape[1]}; give --state-key (library: "
+                            "state_key=) naming state of one width in both")
         state = np.concatenate([sim.state, real.state])
     return FrameSet(
         images=ConcatImages([sim.images, real.images]),

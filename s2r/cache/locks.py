@@ -1,23 +1,41 @@
-"""Per-entry locks, and the one message a process that has to wait for one gives.
+"""Per-entry locks, the cache-wide writers' lock, and the one message a process that has to
+wait for one gives.
 
 A miss takes an exclusive lock on ``locks/<hash>.lock`` (flock via ``filelock``), so two
 processes or threads asking for the same key compute it once. The operating system releases
-the lock when its holder dies, so a crashed process never leaves a stale lock. A waiter says
-once what it waits for (see :func:`s2r.cache.keys.describe_key`); after ``timeout`` seconds
-it goes on without the lock (the work may then be done twice; atomic writes keep the result
-consistent).
+the lock when its holder dies, so a crashed process (even ``kill -9``) never leaves a stale
+lock. A waiter says once what it waits for (see :func:`s2r.cache.keys.describe_key`); after
+``timeout`` seconds it goes on without the lock (the work may then be done twice; atomic
+writes keep the result consistent).
+
+Around it, every miss holds ``locks/writers.lock`` *shared* (:func:`shared_lock`: any number
+of computing processes and threads at once) while it computes and writes; ``cache clear``
+takes it *exclusively* without waiting (:func:`exclusive_lock_now`) and refuses when anyone
+computes, so a clear never deletes a file a writer is about to rename or record. Where flock
+does not exist (Windows) these two are no-ops.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
 import filelock
 
-__all__ = ["key_lock", "human_seconds"]
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; the writers' lock is a no-op there
+    fcntl = None
+
+__all__ = ["key_lock", "human_seconds", "shared_lock", "exclusive_lock_now", "WRITERS_LOCK"]
+
+#: The writers' lock file, in the cache's ``locks/`` folder (not an entry's name: never
+#: deleted by ``cache clear``).
+WRITERS_LOCK = "writers.lock"
 
 _LOG = logging.getLogger("s2r.cache")  # one logger for the whole package
 
@@ -60,3 +78,55 @@ def key_lock(path: Path, timeout: float, waiting_for: Optional[str] = None,
         yield True
     finally:
         lock.release()
+
+
+def _open_lock_file(path: Path) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+
+
+@contextmanager
+def shared_lock(path: Path, timeout: float) -> Iterator[bool]:
+    """Hold the lock file ``path`` shared (with any other shared holder, never while
+    :func:`exclusive_lock_now` holds it); yields False when ``timeout`` seconds ran out (the
+    caller goes on without it) or where flock does not exist."""
+    if fcntl is None:
+        yield False
+        return
+    fd = _open_lock_file(path)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                locked = True
+                break
+            except BlockingIOError:  # a clear is running: it takes a moment
+                if time.monotonic() >= deadline:
+                    _LOG.warning("%s still held after %s; going on without it", path,
+                                 human_seconds(timeout))
+                    locked = False
+                    break
+                time.sleep(0.05)
+        yield locked
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextmanager
+def exclusive_lock_now(path: Path) -> Iterator[bool]:
+    """Hold the lock file ``path`` exclusively if nobody holds it now; yields False at once
+    (without waiting) when someone does. Yields True where flock does not exist."""
+    if fcntl is None:
+        yield True
+        return
+    fd = _open_lock_file(path)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)

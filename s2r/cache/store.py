@@ -1,9 +1,11 @@
 """The :class:`Cache`: get a result by its key, or compute it once and store it.
 
-A miss takes the key's lock (:mod:`s2r.cache.locks`), checks again (another process may have
-computed it meanwhile), computes, writes atomically and reads the entry back verified
-(:mod:`s2r.cache.storage`). A damaged entry is recomputed with one warning saying what was
-wrong. Warnings go to the ``s2r.cache`` logger (printed on stderr by the CLI, once each).
+A miss takes the writers' lock (shared) and the key's lock (:mod:`s2r.cache.locks`), checks
+again (another process may have computed it meanwhile), computes, writes atomically and reads
+the entry back verified (:mod:`s2r.cache.storage`). ``clear`` refuses while any process
+computes into the cache (it would pull files from under a writer). A damaged entry is
+recomputed with one warning saying what was wrong. Warnings go to the ``s2r.cache`` logger
+(printed on stderr by the CLI, once each).
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ import numpy as np
 
 from s2r.cache.index import Index
 from s2r.cache.keys import CacheError, canonical_json, describe_key, key_hash
-from s2r.cache.layout import Layout, check_root, default_cache_dir
+from s2r.cache.layout import Layout, check_clearable, check_root, default_cache_dir
 from s2r.cache.listing import (CacheEntry, clear_entries, disk_usage, list_entries,
                                moved_aside_indexes)
-from s2r.cache.locks import key_lock
+from s2r.cache.locks import WRITERS_LOCK, exclusive_lock_now, key_lock, shared_lock
 from s2r.cache.storage import (check_array, check_json, forget, sweep_temp_files, write_array,
                                write_json)
 
@@ -114,9 +116,11 @@ class Cache:
     @contextmanager
     def _lock(self, digest: str, timeout: float,
               waiting_for: Optional[str] = None) -> Iterator[bool]:
-        """Hold the per-key lock; yields False (unlocked) when ``timeout`` ran out."""
-        with key_lock(self._layout.lock_path(digest), timeout, waiting_for,
-                      name=f"cache entry {digest}") as locked:
+        """Hold the writers' lock (shared, so that no clear runs meanwhile) and the per-key
+        lock; yields False (unlocked) when ``timeout`` ran out."""
+        with shared_lock(self._layout.locks_dir / WRITERS_LOCK, timeout), \
+                key_lock(self._layout.lock_path(digest), timeout, waiting_for,
+                         name=f"cache entry {digest}") as locked:
             yield locked
 
     # ----------------------------------------------------------------- public API
@@ -243,10 +247,21 @@ class Cache:
         entry count. Works on a damaged index too (it is moved aside first, and kept).
 
         Refuses (:class:`CacheError`, nothing deleted) a folder without s2r's marker or with
-        a sub-folder that is a symbolic link; deletes only files named like an entry's.
-        Do not clear while another process is computing into the same cache.
+        a sub-folder that is a symbolic link, and a cache another process or thread is
+        computing into now (it waits for nobody: run it again once that work is done);
+        deletes only files named like an entry's.
         """
-        return clear_entries(self._index_store)
+        layout = self._layout
+        if not (layout.root.exists() or layout.root.is_symlink()):
+            return 0  # nothing to clear; the folder is not created for it
+        check_clearable(layout)  # before the lock file is created in it
+        with exclusive_lock_now(layout.locks_dir / WRITERS_LOCK) as alone:
+            if not alone:
+                raise CacheError(
+                    f"another process is computing into the cache {self.root} now (it holds "
+                    f"{layout.locks_dir / WRITERS_LOCK}); nothing was deleted: clear it once "
+                    "that work is done")
+            return clear_entries(self._index_store)
 
     def moved_aside(self) -> list[Path]:
         """Damaged indexes that repairs moved aside (``index.corrupt-*``), oldest first.

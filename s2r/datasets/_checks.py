@@ -229,6 +229,32 @@ def check_same_frame_size(shapes: Mapping[str, tuple], what: str = "frames") -> 
                         "the same (H, W, 3)")
 
 
+def check_same_state_width(state_key: str, states: Mapping[str, Optional[np.ndarray]]) -> None:
+    """Require one pairing-state width in every domain that has a state (a join never drops
+    the state silently).
+
+    Parameters
+    ----------
+    state_key : str
+        The state's key(s) as the user names them (``"observation.state"``,
+        ``"robot0_eef_pos,robot0_eef_quat"``).
+    states : mapping of str to ndarray of shape (N, S) or None
+        Each domain's label (:func:`place`) and its state (None: that domain has none).
+
+    Raises
+    ------
+    DataError
+        Naming both widths, both places and ``--state-key``.
+    """
+    widths = {label: int(s.shape[1]) for label, s in states.items() if s is not None}
+    if len(set(widths.values())) > 1:
+        (a, wa), *rest = widths.items()
+        b, wb = next((k, w) for k, w in rest if w != wa)
+        raise DataError(f"state {state_key!r} is {wa}-D in {a} but {wb}-D in {b}; pairing "
+                        "needs the same state in both: give --state-key (library: state_key=) "
+                        "naming state of one width in both")
+
+
 def signal_like(values: np.ndarray, episode: Optional[np.ndarray] = None) -> Optional[str]:
     """Why a 1-D label column looks like a reward, done or time signal rather than actions.
 

@@ -31,7 +31,8 @@ import numpy as np
 
 from s2r.datasets._checks import (
     as_2d_float, check_finite, check_frames_array, check_lengths, check_nonempty,
-    check_same_frame_size, episodes_from_ends, missing_key, place, warn_if_signal_like,
+    check_same_frame_size, check_same_state_width, episodes_from_ends, missing_key, place,
+    warn_if_signal_like,
 )
 from s2r.datasets._sources import ChunkCache, ChunkedImages
 from s2r.datasets._zarr import array_keys, missing_chunks, open_store
@@ -182,11 +183,7 @@ def load_furniturebench(sim_path, real_path, *, image_key: Optional[str] = None,
         raise DataError(
             f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_label} but "
             f"{real.action_dim}-D in {real_label}; both stores need the same action layout")
-    if sim.state is not None and real.state is not None \
-            and sim.state.shape[1] != real.state.shape[1]:
-        raise DataError(
-            f"{opts['state_key']!r} is {sim.state.shape[1]}-D in {sim_label} but "
-            f"{real.state.shape[1]}-D in {real_label}")
+    check_same_state_width(opts["state_key"], {sim_label: sim.state, real_label: real.state})
     warn_if_signal_like(opts["action_key"], {sim_label: (sim.actions, sim.episode),
                                              real_label: (real.actions, real.episode)})
     source = {"kind": "furniturebench", "sim": str(Path(sim_path).resolve()),

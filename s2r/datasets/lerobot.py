@@ -39,8 +39,9 @@ from typing import Optional
 import numpy as np
 
 from s2r.datasets._checks import (
-    check_action_names, check_finite, check_nonempty, check_same_frame_size, existing_path,
-    missing_key, place, steps_within_episodes, warn_if_signal_like,
+    check_action_names, check_finite, check_nonempty, check_same_frame_size,
+    check_same_state_width, existing_path, missing_key, place, steps_within_episodes,
+    warn_if_signal_like,
 )
 from s2r.datasets.lerobot_hub import hub_repo, is_hub_id, local_root
 from s2r.datasets.lerobot_meta import (
@@ -432,6 +433,8 @@ def load_lerobot(sim_path, real_path, *, image_key: Optional[str] = None,
         raise DataError(f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_name} but "
                         f"{real.action_dim}-D in {real_name}; both datasets need the same "
                         "action layout")
+    check_same_state_width(sim.source["state_key"] or real.source["state_key"] or "",
+                           {sim_name: sim.state, real_name: real.state})
     warn_if_signal_like(opts["action_key"], {sim_name: (sim.actions, sim.episode),
                                              real_name: (real.actions, real.episode)})
     source = {"kind": "lerobot", "sim": sim.source["hub"] or sim.source["path"],

@@ -34,7 +34,8 @@ import numpy as np
 
 from s2r.datasets._checks import (
     as_2d_float, check_finite, check_frames_array, check_lengths, check_nonempty,
-    check_same_frame_size, existing_path, missing_key, place, warn_if_signal_like,
+    check_same_frame_size, check_same_state_width, existing_path, missing_key, place,
+    warn_if_signal_like,
 )
 from s2r.lfs import check_not_lfs_pointer
 from s2r.datasets._sources import H5_DAMAGE_HINT, ChunkCache, ChunkedImages, H5Array, H5File
@@ -298,6 +299,7 @@ def load_robomimic(sim_path, real_path, *, camera: Optional[str] = None,
         raise DataError(f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_label} but "
                         f"{real.action_dim}-D in {real_label}; both files need the same action "
                         "layout")
+    check_same_state_width(",".join(keys), {sim_label: sim.state, real_label: real.state})
     warn_if_signal_like(opts["action_key"], {sim_label: (sim.actions, sim.episode),
                                              real_label: (real.actions, real.episode)})
     has_state = sim.state is not None and real.state is not None

@@ -376,6 +376,51 @@ def test_ls_clear_and_size(cache):
     assert fn.calls == 1
 
 
+def test_clear_refuses_while_anyone_computes_into_the_cache(cache, data):
+    """A clear during a computation (here: asked from inside it) would pull the entry's files
+    from under the writer; it refuses, deletes nothing, and works once the work is done."""
+    cache.get_or_compute_json({"kind": "scores", "encoder": "a"}, lambda: {"dis": 1.0})
+    refusals = []
+
+    def compute():
+        with pytest.raises(CacheError, match="another process is computing into the cache") as e:
+            Cache(cache.root).clear()
+        refusals.append(str(e.value))
+        return data
+
+    np.testing.assert_array_equal(cache.get_or_compute_array(KEY, compute), data)
+    assert len(refusals) == 1 and "nothing was deleted" in refusals[0]
+    assert len(cache.ls()) == 2  # both entries kept, the new one whole
+    assert cache.clear() == 2 and cache.ls() == []
+
+
+def test_writers_lock_is_shared_by_writers_and_exclusive_to_clear(tmp_path, caplog):
+    from s2r.cache.locks import exclusive_lock_now, shared_lock
+
+    path = tmp_path / "locks" / "writers.lock"
+    with shared_lock(path, 1.0) as a, shared_lock(path, 1.0) as b:
+        assert a and b  # writers never wait for each other
+        with exclusive_lock_now(path) as alone:
+            assert not alone
+    with exclusive_lock_now(path) as alone:
+        assert alone
+        t0 = time.perf_counter()
+        with shared_lock(path, 0.2) as locked:  # a writer waits for a clear, then goes on
+            assert not locked and time.perf_counter() - t0 >= 0.2
+    assert "still held after" in caplog.text
+    with exclusive_lock_now(path) as alone:  # released when the holders closed it
+        assert alone
+
+
+def test_clear_of_a_folder_that_is_not_a_cache_creates_no_lock_file(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+    with pytest.raises(CacheError, match="not an s2r cache folder"):
+        Cache(folder).clear()
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
 def test_ls_skips_garbage_records(cache, data):
     cache.get_or_compute_array(KEY, lambda: data)
     cache._index["0" * 32] = "garbage"

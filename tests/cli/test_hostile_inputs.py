@@ -379,6 +379,60 @@ def case_lerobot_with_a_plain_folder(root):
     return [spec[0], str(root / "plain")], {}, ["plain", "has no meta/info.json",
                                                 "give two LeRobot dataset folders"]
 
+# ----------------------------------------------------------------------------- issue 33 item 9
+# A sim and a real dataset whose pairing states differ in width: one line naming both widths,
+# both places and --state-key, never a silent drop of the state.
+def case_state_width_differs_furniturebench(root):
+    write_zarr(root / "sim.zarr")
+    write_zarr(root / "real.zarr", images=frames(6, seed=2), episode_ends=np.array([6], np.uint32),
+               state=np.zeros((6, 14), np.float32))
+    return [str(root / "sim.zarr"), str(root / "real.zarr")], {}, [
+        "'robot_state' is 16-D in sim (", "sim.zarr) but 14-D in real (", "--state-key"]
+
+
+def _robomimic_other_gripper(root: Path) -> list:
+    """A real file whose gripper has 6 joint positions where the sim's has 2."""
+    write_hdf5(root / "sim.hdf5", robomimic_demos([3, 4]))
+    real = robomimic_demos([4], seed=1)
+    real["demo_0"]["robot0_gripper_qpos"] = np.zeros((4, 6), np.float32)
+    write_hdf5(root / "real.hdf5", real)
+    return [str(root / "sim.hdf5"), str(root / "real.hdf5")]
+
+
+def case_state_width_differs_robomimic_default_keys(root):
+    return _robomimic_other_gripper(root), {}, [
+        "'robot0_eef_pos,robot0_eef_quat,robot0_gripper_qpos' is 9-D in sim (",
+        "but 13-D in real (", "real.hdf5", "--state-key"]
+
+
+def case_state_width_differs_robomimic_state_key(root):
+    return _robomimic_other_gripper(root), {"state_key": "robot0_gripper_qpos"}, [
+        "'robot0_gripper_qpos' is 2-D in sim (", "but 6-D in real (", "--state-key"]
+
+
+def case_state_width_differs_lerobot(root):
+    """The real fixture's observation.state cut to its first 10 columns (data and info.json)."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spec = _lerobot_pair(root)
+    real = Path(spec[1])
+    for path in (real / "data").rglob("*.parquet"):
+        table = pq.read_table(path)
+        k = table.column_names.index("observation.state")
+        rows = np.asarray(table.column(k).to_pylist(), np.float32)[:, :10]
+        pq.write_table(table.set_column(k, "observation.state", pa.FixedSizeListArray.from_arrays(
+            pa.array(rows.reshape(-1), pa.float32()), 10)), path)
+    info = json.loads((real / "meta" / "info.json").read_text())
+    feature = info["features"]["observation.state"]
+    feature["shape"], feature["names"] = [10], feature["names"][:10]
+    (real / "meta" / "info.json").write_text(json.dumps(info))
+    return spec, {}, ["'observation.state' is 22-D in sim (", "but 10-D in real (",
+                      "real)", "--state-key"]
+
+
 # ----------------------------------------------------------------------------- issue 16
 def case_frame_size_differs_between_success_stores(root):
     """Upstream names every store success.zarr: the message names the domains and both paths."""
