@@ -128,7 +128,7 @@ def case_weights_dir_inside_a_file(root):
 
 def case_weights_dir_name_too_long(root):
     return _train(root, "cnn", env={"S2R_WEIGHTS_DIR": str(root / ("w" * 300))},
-                  words=["S2R_WEIGHTS_DIR", "cannot be used", "too long"])
+                  words=["S2R_WEIGHTS_DIR", "300 bytes long", "at most 255 bytes"])
 
 
 def case_config_is_a_folder(root):
