@@ -357,6 +357,9 @@ def _run(argv: Optional[Sequence[str]]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        from s2r.settings import current
+
+        current()  # a bad S2R_* setting fails every command here, before any work
         result = args.func(args)
     except S2RError as exc:
         if args.debug:

@@ -63,7 +63,7 @@ class Cache:
     read_only = False
 
     def __init__(self, root=None, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT):
-        root = Path(root) if root is not None else default_cache_dir()
+        root = Path(root).expanduser() if root is not None else default_cache_dir()
         if not (lock_timeout >= 0):
             raise CacheError(f"lock_timeout must be >= 0 seconds, got {lock_timeout!r}")
         check_root(root)

@@ -86,7 +86,11 @@ def run(args) -> int:
         if isinstance(spec, str) and spec != "demo" and not spec.startswith("demo:"):
             variables["S2R_DEMO_SPEC"] = str(Path(spec).resolve())
     if args.cache_dir:
-        variables["S2R_CACHE_DIR"] = str(Path(args.cache_dir).resolve())
+        from s2r.cache import Cache
+
+        root = Path(args.cache_dir).expanduser().resolve()
+        Cache(root)  # a folder that is not s2r's cache fails here, before the server starts
+        variables["S2R_CACHE_DIR"] = str(root)
     env = child_environment(**variables)
     folder = dashboard_dir()
     cmd = streamlit_command(folder, args.port, args.address)

@@ -357,3 +357,42 @@ def test_a_cache_of_s2r_is_used_and_the_settings_with_a_tilde_reach_it(tmp_path,
     assert main(["cache", "clear"]) == 0
     assert "removed 1 entries" in capsys.readouterr().out
     assert not (tmp_path / "~").exists()
+
+
+def test_a_bad_setting_fails_a_command_that_reads_no_setting(capsys, monkeypatch):
+    """``info demo`` reads no setting itself; a bad one still fails it before any work."""
+    from s2r.cli import main
+
+    monkeypatch.setenv("S2R_OFFLINE", "maybe")
+    assert main(["info", "demo:episodes=2,steps=4,height=64,width=80"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "S2R_OFFLINE" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cache_dir_option_expands_the_home_folder(tmp_path, monkeypatch, capsys):
+    """``--cache-dir=~/x`` (the shell leaves ``~`` after ``=``) is the home folder's ``x``,
+    never a literal ``./~``."""
+    from s2r.cli import main
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["cache", "ls", "--cache-dir=~/x"]) == 0
+    capsys.readouterr()
+    assert not (tmp_path / "~").exists()
+
+
+def test_app_refuses_a_user_folder_as_its_cache_before_starting(tmp_path, capsys, monkeypatch):
+    """``s2r app --cache-dir FOLDER`` with someone's files in FOLDER: one line, and no server
+    is started."""
+    import os
+
+    from s2r.cli import main
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "holiday.jpg").write_bytes(b"jpeg")
+    monkeypatch.setattr(os, "execve", lambda *a: (_ for _ in ()).throw(AssertionError("started")))
+    assert main(["app", "--cache-dir", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "photos" in err and len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["holiday.jpg"]
