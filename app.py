@@ -1,6 +1,6 @@
 """s2r dashboard: the router. Run with ``streamlit run app.py`` (``make run``).
 
-Every run sets the app up once (:func:`ui.widgets.app_setup`: page config, the session's
+Every run sets the app up once (:func:`ui.guards.app_setup`: page config, the session's
 named state, the user's encoder config, the page URL read on a session's first run), then
 runs the page the user opened. The pages are scripts in ``app_pages/``: Home (pick the dataset
 and encoders, compute), Scores, Projection, Saliency, Compare and Validation. Every number
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import widgets
+from ui import guards
 
 PAGES = [
     st.Page("app_pages/0_Home.py", title="Home", icon=":material/home:", default=True),
@@ -23,5 +23,5 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
-widgets.app_setup()
+guards.app_setup()
 page.run()

@@ -22,7 +22,8 @@ class BuildPy(build_py):
 setup(
     cmdclass={"build_py": BuildPy},
     packages=find_packages(include=["s2r", "s2r.*"])
-    + ["s2r_dashboard", "s2r_dashboard.ui", "s2r_dashboard.app_pages"],
+    + ["s2r_dashboard", "s2r_dashboard.app_pages"]
+    + [f"s2r_dashboard.{p}" for p in find_packages(include=["ui", "ui.*"])],
     package_dir={"s2r_dashboard": "."},
     package_data={"s2r_dashboard": [".streamlit/config.toml"]},
     # The root folder is the dashboard's package folder: only the files named above, not

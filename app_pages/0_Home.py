@@ -11,10 +11,13 @@ import pandas as pd
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, compute, home, loaders, page_url, tables, widgets
+from s2r.figures.scores import scores_frame
+from s2r.figures.tables import cache_rows, tiers_of
+from ui import compute, guards, home, page_url, tables, widgets
 from ui import state as S
+from ui.loaders import data, encoders
 
-widgets.page_header(
+guards.page_header(
     "s2r: which vision encoder carries a sim-trained policy to the real robot?",
     "Scores pretrained vision encoders on sim and real frames of a robot task: domain "
     "invariance (do sim and real frames land in the same place?) and action inference (can a "
@@ -23,8 +26,8 @@ state = st.session_state
 
 # ----------------------------------------------------------------------------- sidebar
 with st.sidebar:
-    st.markdown(f"**Device:** `{loaders.device()}`")
-    st.markdown(f"**Cache:** `{loaders.cache_root()}`")
+    st.markdown(f"**Device:** `{encoders.device()}`")
+    st.markdown(f"**Cache:** `{data.cache_root()}`")
 
 # ----------------------------------------------------------------------------- 1. dataset
 st.header("1. Dataset")
@@ -110,7 +113,7 @@ page_url.publish_url()
 
 try:
     with st.spinner("Loading the dataset (the demo renders its frames once)..."):
-        frameset = loaders.load_frameset(spec, keys)
+        frameset = data.load_frameset(spec, keys)
     frameset.require_domains()
 except S2RError as exc:
     st.error(f"The dataset could not be loaded: {exc}")
@@ -130,7 +133,7 @@ with st.expander("Sample frames (sim above, real below)", expanded=True):
         idx = frameset.indices(domain)
         sample = idx[np.linspace(0, idx.size - 1, 4).astype(int)]
         try:
-            images = loaders.frames(frameset, sample)
+            images = data.frames(frameset, sample)
         except S2RError as exc:  # a damaged frame file or chunk: say which, keep the page
             st.error(f"{domain} frames could not be read: {exc}")
             continue
@@ -155,7 +158,7 @@ if stateless:
             ".zarr/.hdf5 files).")
 if unknown:
     st.warning(f"Unknown encoder ids left out: {', '.join(unknown)}")
-table = {row["encoder"]: row for row in loaders.encoder_table(all_ids)}
+table = {row["encoder"]: row for row in encoders.encoder_table(all_ids)}
 
 
 def _option_label(eid: str) -> str:
@@ -194,7 +197,7 @@ if missing:
                         + (f" ([download]({table[e]['url']}))" if table[e]["url"] else ""))
         st.caption(f"Or pick `{missing[0]}@random` (same architecture, random weights) as a "
                    "control that runs offline.")
-        if loaders.downloads_possible():
+        if encoders.downloads_possible():
             if st.button(f"Download the weights of {len(missing)} encoder(s)",
                          key=S.HOME_DOWNLOAD, icon=":material/download:",
                          help="Same as `python -m s2r weights fetch ID`: streamed, resumable, "
@@ -209,7 +212,7 @@ if missing:
 st.header("3. Compute")
 PRECISIONS = {"auto": "Exact (fp32 on CPU, fp16 on CUDA)",
               "int8": "int8 on CPU: ResNet/VGG encoders ~2.5x faster where it stays faithful"}
-on_cpu = loaders.device() == "cpu"
+on_cpu = encoders.device() == "cpu"
 if not on_cpu:
     state[S.PRECISION] = "auto"
 st.radio("Embedding precision", list(PRECISIONS), format_func=PRECISIONS.get, horizontal=True,
@@ -223,7 +226,7 @@ page_url.publish_url()
 st.sidebar.markdown("**Precision:** " + ("int8 (ResNet/VGG)" if state[S.PRECISION] == "int8"
                                           else "exact"))
 home.backend_choice(state)  # a Ray toggle, only when $S2R_RAY_ADDRESS is set
-cache = loaders.get_cache()
+cache = data.get_cache()
 held = compute.session_records(state, frameset.fingerprint)
 run_plan = home.plan(state, selected, held)
 c1, c2 = st.columns([1, 3])
@@ -244,9 +247,9 @@ progress_note.caption(f"{sum(e in held for e in selected)} of {len(selected)} se
 done = [e for e in selected if e in held]
 if done:
     done_records = [held[e] for e in done]
-    df = charts.scores_frame(done_records)
+    df = scores_frame(done_records)
     st.subheader("Scores")
-    table, config = tables.score_table(df, "summary", tables.tiers_of(done_records))
+    table, config = tables.score_dataframe(df, "summary", tiers_of(done_records))
     st.dataframe(table, hide_index=True, width="stretch", column_config=config)
     st.caption("Estimate [95% interval]. Skills: 0 = a probe that predicts the mean action "
                "(no information), 1 = the same probe on the robot state. Sim2Real = "
@@ -273,7 +276,7 @@ with st.expander("What is cached"):
     if not entries:
         st.caption("The cache is empty.")
     else:
-        rows = home.cache_rows(entries, frameset.fingerprint)
+        rows = cache_rows(entries, frameset.fingerprint)
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                      column_config={"MB": st.column_config.NumberColumn(format="%.2f")})
         st.caption(f"{len(entries)} entries in `{cache.root}` · clear with "

@@ -7,10 +7,15 @@ import streamlit as st
 
 from s2r.errors import S2RError
 from s2r.metrics import catalogue
-from ui import charts, compute, figures, loaders, page_url, tables, widgets
+from s2r.figures import scores as charts
+from s2r.figures import tables as score_tables
+from s2r.figures.projection import projection_frame, projection_scatter
+from ui import compute, figures, guards, page_url, tables, widgets
 from ui import state as S
+from ui.events import selected_values
+from ui.loaders import projection, saliency
 
-frameset, records = widgets.results_page(
+frameset, records = guards.results_page(
     "Scores",
     "Each point is an encoder: x = domain invariance score (DIS, eq. 1 of the paper), y = how "
     "well a linear probe reads the robot's action from the embedding. By default y is the "
@@ -20,7 +25,7 @@ frameset, records = widgets.results_page(
     "the score scatter and table")
 state = st.session_state
 df = charts.scores_frame(list(records.values()))
-tiers = tables.tiers_of(list(records.values()))
+tiers = score_tables.tiers_of(list(records.values()))
 df["tier"] = [tiers.get(e) for e in df["encoder"]]
 
 # ----------------------------------------------------------------------------- controls
@@ -48,21 +53,22 @@ chart = charts.score_scatter(df, y=y, error_bars=error_bars, labels=labels,
                              selected=state.get(S.SELECTION_ENCODER))
 event = st.altair_chart(chart, on_select="rerun", key=S.SCORES_CHART,
                         selection_mode=charts.PICK, width="stretch")
-figures.chart_download(chart, f"s2r_scores_{y}", "scores.fig")
+figures.chart_download(chart, f"s2r_scores_{y}", S.SCORES_FIGURE)
 st.caption("Colour: architecture (CNN blue, Transformer orange, as in the paper; grey raw "
            "pixels, green the robot-state reference). Shape: pretraining data (circle = "
            "manipulation, square = general, triangle = none: random init, pixels, state). Size: "
            "parameters. Hover a point for every metric with its 95% interval and its tier.")
-note = tables.not_estimable_note(list(records.values()), y)
+note = score_tables.not_estimable_note(list(records.values()), y)
 if note:
     st.warning(note)
-picked = charts.selected_values(event, charts.PICK, "encoder")
+picked = selected_values(event, charts.PICK, "encoder")
 if picked and picked[0] != state.get(S.SCORES_LAST_PICK):
     # A new click: it becomes the shared selection (Saliency and Compare open on it).
     state[S.SELECTION_ENCODER] = picked[0]
 state[S.SCORES_LAST_PICK] = picked[0] if picked else None
 
-tables.ranking_section(list(records.values()), S.SCORES_RANK_METRIC)
+tables.ranking_section(list(records.values()), S.SCORES_RANK_METRIC, S.SCORES_RANK_CHART,
+                       S.SCORES_RANK_FIGURE)
 
 # ----------------------------------------------------------------------------- inspector
 ids = list(records)
@@ -83,7 +89,7 @@ else:
     left, right = st.columns([3, 2])
     try:
         with left:
-            method = loaders.default_method(chosen)
+            method = saliency.default_method(chosen)
             st.markdown(f"**Saliency, sim and real side by side** "
                         f"({'Grad-CAM' if method == 'gradcam' else 'integrated gradients'} of the "
                         "embedding; the real frame is the one whose robot state is nearest)")
@@ -97,17 +103,16 @@ else:
             figures.grid_download([figures.pair_row(frameset, chosen, s, r, method=method,
                                                     label=f"sim {s} / real {r}")
                                    for s, r in widgets.gallery_pairs(frameset)],
-                                  f"s2r_saliency_{chosen}", "scores.saliency.fig")
+                                  f"s2r_saliency_{chosen}", S.SCORES_SALIENCY_FIGURE)
         with right:
             st.markdown("**t-SNE of sim and real embeddings** (joint map)")
             with st.spinner(f"t-SNE of {chosen} (cached after the first time)..."):
-                proj = loaders.projection(frameset, chosen, mode="joint")
-            pdf = loaders.projection_frame(frameset, proj)
-            tsne = charts.projection_scatter(pdf, title=str(row["label"]),
-                                             subtitle=f"mixing number {proj.mixing:.2f} "
-                                                      "(1 = sim and real fully mixed)")
-            st.altair_chart(tsne, width="stretch", key="scores.tsne")
-            figures.chart_download(tsne, f"s2r_tsne_{chosen}", "scores.tsne.fig")
+                proj = projection.projection(frameset, chosen, mode="joint")
+            tsne = projection_scatter(projection_frame(frameset, proj), title=str(row["label"]),
+                                      subtitle=f"mixing number {proj.mixing:.2f} "
+                                               "(1 = sim and real fully mixed)")
+            st.altair_chart(tsne, width="stretch", key=S.SCORES_TSNE)
+            figures.chart_download(tsne, f"s2r_tsne_{chosen}", S.SCORES_TSNE_FIGURE)
             st.page_link("app_pages/2_Projection.py", label="More t-SNE options",
                          icon=":material/bubble_chart:")
             st.page_link("app_pages/3_Saliency.py", label="Pick frames and targets",
@@ -117,19 +122,19 @@ else:
 
 # ----------------------------------------------------------------------------- table
 st.subheader("Every metric")
-table, config = tables.score_table(df, "table", tiers)
+table, config = tables.score_dataframe(df, "table", tiers)
 st.dataframe(table, hide_index=True, width="stretch", column_config=config)
 st.caption("Each score: estimate [95% interval]; n/a = not estimable (too few episodes) or not "
            "applicable (no robot state). Skills: 0 = the no-information floor, 1 = the "
            "robot-state ceiling. Train AS null: the paper's training AS on shuffled actions "
            "(the training AS ranks nothing where it is close). Retrieval chance: the MRR of a "
            "random ranking.")
-penalty_note = tables.unstable_penalty_note(df)
+penalty_note = score_tables.unstable_penalty_note(df)
 if penalty_note:
     st.warning(penalty_note)
 d1, d2, _ = st.columns([1, 1, 4])
 d1.download_button("Download CSV", compute.records_file(list(records.values()), ".csv"),
-                   "s2r_scores.csv", "text/csv", key="scores.csv",
+                   "s2r_scores.csv", "text/csv", key=S.SCORES_CSV,
                    help="The leaderboard format of `python -m s2r score` (mergeable)")
 d2.download_button("Download JSON", compute.records_file(list(records.values()), ".json"),
-                   "s2r_scores.json", "application/json", key="scores.json")
+                   "s2r_scores.json", "application/json", key=S.SCORES_JSON)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import charts, figures, loaders, page_url, projection_map, widgets
+from s2r.figures.projection import projection_frame, projection_scatter
+from ui import figures, guards, page_url, projection_map, widgets
 from ui import state as S
+from ui.loaders import data, encoders
+from ui.loaders import projection as maps
 from ui.progress import progress_bar
 
-frameset, records = widgets.results_page(
+frameset, records = guards.results_page(
     "Projection",
     "t-SNE maps of each encoder's embeddings (WebGL: tens of thousands of points stay "
     "responsive), sim frames in blue and real frames in red. "
@@ -40,7 +43,7 @@ mode = c2.radio("Mode", list(MODES), key=S.PROJECTION_MODE, format_func=MODES.ge
                      "was trained on?")
 perplexity = c3.select_slider("Perplexity", PERPLEXITIES, key=S.PROJECTION_PERPLEXITY,
                               help="Neighbourhood size of t-SNE (capped at (n - 1) / 3)")
-n_frames, cap = len(frameset), loaders.MAP_PER_DOMAIN
+n_frames, cap = len(frameset), maps.MAP_PER_DOMAIN
 sampled = sum(min(cap, int((frameset.domain == d).sum())) for d in ("sim", "real"))
 if sampled < n_frames:
     all_frames = st.toggle(
@@ -67,7 +70,7 @@ for col, eid in zip(cols, chosen):
         progress = progress_bar(bar, default="t-SNE")
 
         try:
-            proj = loaders.projection(frameset, eid, mode=mode, perplexity=perplexity,
+            proj = maps.projection(frameset, eid, mode=mode, perplexity=perplexity,
                                       max_per_domain=per_domain, progress=progress)
         except S2RError as exc:
             bar.empty()
@@ -79,17 +82,17 @@ for col, eid in zip(cols, chosen):
         st.markdown(f"**t-SNE of {widgets.encoder_label(eid)}** · mixing number "
                     f"{proj.mixing:.2f} · domain: :blue[●] sim :red[●] real")
         event = st.pydeck_chart(
-            loaders.projection_deck(frameset, proj, (eid, mode, perplexity, per_domain,
-                                                     loaders.precision())),
+            maps.projection_deck(frameset, proj, (eid, mode, perplexity, per_domain,
+                                                  encoders.precision())),
             on_select="rerun", selection_mode="single-object", height=projection_map.HEIGHT,
-            key=f"projection.map.{eid}.{mode}.{perplexity}.{per_domain or 'all'}")
+            key=f"{S.PROJECTION_MAP}.{eid}.{mode}.{perplexity}.{per_domain or 'all'}")
         st.caption(projection_map.describe_sample(len(proj), n_frames) + " Sim blue, real "
                    "red; drag to pan, scroll to zoom, click a point to see its frame.")
         # The same map as a static figure (SVG/PDF/PNG, rendered only when asked for).
-        chart = charts.projection_scatter(
-            loaders.projection_frame(frameset, proj), title=widgets.encoder_label(eid),
+        chart = projection_scatter(
+            projection_frame(frameset, proj), title=widgets.encoder_label(eid),
             subtitle=f"mixing number {proj.mixing:.2f} · {len(proj)} of {n_frames} frames")
-        figures.chart_download(chart, f"s2r_tsne_{eid}_{mode}", f"projection.fig.{eid}")
+        figures.chart_download(chart, f"s2r_tsne_{eid}_{mode}", f"{S.PROJECTION_FIGURE}.{eid}")
         st.metric("Mixing number", f"{proj.mixing:.2f}",
                   help=f"Average share of other-domain frames among each frame's "
                        f"{proj.params.get('k', 15)} nearest neighbours in embedding space, "
@@ -107,11 +110,11 @@ else:
     eid, index = clicked
     partner_caption = ""
     f1, f2, f3 = st.columns([2, 2, 3])
-    f1.image(loaders.frames(frameset, [index])[0], caption=widgets.frame_caption(frameset, index),
+    f1.image(data.frames(frameset, [index])[0], caption=widgets.frame_caption(frameset, index),
              width="stretch")
     if frameset.domain[index] == "sim":
-        real = int(loaders.paired_real(frameset, [index])[0])
-        f2.image(loaders.frames(frameset, [real])[0],
+        real = int(data.paired_real(frameset, [index])[0])
+        f2.image(data.frames(frameset, [real])[0],
                  caption=f"paired real frame · {widgets.frame_caption(frameset, real)}",
                  width="stretch")
         state[S.SELECTION_PAIR] = [index, real]

@@ -7,10 +7,11 @@ import streamlit as st
 
 from s2r.errors import S2RError
 from s2r.options import METHODS
-from ui import figures, loaders, page_url, widgets
+from ui import figures, guards, page_url, widgets
 from ui import state as S
+from ui.loaders import data, saliency
 
-frameset, records = widgets.results_page(
+frameset, records = guards.results_page(
     "Saliency",
     "Sim and real frames of the same robot state side by side, with the pixels that drive the "
     "chosen target highlighted. Focus = share of the map inside the task-relevant mask (arm, "
@@ -20,10 +21,10 @@ frameset, records = widgets.results_page(
 state = st.session_state
 ids = widgets.saliency_encoders(records)
 if not ids:
-    widgets.nothing_computed("saliency maps of the computed encoders", " with an image model")
+    guards.nothing_computed("saliency maps of the computed encoders", " with an image model")
 
 page_url.sync([page_url.Option("method", S.SALIENCY_METHOD, {m: m for m in METHODS}),
-               page_url.Option("target", S.SALIENCY_TARGET, {t: t for t in loaders.TARGETS}),
+               page_url.Option("target", S.SALIENCY_TARGET, {t: t for t in saliency.TARGETS}),
                *page_url.pair_options(frameset, S.SALIENCY_PAIR_KEYS)])
 with st.container(border=True):
     c1, c2, c3 = st.columns([3, 2, 3])
@@ -34,8 +35,8 @@ with st.container(border=True):
     with c2:
         method = widgets.method_picker(encoder_id, S.SALIENCY_METHOD)
     with c3:
-        target = st.selectbox("Target (what the map explains)", list(loaders.TARGETS),
-                              key=S.SALIENCY_TARGET, format_func=loaders.TARGETS.get)
+        target = st.selectbox("Target (what the map explains)", list(saliency.TARGETS),
+                              key=S.SALIENCY_TARGET, format_func=saliency.TARGETS.get)
     action_dim = 0
     if target == "action":
         names = list(frameset.action_names)
@@ -56,10 +57,10 @@ with st.container(border=True):
             sims = frameset.indices("sim")
             rng = np.random.default_rng(int(seed))
             picks = np.sort(rng.choice(sims, size=min(int(n), sims.size), replace=False))
-            reals = loaders.paired_real(frameset, picks)
+            reals = data.paired_real(frameset, picks)
             pairs = [(int(s), int(r)) for s, r in zip(picks, reals)]
 
-st.subheader(f"{widgets.encoder_label(encoder_id)}: {loaders.TARGETS[target].split(':')[0]}")
+st.subheader(f"{widgets.encoder_label(encoder_id)}: {saliency.TARGETS[target].split(':')[0]}")
 agreements = []
 for sim_idx, real_idx in pairs:
     try:
@@ -77,7 +78,7 @@ for sim_idx, real_idx in pairs:
 figures.colorbar()
 figures.grid_download([figures.pair_row(frameset, encoder_id, s, r, method=method, target=target,
                                         action_dim=action_dim, label=f"sim {s} / real {r}")
-                       for s, r in pairs], f"s2r_saliency_{encoder_id}_{target}", "saliency.fig")
+                       for s, r in pairs], f"s2r_saliency_{encoder_id}_{target}", S.SALIENCY_FIGURE)
 if len(agreements) > 1:
     st.metric("Mean sim/real agreement", widgets.fmt(float(np.nanmean(agreements)), 2))
 if frameset.domain.size and not frameset.has_masks:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import figures, loaders, page_url, widgets
+from ui import figures, guards, page_url, widgets
 from ui import state as S
+from ui.loaders import data, saliency
 
-frameset, records = widgets.results_page(
+frameset, records = guards.results_page(
     "Compare",
     "Two encoders on the same sim frame and its paired real frame. Rows: encoders; columns: "
     "domains. Sim/real agreement (per row): does the encoder look at the same places in both "
@@ -18,7 +19,7 @@ state = st.session_state
 ids = widgets.saliency_encoders(records, note=False)  # only the two shown get notes
 if len(ids) < 2:
     st.info("Compute at least two image encoders on the home page to compare them.")
-    st.page_link(widgets.HOME, label="Go to the home page", icon=":material/home:")
+    st.page_link(guards.HOME, label="Go to the home page", icon=":material/home:")
     st.stop()
 
 with st.container(border=True):
@@ -43,14 +44,14 @@ maps = {}
 try:
     with st.spinner("Computing saliency maps..."):
         for eid in (enc_a, enc_b):
-            maps[eid] = loaders.saliency(frameset, eid, sim_idx, real_idx,
-                                         method=loaders.default_method(eid))[0]
+            maps[eid] = saliency.pair_maps(frameset, eid, sim_idx, real_idx,
+                                           method=saliency.default_method(eid))[0]
 except S2RError as exc:
     st.error(str(exc))
     st.stop()
 
-imgs = loaders.frames(frameset, [sim_idx, real_idx])
-msk = loaders.masks(frameset, [sim_idx, real_idx])
+imgs = data.frames(frameset, [sim_idx, real_idx])
+msk = data.masks(frameset, [sim_idx, real_idx])
 head = st.columns([1, 2, 2, 1.2])
 for col, domain, index in ((head[1], "Sim", sim_idx), (head[2], "Real", real_idx)):
     col.markdown(f"**{domain} frame** · episode {int(frameset.episode[index])} · "
@@ -62,7 +63,7 @@ for eid in (enc_a, enc_b):
     for j in range(2):
         focus = widgets.focus_text(maps[eid][j], None if msk is None else msk[j],
                                    bool(maps[eid][j].max() == 0))
-        row[1 + j].image(loaders.overlay(imgs[j], maps[eid][j]), caption=focus, width="stretch")
+        row[1 + j].image(saliency.overlay(imgs[j], maps[eid][j]), caption=focus, width="stretch")
     row[3].metric(f"sim/real ({eid})", widgets.fmt(widgets.agreement(maps[eid][0],
                                                                      maps[eid][1]), 2),
                   label_visibility="collapsed")
@@ -73,7 +74,7 @@ for j, domain in enumerate(("sim", "real")):
                        widgets.fmt(widgets.agreement(maps[enc_a][j], maps[enc_b][j]), 2))
 figures.colorbar()
 figures.grid_download([figures.pair_row(frameset, e, sim_idx, real_idx,
-                                        method=loaders.default_method(e),
+                                        method=saliency.default_method(e),
                                         label=widgets.encoder_label(e)) for e in (enc_a, enc_b)],
-                      f"s2r_compare_{enc_a}_{enc_b}", "compare.fig",
+                      f"s2r_compare_{enc_a}_{enc_b}", S.COMPARE_FIGURE,
                       columns=(f"sim frame {sim_idx}", f"real frame {real_idx}"))

@@ -7,13 +7,18 @@ import streamlit as st
 
 from s2r.cache import NotCached
 from s2r.errors import S2RError
+from s2r.figures import validation as V
 from s2r.metrics import catalogue
-from ui import figures, loaders, page_url, real_results, widgets
+from ui import figures, guards, page_url, real_results, widgets
 from ui import state as S
+from ui.loaders import encoders, saliency
+from ui.loaders import validation as closed_loop
 from ui.progress import progress_bar
-from ui import validation as V
 
-widgets.page_header(
+#: The sim-to-real gaps offered.
+GAP_CHOICES = [0.0, 0.25, 0.5, 0.75, 1.0]
+
+guards.page_header(
     "Validation",
     "Ground truth for the scores. For every encoder, a behaviour-cloning policy is trained on "
     "its embeddings of expert demonstrations rendered in the demo's **sim** look (plus the "
@@ -22,7 +27,7 @@ widgets.page_header(
     "what the scores try to predict without a robot; the rank correlations below say how well "
     "each one ranks the image encoders.")
 state = st.session_state
-widgets.encoder_config_or_stop()
+guards.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
 
 from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams
@@ -49,8 +54,9 @@ state.setdefault(S.VALIDATION_DEMOS, DEFAULTS.demos)
 state.setdefault(S.VALIDATION_CONTROL_DEMOS, DEFAULTS.control_demos)
 state.setdefault(S.VALIDATION_MEMORY, DEFAULTS.memory)
 page_url.sync([
-    page_url.Option("ids", S.VALIDATION_ENCODERS, {e: e for e in V.offline_encoders()}, many=True),
-    page_url.Option("gaps", S.VALIDATION_GAPS, {f"{g:g}": g for g in V.GAP_CHOICES}, many=True),
+    page_url.Option("ids", S.VALIDATION_ENCODERS, {e: e for e in encoders.offline_encoders()},
+                    many=True),
+    page_url.Option("gaps", S.VALIDATION_GAPS, {f"{g:g}": g for g in GAP_CHOICES}, many=True),
     page_url.Option("rollouts", S.VALIDATION_ROLLOUTS, {str(n): n for n in range(5, 201, 5)}),
     page_url.Option("demos", S.VALIDATION_DEMOS, {str(n): n for n in range(10, 501, 10)}),
     page_url.Option("memory", S.VALIDATION_MEMORY, {str(n): n for n in range(21)}),
@@ -59,9 +65,9 @@ with st.container(border=True):
     st.markdown(f"**Dataset:** `{spec}` (paired, so paired retrieval is scored; the gap is "
                 "replaced by each gap below; rollouts are rendered at its frame size)")
     c1, c2 = st.columns([3, 2])
-    ids = c1.multiselect("Encoders (at least 3)", V.offline_encoders(), key=S.VALIDATION_ENCODERS,
-                         format_func=widgets.encoder_label)
-    gaps = c2.multiselect("Sim-to-real gaps", V.GAP_CHOICES, key=S.VALIDATION_GAPS)
+    ids = c1.multiselect("Encoders (at least 3)", encoders.offline_encoders(),
+                         key=S.VALIDATION_ENCODERS, format_func=widgets.encoder_label)
+    gaps = c2.multiselect("Sim-to-real gaps", GAP_CHOICES, key=S.VALIDATION_GAPS)
     c3, c4, c6, c7, c5 = st.columns([1, 1, 1, 1, 2], vertical_alignment="bottom")
     rollouts = c3.number_input("Rollouts per look and gap", 5, 200, step=5,
                                key=S.VALIDATION_ROLLOUTS)
@@ -88,7 +94,7 @@ if len(ids) < 3 or not gaps:
 
 report = None
 try:
-    report = loaders.validation_report(spec, tuple(ids), tuple(gaps), params.to_dict())
+    report = closed_loop.validation_report(spec, tuple(ids), tuple(gaps), params.to_dict())
 except NotCached:
     pass
 except S2RError as exc:
@@ -103,8 +109,9 @@ if report is None:
     if st.button("Run validation", type="primary", key=S.VALIDATION_RUN):
         with st.status("Validating encoders...", expanded=True) as box:
             try:
-                report = loaders.run_validation(spec, tuple(ids), tuple(gaps), params.to_dict(),
-                                                progress=progress_bar(st.progress(0.0)))
+                report = closed_loop.run_validation(spec, tuple(ids), tuple(gaps),
+                                                    params.to_dict(),
+                                                    progress=progress_bar(st.progress(0.0)))
             except S2RError as exc:
                 box.update(label="Validation failed", state="error")
                 st.error(str(exc))
@@ -121,7 +128,7 @@ outcome = st.radio("Outcome", ["progress", "success"], horizontal=True, key=S.VA
                                           "success": "success"}[o])
 st.caption("Real outcome with its 95% interval, per gap; sim = the same policy in the look it "
            "was trained on (the in-domain reference). Progress = mean fraction of the task's "
-           f"{len(report['stages'])} stages reached ({', '.join(report['stages'])}). "
+           f"{len(report.stages)} stages reached ({', '.join(report.stages)}). "
            "**reference**: not an image encoder (shown, not ranked); **control**: random "
            "init, or a small CNN trained on the sim frames (`simcnn-drS`: appearance "
            "randomisation S, so more S = smaller gap, by construction).")
@@ -129,11 +136,10 @@ st.dataframe(V.success_table(df, outcome), width="stretch")
 with st.expander("Stage breakdown (share of real-look rollouts that reached each stage)"):
     stage_gap = st.radio("Gap", gaps, horizontal=True, key=S.VALIDATION_STAGE_GAP,
                          format_func=lambda g: f"gap {g:g}")
-    st.dataframe(V.stage_table(df, report["stages"], stage_gap), width="stretch")
+    st.dataframe(V.stage_table(df, report.stages, stage_gap), width="stretch")
 
 st.subheader(f"Which score predicts real {outcome}?")
-rows_all = {c["score"]: c for c in report["correlations"]
-            if c["gap"] == "all" and c.get("outcome", "success") == outcome}
+rows_all = {c["score"]: c for c in report.correlations_at("all", outcome)}
 for name, title in catalogue.titles("validation").items():
     if name in rows_all:
         st.markdown(f"- **{title}** {V.verdict(rows_all[name])}.")
@@ -142,7 +148,7 @@ score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=S.VALID
                  format_func=x_choices.get)
 scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
 st.altair_chart(scatter, width="stretch")
-figures.chart_download(scatter, f"s2r_validation_{score}", "validation.fig")
+figures.chart_download(scatter, f"s2r_validation_{score}", S.VALIDATION_FIGURE)
 gap_pick = st.radio("Correlations at", ["all", *gaps], horizontal=True, key=S.VALIDATION_CORR_GAP,
                     format_func=lambda g: "all gaps" if g == "all" else f"gap {g:g}")
 st.dataframe(V.correlation_table(report, gap_pick, outcome), width="stretch", hide_index=True)
@@ -163,9 +169,9 @@ if state.get(S.VALIDATION_VIEW_GAP) not in gaps:    # open on the largest gap: t
 gap = v2.selectbox("Gap", gaps, key=S.VALIDATION_VIEW_GAP, format_func=lambda g: f"{g:g}")
 full = RolloutParams(**{**params.to_dict(), "height": int(options["height"]),
                         "width": int(options["width"])})
-frames, actions = loaders.recorded_rollout(enc, full.to_dict(), gap)
+frames, actions = closed_loop.recorded_rollout(enc, full.to_dict(), gap)
 row = df[(df["encoder"] == enc) & (df["gap"] == gap)]
-rollout = next(o for o in report["outcomes"] if o["encoder"] == enc and o["gap"] == gap)
+rollout = report.outcome(enc, gap)
 if frames is None or not len(frames):
     st.info("The recorded rollout is not in the cache (run the validation again).")
     st.stop()
@@ -184,8 +190,8 @@ if widgets.has_image_model(enc):
     if st.toggle("Saliency of this frame (and the same state in the sim look)",
                  key=S.VALIDATION_VIEW_SALIENCY):
         with st.spinner("Computing saliency maps..."):
-            pair = loaders.rollout_saliency(enc, full.to_dict(), gap, step,
-                                            method=loaders.default_method(enc))
+            pair = closed_loop.rollout_saliency(enc, full.to_dict(), gap, step,
+                                                method=saliency.default_method(enc))
         s1, s2 = st.columns(2)
         s1.image(pair["sim_overlay"], caption="sim look, same state", width="stretch")
         s2.image(pair["real_overlay"], caption="real look (seen by the policy)",

@@ -57,9 +57,9 @@ def bench_validation(spec: str, out: str = "") -> None:
     if out:
         import json
 
-        Path(out).write_text(json.dumps(report, indent=1))
+        Path(out).write_text(json.dumps(report.to_dict(), indent=1))
     print(f"default validation of {spec}: {len(DEFAULT_ENCODERS)} encoders x 3 gaps, "
-          f"{len(report['results'])} rows")
+          f"{len(report.results)} rows")
     print(f"  wall {wall / 60:.1f} min (budget 15 min: {wall / 900:.2f}x), this process's CPU "
           f"{cpu / 60:.1f} min; load average before {load0[0]:.1f}, after {load1[0]:.1f} "
           f"(1-min; {os.cpu_count()} CPUs)")

@@ -3,19 +3,15 @@
 The dashboard (``app.py``, ``app_pages/``, ``ui/``, ``.streamlit/config.toml``) is not part of
 the library (``s2r`` never imports Streamlit). In a clone it sits next to the ``s2r/`` folder;
 ``pip install`` ships the same files in the ``s2r_dashboard`` folder of the distribution
-(``setup.py`` maps them there). :func:`dashboard_dir` finds either; ``python -m s2r app``
-runs ``streamlit run`` on its ``app.py``, and ``python -m s2r figure`` draws the dashboard's
-own chart builders (``ui.charts``, ``ui.validation``: pure Altair, no Streamlit) through
-:func:`dashboard_module`, so a figure file holds the marks of the page.
+(``setup.py`` maps them there). :func:`dashboard_dir` finds either, and ``python -m s2r app``
+runs ``streamlit run`` on its ``app.py``. Nothing in ``s2r`` imports those files: the charts
+the pages draw are built by :mod:`s2r.figures`, which ``python -m s2r figure`` calls too.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 from s2r.errors import S2RError
 
@@ -50,12 +46,3 @@ def dashboard_dir() -> Path:
     raise S2RError(f"the s2r dashboard files (app.py, app_pages/, ui/) are neither next to "
                    f"{clone / 's2r'} nor installed as {PACKAGE}; reinstall s2r "
                    "(pip install .) or run from a clone")
-
-
-def dashboard_module(name: str) -> ModuleType:
-    """Import a module of the dashboard (``"ui.charts"``) from :func:`dashboard_dir`: the
-    folder goes on ``sys.path`` the way ``streamlit run`` puts it there for the pages."""
-    folder = str(dashboard_dir())
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    return importlib.import_module(name)

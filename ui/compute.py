@@ -11,12 +11,8 @@ from typing import Callable, Optional, Sequence
 
 from s2r.cache import NotCached, ReadOnlyCache
 from s2r.errors import S2RError
+from ui import state as S
 
-#: Session-state key of the score records of this session:
-#: ``{results_key(fingerprint, precision): {id: record}}``.
-RESULTS = "results.records"
-#: Session-state key of encoders not found on disk: same keys, ``{id: error or ""}``.
-MISSES = "results.misses"
 
 def cached_record(frameset, encoder_id: str, cache, *, precision: str = "auto"
                   ) -> Optional[dict]:
@@ -68,11 +64,10 @@ def int8_notes(frameset, records: dict, cache) -> list[str]:
 
 def session_records(state, fingerprint: str, precision: Optional[str] = None) -> dict:
     """``{encoder_id: record}`` held by this session for the dataset ``fingerprint`` at
-    ``precision`` (default: the session's :data:`ui.state.PRECISION`)."""
-    from ui import state as S
-
+    ``precision`` (default: the session's :data:`ui.state.PRECISION`), in
+    :data:`ui.state.RESULTS`."""
     precision = precision or state.get(S.PRECISION, "auto")
-    return state.setdefault(RESULTS, {}).setdefault(results_key(fingerprint, precision), {})
+    return state.setdefault(S.RESULTS, {}).setdefault(results_key(fingerprint, precision), {})
 
 
 def lookup_records(state, frameset, encoder_ids: Sequence[str], cache) -> tuple[dict, dict]:
@@ -89,11 +84,9 @@ def lookup_records(state, frameset, encoder_ids: Sequence[str], cache) -> tuple[
     errors : dict
         ``{encoder_id: message}`` for ids the library rejected (unknown id, bad weights...).
     """
-    from ui import state as S
-
     precision = state.get(S.PRECISION, "auto")
     held = session_records(state, frameset.fingerprint, precision)
-    misses = state.setdefault(MISSES, {}).setdefault(
+    misses = state.setdefault(S.MISSES, {}).setdefault(
         results_key(frameset.fingerprint, precision), {})
     records, errors = {}, {}
     for eid in encoder_ids:

@@ -69,14 +69,15 @@ def colorbar() -> None:
 def pair_row(frameset, encoder_id: str, sim_idx: int, real_idx: int, *, method: str,
              label: str, target: str = "embedding", action_dim: int = 0):
     """One :class:`s2r.figures.GridRow` of a sim/real pair: the frames and the maps the page
-    shows (read from :func:`ui.loaders.saliency`'s cache), with the agreement under them."""
+    shows (read from :func:`ui.loaders.saliency.pair_maps`'s cache), with the agreement
+    under them."""
     from s2r.figures import GridRow
     from s2r.saliency import map_agreement
-    from ui import loaders
+    from ui.loaders import data, saliency
 
-    maps, _ = loaders.saliency(frameset, encoder_id, sim_idx, real_idx, method=method,
-                               target=target, action_dim=action_dim)
-    frames = loaders.frames(frameset, [sim_idx, real_idx])
+    maps, _ = saliency.pair_maps(frameset, encoder_id, sim_idx, real_idx, method=method,
+                                 target=target, action_dim=action_dim)
+    frames = data.frames(frameset, [sim_idx, real_idx])
     agree = map_agreement(maps[0], maps[1])
     return GridRow(label, [frames[0], frames[1]], [maps[0], maps[1]],
                    notes=["", f"sim/real agreement {agree:.2f}"])

@@ -74,11 +74,6 @@ def _progress_box(label: str):
     return box, bar, progress
 
 
-#: Session key of the "compute on the Ray cluster" toggle (shown only when
-#: ``$S2R_RAY_ADDRESS`` names a cluster).
-HOME_RAY = "home.ray_backend"
-
-
 def ray_address():
     """The cluster named by ``$S2R_RAY_ADDRESS``, or None (then the app computes locally)."""
     from s2r.settings import current
@@ -90,9 +85,9 @@ def backend_choice(state: MutableMapping) -> None:
     """The compute section's backend toggle, drawn only when a cluster address is set."""
     address = ray_address()
     if address is None:
-        state[HOME_RAY] = False
+        state[S.HOME_RAY] = False
         return
-    st.toggle(f"Compute on the Ray cluster at {address}", key=HOME_RAY,
+    st.toggle(f"Compute on the Ray cluster at {address}", key=S.HOME_RAY,
               help="Embeds every selected encoder at once on the cluster's workers (one "
                    "actor per encoder); scores are fitted here as each one completes. Same "
                    "cache as a local run. Exact precision only.")
@@ -127,7 +122,7 @@ def run(state: MutableMapping, frameset, encoder_ids: Sequence[str], held: dict,
     :data:`ui.state.HOME_PENDING` is set while the run lasts, so leaving the page resumes it
     on return.
     """
-    if state.get(HOME_RAY) and ray_address():
+    if state.get(S.HOME_RAY) and ray_address():
         state[S.HOME_PENDING] = True
         _run_on_ray(state, frameset, encoder_ids, held, cache)
         return
@@ -155,24 +150,6 @@ def finish(state: MutableMapping) -> None:
     """Mark the session's first visit done and no run pending (the page got to its end)."""
     state[S.HOME_AUTOCOMPUTED] = "done"
     state[S.HOME_PENDING] = False
-
-
-def cache_rows(entries, fingerprint: str) -> list[dict]:
-    """The "What is cached" table: one row per cache entry (kind, encoder, precision,
-    dataset fingerprint, whether it belongs to the dataset shown, size, creation time)."""
-    import pandas as pd
-
-    from s2r.embed import key_fields
-
-    rows = []
-    for e in entries:
-        about = key_fields(e.key)
-        rows.append({"kind": e.kind, "encoder": about["encoder"] or "",
-                     "precision": about["precision"], "dataset": about["frameset"] or "",
-                     "this dataset": about["frameset"] == fingerprint,
-                     "MB": e.size_bytes / 2**20,
-                     "created": pd.Timestamp(e.created, unit="s").strftime("%Y-%m-%d %H:%M")})
-    return rows
 
 
 def download(encoder_ids: Sequence[str]) -> None:

@@ -16,13 +16,9 @@ from typing import Any, Mapping, Sequence
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import loaders
+from ui import links
 from ui import state as S
-
-#: Session key: (page, options) of the page that declared its options last.
-PAGE_OPTIONS = "url.page_options"
-#: Session key: (page, query parameters) of the link the session was opened with.
-LINK = "url.link"
+from ui.loaders import data
 
 
 @dataclass(frozen=True)
@@ -77,7 +73,8 @@ def _page() -> str:
 def keep_link() -> None:
     """Keep the query parameters the session was opened with (called once, before the
     shared view is published, which rewrites the URL)."""
-    st.session_state[LINK] = (_page(), {k: st.query_params.get_all(k) for k in st.query_params})
+    st.session_state[S.URL_LINK] = (_page(), {k: st.query_params.get_all(k)
+                                              for k in st.query_params})
 
 
 def sync(options: Sequence[Option]) -> None:
@@ -85,9 +82,9 @@ def sync(options: Sequence[Option]) -> None:
     the URL (shared view + these options)."""
     state = st.session_state
     page = _page()
-    state[PAGE_OPTIONS] = (page, tuple(options))
+    state[S.URL_PAGE_OPTIONS] = (page, tuple(options))
     flag = f"{S.URL_READ}.{page}"
-    link_page, link = state.get(LINK, (None, {}))
+    link_page, link = state.get(S.URL_LINK, (None, {}))
     if not state.get(flag) and link_page == page:
         state[flag] = True
         for option in options:
@@ -112,7 +109,7 @@ def sync(options: Sequence[Option]) -> None:
 
 def params(state) -> dict:
     """The query parameters of the current page's declared options (their current values)."""
-    page, options = state.get(PAGE_OPTIONS, (None, ()))
+    page, options = state.get(S.URL_PAGE_OPTIONS, (None, ()))
     if page != _page():
         return {}
     out = {}
@@ -129,21 +126,21 @@ def params(state) -> dict:
 
 def restore_from_url() -> None:
     """On a session's first run, take the dataset, encoders, inspected encoder and
-    precision from the page URL (:func:`ui.state.read_url`); each value that cannot be used
+    precision from the page URL (:func:`ui.links.read_url`); each value that cannot be used
     is named in an ``st.warning`` and the session keeps its default for it."""
     state = st.session_state
     if state.get(S.URL_READ):
         return
     state[S.URL_READ] = True
     keep_link()  # the page's own options, read when the page declares them
-    values, warnings = S.read_url({k: st.query_params.get_all(k) for k in st.query_params})
+    values, warnings = links.read_url({k: st.query_params.get_all(k) for k in st.query_params})
     if S.DATASET_SPEC in values:
         try:  # the keys inside the files, the files' contents: only a load tells
             with st.spinner("Loading the dataset of the link..."):
-                loaders.load_frameset(values[S.DATASET_SPEC],
+                data.load_frameset(values[S.DATASET_SPEC],
                                       values[S.DATASET_KEYS]).require_domains()
         except S2RError as exc:
-            warnings.append(S.dataset_link_warning(exc))
+            warnings.append(links.dataset_link_warning(exc))
             del values[S.DATASET_SPEC], values[S.DATASET_KEYS]
     state.update(values)
     for message in warnings:
@@ -151,10 +148,10 @@ def restore_from_url() -> None:
 
 
 def publish_url() -> None:
-    """Write the session's view to the page URL (:func:`ui.state.url_params`), so a reload
+    """Write the session's view to the page URL (:func:`ui.links.url_params`), so a reload
     or a copied link opens it again. Called where the view changes; a no-op when the URL
     already says it (opening another page clears the URL, so every page calls it)."""
-    view = {**S.url_params(st.session_state), **params(st.session_state)}
+    view = {**links.url_params(st.session_state), **params(st.session_state)}
     wanted = {k: v if isinstance(v, list) else [v] for k, v in view.items()}
     if {k: st.query_params.get_all(k) for k in st.query_params} != wanted:
         st.query_params.from_dict(view)

@@ -15,23 +15,24 @@ import pandas as pd
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui.real_charts import correlation_table, success_scatter
+from s2r.figures.real_results import correlation_table, success_scatter
+from s2r.metrics import catalogue
+from s2r.pipeline.real_results import read_real_results
+from s2r.pipeline.results_table import MAX_BYTES
+from ui import compute, figures, guards
+from ui import state as S
+from ui.loaders import data, validation
 
-UPLOAD = "validation.real.upload"
-PASTE = "validation.real.paste"
-SCORE = "validation.real.score"
-TASK = "validation.real.task"
 EXAMPLE = "encoder,successes,trials\nefficientnet-lite0,14,20\npixels,4,20\nstate,19,20"
 
 
 def _table_bytes() -> tuple[Optional[bytes], str]:
-    from s2r.pipeline.results_table import MAX_BYTES
-
     # the browser refuses a larger file; a paste is refused by the reader (a cut paste
     # would be silently wrong, so the text box has no max_chars)
-    upload = st.file_uploader("Results table (CSV)", type=["csv"], key=UPLOAD,
-                              max_upload_size=max(1, MAX_BYTES >> 20))
-    text = st.text_area("... or paste it", key=PASTE, height=110, placeholder=EXAMPLE)
+    upload = st.file_uploader("Results table (CSV)", type=["csv"],
+                              key=S.VALIDATION_REAL_UPLOAD, max_upload_size=max(1, MAX_BYTES >> 20))
+    text = st.text_area("... or paste it", key=S.VALIDATION_REAL_PASTE, height=110,
+                        placeholder=EXAMPLE)
     if upload is not None:
         return upload.getvalue(), upload.name
     if text and text.strip():
@@ -41,32 +42,28 @@ def _table_bytes() -> tuple[Optional[bytes], str]:
 
 def section() -> None:
     """The page section: upload box, correlations with intervals, scatter, missing scores."""
-    from ui import compute, figures, loaders, widgets
-    from s2r.metrics import catalogue
-
     with st.expander("**Your robot's results**: how well did each score rank your encoders?",
-                     expanded=bool(st.session_state.get(UPLOAD) or st.session_state.get(PASTE))):
+                     expanded=bool(st.session_state.get(S.VALIDATION_REAL_UPLOAD)
+                                  or st.session_state.get(S.VALIDATION_REAL_PASTE))):
         st.caption("A CSV with `encoder, successes, trials` (or `encoder, success_rate`), "
                    "optionally `task`: one row per encoder (and task) you ran on your robot. "
                    "It is joined with the scores of the dataset chosen on the home page; "
                    "Spearman/Kendall intervals resample your encoders and, with counts, each "
                    "one's trials. No rollouts are run. At most 1 MB and 100 tasks; encoders "
                    "are registered ids.")
-        data, name = _table_bytes()
-        if data is None:
+        raw, name = _table_bytes()
+        if raw is None:
             return
-        from s2r.pipeline.real_results import read_real_results
-
         try:
-            ids = tuple(dict.fromkeys(r["encoder"] for r in read_real_results(data, name=name)))
+            ids = tuple(dict.fromkeys(r["encoder"] for r in read_real_results(raw, name=name)))
         except S2RError as exc:
             st.error(str(exc))
             return
-        frameset = widgets.current_frameset()
+        frameset = guards.current_frameset()
         records, _ = compute.lookup_records(st.session_state, frameset, ids,
-                                            loaders.get_cache())
+                                            data.get_cache())
         try:
-            report = loaders.real_results(data, name, frameset, records)
+            report = validation.real_results(raw, name, frameset, records)
         except S2RError as exc:     # the bootstrap's bound (too many tasks for it)
             st.error(str(exc))
             return
@@ -77,15 +74,16 @@ def section() -> None:
         if not report["rows"]:
             return
         tasks = ["all", *report["tasks"]] if report["tasks"] else ["all"]
-        task = st.radio("Tasks", tasks, horizontal=True, key=TASK) if len(tasks) > 1 else "all"
+        task = (st.radio("Tasks", tasks, horizontal=True, key=S.VALIDATION_REAL_TASK)
+                if len(tasks) > 1 else "all")
         st.dataframe(correlation_table(report, task), hide_index=True, width="stretch")
-        st.session_state.setdefault(SCORE, "transfer_score_skill")
+        st.session_state.setdefault(S.VALIDATION_REAL_SCORE, "transfer_score_skill")
         x_choices = catalogue.shorts("validation")
-        score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=SCORE,
-                         format_func=x_choices.get)
+        score = st.radio("Score (x axis)", list(x_choices), horizontal=True,
+                         key=S.VALIDATION_REAL_SCORE, format_func=x_choices.get)
         rows = pd.DataFrame(report["rows"])
         if task != "all":
             rows = rows[rows["task"] == task]
         chart = success_scatter(rows, score, catalogue.get(score).title)
-        st.altair_chart(chart, width="stretch", key="validation.real.chart")
-        figures.chart_download(chart, f"s2r_real_results_{score}", "validation.real.fig")
+        st.altair_chart(chart, width="stretch", key=S.VALIDATION_REAL_CHART)
+        figures.chart_download(chart, f"s2r_real_results_{score}", S.VALIDATION_REAL_FIGURE)

@@ -1,4 +1,5 @@
-"""Widgets shared by the pages: guards, synced pickers, frame pairs and saliency views.
+"""Widgets shared by the pages: labels, synced pickers, frame pairs and saliency views (the
+page set-up and guards are :mod:`ui.guards`).
 
 Everything shown is computed by the library (through :mod:`ui.loaders`); these functions
 only lay it out.
@@ -13,11 +14,11 @@ import numpy as np
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import compute, loaders, page_url
+from ui import page_url
 from ui import state as S
+from ui.loaders import data, saliency
 
 STATUS_BADGE = {"ready": "ready", "random": "random init", "weights-missing": "weights missing"}
-HOME = "app_pages/0_Home.py"
 
 
 # ----------------------------------------------------------------------------- labels
@@ -67,111 +68,6 @@ def fmt(value, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     return f"{value:.{digits}f}"
-
-
-# ----------------------------------------------------------------------------- guards
-def app_setup() -> None:
-    """What every run does once, before the page (the router, ``app.py``): page config, the
-    session's named state, the user's encoder config (a broken one stops every page with
-    what is wrong in it), and the page URL on the session's first run."""
-    st.set_page_config(page_title="s2r", page_icon=":material/precision_manufacturing:",
-                       layout="wide")
-    settings_or_stop()
-    S.init_state(st.session_state)
-    encoder_config_or_stop()
-    page_url.restore_from_url()
-
-
-def page_header(title: str, caption: str) -> None:
-    """Title and one-line explanation (every page starts with it); the URL then says the
-    page's view."""
-    st.set_page_config(page_title=f"s2r · {title}")
-    st.title(title)
-    st.caption(caption)
-    page_url.publish_url()
-
-
-# ----------------------------------------------------------------------------- page URL
-def settings_or_stop() -> None:
-    """Read the server's settings (``S2R_*``, :mod:`s2r.settings`) and check its cache folder;
-    when one cannot be used, say which and why and stop the page (every page reads them)."""
-    from s2r.settings import current
-
-    try:
-        current()
-    except S2RError as exc:
-        st.error(f"**A setting of this server cannot be used:** {exc}", icon=":material/error:")
-        st.caption("Fix the variable (or unset it for its default) and restart the dashboard.")
-        st.stop()
-    try:
-        loaders.get_cache()
-    except S2RError as exc:
-        st.error(f"**The cache folder cannot be used:** {exc}", icon=":material/error:")
-        st.caption("Point `S2R_CACHE_DIR` (or `s2r app --cache-dir`) at an empty or new "
-                   "folder, or the one s2r made, and restart the dashboard.")
-        st.stop()
-
-
-def encoder_config_or_stop() -> None:
-    """Read the user's encoder config (``$S2R_ENCODERS`` / ``./s2r_encoders.toml``); when it is
-    broken, say what is wrong in it and stop the page (every page lists encoders)."""
-    from s2r.encoders import list_encoders
-    from s2r.errors import S2RError
-
-    try:
-        list_encoders(include_random=True)
-    except S2RError as exc:
-        st.error(f"**The encoder config cannot be used:** {exc}", icon=":material/error:")
-        st.caption("Fix the file (or point `S2R_ENCODERS` at another one) and reload the page.")
-        st.stop()
-
-
-def results_page(title: str, caption: str, what: str):
-    """Header of a results page, then ``(frameset, records)`` or the "what to do" message.
-
-    ``what`` completes "this page then shows ..." in the message of a page opened before
-    anything was computed.
-    """
-    page_header(title, caption)
-    return require_results(what)
-
-
-def nothing_computed(what: str, reason: str = "") -> None:
-    """Say what to do (compute on the home page) and stop the page."""
-    st.info(f"**Nothing computed yet{reason}.** Go to the home page, pick a dataset and "
-            f"encoders and press **Compute scores**; this page then shows {what}.")
-    st.page_link(HOME, label="Go to the home page", icon=":material/home:")
-    st.stop()
-
-
-def current_frameset():
-    """The FrameSet named by the session's dataset spec, or an error + stop."""
-    state = st.session_state
-    try:
-        with st.spinner("Loading the dataset..."):
-            return loaders.load_frameset(state[S.DATASET_SPEC], state[S.DATASET_KEYS])
-    except S2RError as exc:
-        st.error(f"The dataset could not be loaded: {exc}")
-        st.page_link(HOME, label="Choose another dataset on the home page", icon=":material/home:")
-        st.stop()
-
-
-def require_results(what: str):
-    """``(frameset, records)`` for the session's dataset and encoders, or say what to do.
-
-    Records come from the session, else from the disk cache (a page reload or a page opened
-    directly after an earlier session computed them); nothing is computed here.
-    """
-    state = st.session_state
-    frameset = current_frameset()
-    with st.spinner("Looking for computed scores..."):
-        records, errors = compute.lookup_records(state, frameset, state[S.ENCODERS_SELECTED],
-                                                 loaders.get_cache())
-    for eid, message in errors.items():
-        st.warning(f"{eid}: {message}")
-    if not records:
-        nothing_computed(what, f" for the dataset '{frameset.name}'")
-    return frameset, records
 
 
 # ----------------------------------------------------------------------------- pickers
@@ -256,18 +152,18 @@ def pair_picker(frameset, keys: S.PairKeys, *, episode_box=None,
         step = step_box.slider("Step", lo, hi, key=step_key, help="Time step inside the episode")
     # The frame of that step (the nearest step when the episode skips some).
     sim_idx = int(in_episode[np.argmin(np.abs(steps - int(step)))])
-    real_idx = int(loaders.paired_real(frameset, [sim_idx])[0])
+    real_idx = int(data.paired_real(frameset, [sim_idx])[0])
     pair = [sim_idx, real_idx]
     state[S.SELECTION_PAIR] = pair
     state[seen_key] = pair
     return sim_idx, real_idx
 
 
-def gallery_pairs(frameset, n: int = loaders.GALLERY_PAIRS) -> list[tuple[int, int]]:
+def gallery_pairs(frameset, n: int = saliency.GALLERY_PAIRS) -> list[tuple[int, int]]:
     """``n`` sim frames spread over the sim set, each with its paired real frame."""
     sims = frameset.indices("sim")
     picks = sims[np.unique(np.linspace(0, sims.size - 1, n + 2).astype(int)[1:-1])]
-    reals = loaders.paired_real(frameset, picks)
+    reals = data.paired_real(frameset, picks)
     return [(int(s), int(r)) for s, r in zip(picks, reals)]
 
 
@@ -303,19 +199,19 @@ def saliency_pair_row(frameset, encoder_id: str, sim_idx: int, real_idx: int, *,
     Returns the sim/real agreement (Spearman of the two maps; NaN for flat maps).
     """
     idx = [sim_idx, real_idx]
-    maps, constant = loaders.saliency(frameset, encoder_id, sim_idx, real_idx, method=method,
-                                      target=target, action_dim=action_dim)
-    imgs = loaders.frames(frameset, idx)
-    msk = loaders.masks(frameset, idx)
+    maps, constant = saliency.pair_maps(frameset, encoder_id, sim_idx, real_idx, method=method,
+                                        target=target, action_dim=action_dim)
+    imgs = data.frames(frameset, idx)
+    msk = data.masks(frameset, idx)
     cols = st.columns(4 if show_frames else 2)
     for j, domain in enumerate(("sim", "real")):
         numbers = focus_text(maps[j], None if msk is None else msk[j], bool(constant[j]))
         if show_frames:
             cols[2 * j].image(imgs[j], caption=frame_caption(frameset, idx[j]), width="stretch")
-            cols[2 * j + 1].image(loaders.overlay(imgs[j], maps[j]),
+            cols[2 * j + 1].image(saliency.overlay(imgs[j], maps[j]),
                                   caption=f"{domain} saliency · {numbers}", width="stretch")
         else:
-            cols[j].image(loaders.overlay(imgs[j], maps[j]),
+            cols[j].image(saliency.overlay(imgs[j], maps[j]),
                           caption=f"{frame_caption(frameset, idx[j])} · {numbers}",
                           width="stretch")
     return agreement(maps[0], maps[1])
@@ -327,7 +223,7 @@ def method_picker(encoder_id: str, key: str) -> str:
 
     labels = {"gradcam": "Grad-CAM", "ig": "Integrated gradients", "occlusion": "Occlusion"}
     options = [m for m in METHODS
-               if m != "gradcam" or loaders.default_method(encoder_id) == "gradcam"]
+               if m != "gradcam" or saliency.default_method(encoder_id) == "gradcam"]
     if st.session_state.get(key) not in options:
         st.session_state[key] = options[0]
     return st.selectbox("Method", options, key=key, format_func=lambda m: labels.get(m, m),

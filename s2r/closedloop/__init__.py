@@ -13,5 +13,10 @@ against. Layers, bottom up (``tests/tools/import_graph.py`` checks them):
 - :mod:`~s2r.closedloop.rollout` -- demonstrations, batched closed-loop rollouts, task stages;
 - :mod:`~s2r.closedloop.encoder_rollouts` and :mod:`~s2r.closedloop.validation` -- the
   pipeline step (cached): a policy per encoder, rollouts per look and gap, the report that
-  ranks the scores against deployment.
+  ranks the scores against deployment, a typed :class:`ValidationReport` (:mod:`.report`:
+  its JSON, and the one checked reader of a report file).
 """
+
+from s2r.closedloop.report import ValidationReport
+
+__all__ = ["ValidationReport"]

@@ -24,6 +24,7 @@ from s2r.errors import DataError, MetricError
 from s2r.metrics import catalogue
 from s2r.metrics.ranks import rank_correlation
 from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts
+from s2r.closedloop.report import ValidationReport
 from s2r.closedloop.rollout import STAGES
 from s2r.progress import ProgressCallback, report
 
@@ -126,7 +127,7 @@ def _embed_once(framesets, encoder_id: str, cache, device) -> None:
 def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
              params: Optional[RolloutParams] = None, score_params=None, cache=None,
              device=None, n_boot: int = 2000,
-             progress: Optional[ProgressCallback] = None) -> dict:
+             progress: Optional[ProgressCallback] = None) -> ValidationReport:
     """Score every encoder at every gap and measure its closed-loop real success.
 
     Parameters
@@ -148,10 +149,10 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
 
     Returns
     -------
-    dict
-        ``{"results": [row per (encoder, gap)], "correlations": [...], "outcomes": [...],
-        "stages": [...], "params": {...}}`` (the report format of ``python -m s2r
-        validate``). A row holds sim and real success and progress with their intervals,
+    ValidationReport
+        ``results`` (a row per (encoder, gap)), ``correlations``, ``outcomes``, ``stages``,
+        ``params``; ``to_dict()`` is the report file of ``python -m s2r validate``. A row
+        holds sim and real success and progress with their intervals,
         ``stages_real``/``stages_sim`` (share of rollouts that reached each stage) and every
         score; a correlation row its ``outcome`` ("success" or "progress") and the
         ``encoders`` it ranked (image encoders only).
@@ -200,15 +201,16 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
             outcomes.append({"successes": outcome["successes"],
                              "progress": [k / len(STAGES) for k in outcome["stages"]]})
     report(progress, total, total, "rank correlations")
-    return {"results": rows,
-            "correlations": correlations(rows, outcomes, n_boot=n_boot, seed=params.seed),
-            "outcomes": [{"encoder": r["encoder"], "gap": r["gap"], **o}
-                         for r, o in zip(rows, outcomes)],
-            "stages": list(STAGES),
-            "params": {"validation_version": VALIDATION_VERSION, "dataset": spec,
-                       "gaps": gaps, "encoders": ids, "rollouts": params.to_dict(),
-                       "scores": score_params.to_dict(), "n_boot": int(n_boot),
-                       "proprioception": "state columns 0..9 (end effector, gripper)",
-                       "task": "reactive expert demonstrations in the sim look; target hole "
-                               "fixed; compliant gripper and chamfered hole (TaskConfig."
-                               "compliant)"}}
+    return ValidationReport(
+        results=rows,
+        correlations=correlations(rows, outcomes, n_boot=n_boot, seed=params.seed),
+        outcomes=[{"encoder": r["encoder"], "gap": r["gap"], **o}
+                  for r, o in zip(rows, outcomes)],
+        stages=list(STAGES),
+        params={"validation_version": VALIDATION_VERSION, "dataset": spec,
+                "gaps": gaps, "encoders": ids, "rollouts": params.to_dict(),
+                "scores": score_params.to_dict(), "n_boot": int(n_boot),
+                "proprioception": "state columns 0..9 (end effector, gripper)",
+                "task": "reactive expert demonstrations in the sim look; target hole "
+                        "fixed; compliant gripper and chamfered hole (TaskConfig."
+                        "compliant)"})

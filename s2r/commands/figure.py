@@ -8,10 +8,12 @@
     python -m s2r figure compare demo --encoders efficientnet-lite0,pixels --frame 3 --out c.pdf
     python -m s2r figure validation report.json --score dis --out validation.png
 
-Charts are the dashboard's own (``ui.charts``, ``ui.validation``) drawn from the same cached
-records, restyled for one column of a two-column paper (:mod:`s2r.figures`); saliency grids
-are matplotlib figures of the page's overlays with a colour bar. The format is the suffix of
-``--out``.
+Charts are the dashboard's own: the pages and this command call the same builders of
+:mod:`s2r.figures` (``scores``, ``projection``, ``validation``, ``real_results``) on the same
+cached records, restyled here for one column of a two-column paper (:func:`s2r.figures.
+chart_bytes`); saliency grids are matplotlib figures of the page's overlays with a colour bar.
+The format is the suffix of ``--out``. Nothing here reads the dashboard's files, so it works
+from an installed ``s2r`` alone.
 """
 
 from __future__ import annotations
@@ -128,12 +130,11 @@ def _ids(text: str) -> list[str]:
 
 
 def _scores(args, fmt: str) -> bytes:
-    from s2r.dashboard import dashboard_module
     from s2r.figures import chart_bytes
+    from s2r.figures import scores as charts
     from s2r.pipeline import score_encoders
     from s2r.progress import tqdm_progress
 
-    charts = dashboard_module("ui.charts")
     if args.y not in catalogue.keys("y"):
         raise S2RError(f"--y must be one of {', '.join(catalogue.keys('y'))}, got {args.y!r}")
     ids = _ids(args.encoders)
@@ -148,13 +149,12 @@ def _scores(args, fmt: str) -> bytes:
 
 
 def _tsne(args, fmt: str) -> bytes:
-    from s2r.dashboard import dashboard_module
     from s2r.encoders import get_spec
     from s2r.figures import chart_bytes
+    from s2r.figures.projection import projection_frame, projection_scatter
     from s2r.pipeline import project_frameset
     from s2r.progress import tqdm_progress
 
-    charts = dashboard_module("ui.charts")
     spec = get_spec(args.encoder)
     cache = cache_from_args(args)
     frameset = dataset_from_args(args)
@@ -162,11 +162,8 @@ def _tsne(args, fmt: str) -> bytes:
         proj = project_frameset(frameset, args.encoder, cache=cache, mode=args.mode,
                                 perplexity=args.perplexity, device=args.device,
                                 progress=progress)
-    df = proj.to_frame()
-    df["episode"] = frameset.episode[df["index"].to_numpy()]
-    df["step"] = frameset.step[df["index"].to_numpy()]
-    chart = charts.projection_scatter(df, title=spec.name,
-                                      subtitle=f"mixing number {proj.mixing:.2f}")
+    chart = projection_scatter(projection_frame(frameset, proj), title=spec.name,
+                               subtitle=f"mixing number {proj.mixing:.2f}")
     return chart_bytes(chart, fmt, height=_size(args)["width"], **_size(args))
 
 
@@ -237,22 +234,20 @@ def _compare(args, fmt: str) -> bytes:
 
 
 def _validation(args, fmt: str) -> bytes:
-    from s2r.dashboard import dashboard_module
-    from s2r.figures import chart_bytes
-    from s2r.figures.report import read_report
-
     import pandas as pd
 
+    from s2r.figures import chart_bytes, real_results
+    from s2r.figures import validation as V
+    from s2r.figures.report import read_report
+
     report = read_report(args.report, args.score)      # bounded, every field checked
-    title = catalogue.titles().get(args.score, args.score)
-    if report["kind"] == "real-results":
-        chart = dashboard_module("ui.real_charts").success_scatter(
-            pd.DataFrame(report["rows"]), args.score, title)
+    if report.kind == "real-results":
+        chart = real_results.success_scatter(pd.DataFrame(report.rows), args.score,
+                                             catalogue.titles().get(args.score, args.score))
         return chart_bytes(chart, fmt, **_size(args))
-    V = dashboard_module("ui.validation")
-    df = V.results_frame({"results": report["rows"]})
-    return chart_bytes(V.success_scatter(df, args.score, correlation=report["correlation"]),
-                       fmt, **_size(args))
+    chart = V.success_scatter(V.results_frame(report), args.score,
+                              correlation=report.correlation(args.score))
+    return chart_bytes(chart, fmt, **_size(args))
 
 
 _DRAW = {"scores": _scores, "tsne": _tsne, "saliency": _saliency, "compare": _compare,

@@ -100,18 +100,17 @@ def _cell(r: dict, name: str) -> str:
     return f"{r[name]:.2f} [{r[name + '_ci_low']:.2f}, {r[name + '_ci_high']:.2f}]"
 
 
-def _print_summary(report: dict) -> None:
+def _print_summary(report) -> None:
     print(f"{'encoder':<20}{'gap':>5}  {'real success':>18}  {'real progress':>18}  "
           f"{'sim success':>18}  {'sim progress':>18}")
-    for r in report["results"]:
+    for r in report.results:
         print(f"{r['encoder']:<20}{r['gap']:>5g}  {_cell(r, 'success_real'):>18}  "
               f"{_cell(r, 'progress_real'):>18}  {_cell(r, 'success_sim'):>18}  "
               f"{_cell(r, 'progress_sim'):>18}")
     for outcome in ("success", "progress"):
         print(f"\nrank correlation with real {outcome} over the image encoders, all gaps "
               f"(Spearman [95% interval]):")
-        _print_correlations([c for c in report["correlations"]
-                             if c["gap"] == "all" and c["outcome"] == outcome])
+        _print_correlations(report.correlations_at("all", outcome))
 
 
 def _print_correlations(rows: list) -> None:
@@ -155,8 +154,8 @@ def run(args) -> int:
         report = validate(args.dataset, ids, gaps, params=params, cache=cache,
                           device=args.device, n_boot=args.n_boot, progress=progress)
     with atomic_output(out) as tmp:
-        tmp.write_text(json.dumps(report, indent=1))
+        tmp.write_text(json.dumps(report.to_dict(), indent=1))
     _print_summary(report)
-    print(f"\nwrote {out}: {len(report['results'])} rows, "
-          f"{len(report['correlations'])} correlations")
+    print(f"\nwrote {out}: {len(report.results)} rows, "
+          f"{len(report.correlations)} correlations")
     return 0

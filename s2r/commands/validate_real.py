@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 
 from s2r.cli import atomic_output, cache_from_args, dataset_from_args, output_file
+from s2r.closedloop.report import ValidationReport
 from s2r.errors import S2RError
 from s2r.inputs import refuse_overwrite
 
 
-def _print_summary(report: dict) -> None:
-    real = report["real_results"]
+def _print_summary(report: ValidationReport) -> None:
+    real = report.real_results
     print(f"{'encoder':<24}{'task':<14}{'real success':>22}  {'transfer skill':>14}")
     for r in real["rows"]:
         text = f"{r['success_rate']:.2f}"
@@ -34,7 +35,7 @@ def _print_summary(report: dict) -> None:
     for encoder, why in real["missing_scores"].items():
         print(f"missing scores: {encoder} ({why})")
     print("\nrank correlation with your real success, all tasks (Spearman [95% interval]):")
-    for c in report["correlations"]:
+    for c in report.correlations:
         if c["task"] != "all":
             continue
         text = ("undefined (fewer than 3 encoders or a constant)" if c["spearman"] is None else
@@ -75,19 +76,18 @@ def run_real_results(args) -> int:
     with tqdm_progress("correlate") as progress:
         joined = real_results_report(results, records, n_boot=args.n_boot, seed=seed,
                                      progress=progress)
-    report = {
-        "results": [],
-        "correlations": joined.pop("correlations"),
-        "real_results": {**joined, "file": str(args.real_results),
-                         "missing_scores": {e: missing.get(e, "not scored")
-                                            for e in joined["missing_scores"]}},
-        "params": {"dataset": frameset.name, "fingerprint": frameset.fingerprint,
-                   "encoders": ids, "n_boot": int(args.n_boot), "seed": seed,
-                   "outcome": "real-results"},
-    }
+    report = ValidationReport(
+        results=[],
+        correlations=joined.pop("correlations"),
+        real_results={**joined, "file": str(args.real_results),
+                      "missing_scores": {e: missing.get(e, "not scored")
+                                         for e in joined["missing_scores"]}},
+        params={"dataset": frameset.name, "fingerprint": frameset.fingerprint,
+                "encoders": ids, "n_boot": int(args.n_boot), "seed": seed,
+                "outcome": "real-results"})
     with atomic_output(out) as tmp:
-        tmp.write_text(json.dumps(report, indent=1))
+        tmp.write_text(json.dumps(report.to_dict(), indent=1))
     _print_summary(report)
     print(f"\nwrote {out}: {len(joined['rows'])} real results, "
-          f"{len(report['correlations'])} correlations")
+          f"{len(report.correlations)} correlations")
     return 0

@@ -1,5 +1,12 @@
-"""Publication figures: the dashboard's charts as SVG, PDF or PNG files, sized for a
+"""The charts: built once here (pure Altair and matplotlib, no Streamlit), drawn by the
+dashboard's pages and written by ``python -m s2r figure`` as SVG, PDF or PNG files sized for a
 two-column paper.
+
+Builders, one module per page (DataFrame or report in, chart or table out):
+:mod:`.scores` (the paper's Fig. 5 scatter, the ranking heatmap), :mod:`.tables` (score tables
+and their notes), :mod:`.projection` (the t-SNE map), :mod:`.validation` (the closed-loop
+report's tables and scatter), :mod:`.real_results` (your robot's results), :mod:`.saliency`
+(overlay grids). Files:
 
 - :func:`paper_spec` restyles a Vega-Lite spec (an Altair chart's ``to_dict()``) for print:
   one column wide (3.5 in), 8 pt text, smaller marks, no chart title (the paper's caption

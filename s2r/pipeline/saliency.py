@@ -19,8 +19,8 @@ from s2r.embed import embed_frameset
 from s2r.errors import S2RError
 from s2r.pairing import pair_frames
 from s2r.progress import ProgressCallback
-from s2r.saliency import (SaliencyResult, Target, pair_maps, pair_measures, resolve_action_dim,
-                          saliency_targets)
+from s2r.saliency import (AGREEMENT_SIZE, SaliencyResult, Target, pair_maps, pair_measures,
+                          resolve_action_dim, saliency_targets)
 
 
 def pair_targets(frameset, encoder, kind: str, *, sim_indices=None, real_indices=None,
@@ -69,7 +69,8 @@ class PairSaliency:
     Attributes
     ----------
     sim_indices, real_indices : ndarray of shape (n,), int64
-        FrameSet rows of the two frames of each pair.
+        FrameSet rows of the two frames of each pair (a rollout's step for
+        :func:`s2r.pipeline.rollout_saliency.rollout_saliency`).
     sim, real : SaliencyResult
         Maps ``(n, H, W)`` of the sim and of the real frames.
     sim_frames, real_frames : ndarray of shape (n, H, W, 3), uint8
@@ -89,7 +90,7 @@ class PairSaliency:
     real_masks: Optional[np.ndarray]
     target: str
 
-    def measures(self, *, size: int = 56) -> list:
+    def measures(self, *, size: int = AGREEMENT_SIZE) -> list:
         """Focus and sim/real agreement per pair (:func:`s2r.saliency.pair_measures`)."""
         return pair_measures(self.sim.maps, self.real.maps, sim_masks=self.sim_masks,
                              real_masks=self.real_masks, size=size)
@@ -130,13 +131,46 @@ def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
     targets = pair_targets(frameset, encoder, target, sim_indices=sim_idx,
                            real_indices=real_idx, action_dim=action_dim, cache=cache,
                            progress=progress)
-    sim_frames, real_frames = frameset.read_images(sim_idx), frameset.read_images(real_idx)
+    masks = frameset.has_masks
+    return explain_pairs(encoder, frameset.read_images(sim_idx), frameset.read_images(real_idx),
+                         targets, sim_indices=sim_idx, real_indices=real_idx, kind=target,
+                         sim_masks=frameset.read_masks(sim_idx) if masks else None,
+                         real_masks=frameset.read_masks(real_idx) if masks else None,
+                         method=method, batch_size=batch_size, progress=progress, **options)
+
+
+def explain_pairs(encoder, sim_frames: np.ndarray, real_frames: np.ndarray,
+                  targets: tuple[Target, Target], *, sim_indices, real_indices,
+                  kind: str = "embedding", sim_masks: Optional[np.ndarray] = None,
+                  real_masks: Optional[np.ndarray] = None, method: str = "gradcam",
+                  batch_size: int = 8, progress: Optional[ProgressCallback] = None,
+                  **options) -> PairSaliency:
+    """The maps of sim/real frame pairs toward their targets, as a :class:`PairSaliency`: the
+    step every saliency workflow ends with (the CLI's and the pages' frame pairs,
+    :func:`pair_saliency`, and a rollout's frame, :func:`s2r.pipeline.rollout_saliency.
+    rollout_saliency`).
+
+    Parameters
+    ----------
+    encoder : Encoder
+    sim_frames, real_frames : ndarray of shape (n, H, W, 3), uint8
+        Row ``i`` of each forms pair ``i``.
+    targets : (Target, Target)
+        Of the sim and of the real frames (:func:`s2r.saliency.saliency_targets`).
+    sim_indices, real_indices : array-like of shape (n,), int
+        Where the frames come from (FrameSet rows, or a rollout's steps).
+    kind : str
+        The target kind (``embedding``, ``action``, ``domain``, ``pair``).
+    sim_masks, real_masks : ndarray of shape (n, H, W), uint8, optional
+        Task-relevant masks, for the focus measures.
+    method, batch_size, progress, **options
+        See :func:`s2r.saliency.pair_maps`.
+    """
     sim, real = pair_maps(encoder, sim_frames, real_frames, targets, method=method,
                           batch_size=batch_size, progress=progress, **options)
-    masks = frameset.has_masks
     return PairSaliency(
-        sim_indices=sim_idx, real_indices=real_idx, sim=sim, real=real,
-        sim_frames=sim_frames, real_frames=real_frames,
-        sim_masks=frameset.read_masks(sim_idx) if masks else None,
-        real_masks=frameset.read_masks(real_idx) if masks else None,
-        target=sim.target if target != "domain" else "domain")
+        sim_indices=np.atleast_1d(np.asarray(sim_indices, dtype=np.int64)),
+        real_indices=np.atleast_1d(np.asarray(real_indices, dtype=np.int64)),
+        sim=sim, real=real, sim_frames=sim_frames, real_frames=real_frames,
+        sim_masks=sim_masks, real_masks=real_masks,
+        target=sim.target if kind != "domain" else "domain")

@@ -82,3 +82,40 @@ def test_the_checker_passes_a_clean_package(tmp_path):
     # the most specific prefix wins: the closed loop spans three layers
     assert [ig.layer_of(f"s2r.closedloop.{m}") for m in ("validation", "rollout", "sim.task")] \
         == [ig.layer_of("s2r.pipeline"), ig.layer_of("s2r.metrics"), ig.layer_of("s2r.datasets")]
+
+
+def test_the_checker_finds_the_library_reaching_the_dashboard_and_long_ui_modules(tmp_path):
+    """Rule 7 (issue 34): what the graph cannot see -- a dynamic import naming the dashboard,
+    the installed dashboard, an edit of sys.path -- and rule 6's shorter limit for ui/."""
+    _fake_package(tmp_path, {
+        "__init__.py": "",
+        "dashboard.py": ("import importlib, sys\nsys.path.insert(0, '/x')\n"
+                         "M = importlib.import_module('ui.charts')\n"),
+        "figure.py": "def f(name):\n    return __import__(f'app_pages.{name}')\n",
+        "paths.py": "import sys\nsys.path = ['a']\nsys.path[0:0] = ['b']\nsys.path += ['c']\n",
+        "site_edit.py": "import site\nsite.addsitedir('/y')\nfrom sys import path\n",
+        "installed.py": "import s2r_dashboard.ui.charts\nfrom s2r_dashboard import app\n",
+        "fine.py": ("import importlib, os.path, runpy, sys\n"
+                    "importlib.import_module('s2r.commands.x')\n"
+                    "importlib.import_module(f's2r.commands.{sys.argv[0]}')\n"
+                    "runpy.run_module('s2r.cli')\nFILE = 'ui/charts.py'\nP = list(sys.path)\n"),
+    })
+    (tmp_path / "ui").mkdir()
+    (tmp_path / "ui" / "__init__.py").write_text("")
+    (tmp_path / "ui" / "long.py").write_text("\n" * (ig.MAX_UI_LINES + 1))
+    (tmp_path / "ui" / "short.py").write_text("\n" * ig.MAX_UI_LINES)
+    (tmp_path / "app.py").write_text("import importlib\nimportlib.import_module('ui.long')\n")
+    found = ig.problems(tmp_path)
+    reach = sorted(line.split(": ", 1)[1] for line in found
+                   if line.startswith("library reaches the dashboard"))
+    assert reach == sorted([
+        "s2r.dashboard:2 sys.path.insert(...)",
+        "s2r.dashboard:3 import_module('ui.charts')",
+        "s2r.figure:2 __import__(f'app_pages.{name}')",
+        "s2r.paths:2 an assignment to sys.path", "s2r.paths:3 an assignment to sys.path",
+        "s2r.paths:4 an assignment to sys.path",
+        "s2r.site_edit:2 site.addsitedir(...)", "s2r.site_edit:3 from sys import path",
+        "s2r.installed:1 import s2r_dashboard.ui.charts",
+        "s2r.installed:2 import s2r_dashboard"])
+    assert f"too long: ui.long: {ig.MAX_UI_LINES + 1} lines" in found
+    assert len(found) == len(reach) + 1          # the dashboard itself may import freely

@@ -56,7 +56,8 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_holds_the_dashboard_and_the_ray_extra(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in ("s2r_dashboard/app.py", "s2r_dashboard/app_pages/1_Scores.py",
-                 "s2r_dashboard/app_pages/5_Validation.py", "s2r_dashboard/ui/charts.py",
+                 "s2r_dashboard/app_pages/5_Validation.py", "s2r_dashboard/ui/state.py",
+                 "s2r_dashboard/ui/loaders/data.py", "s2r/figures/scores.py",
                  "s2r_dashboard/.streamlit/config.toml", "s2r/cli.py", "s2r/dashboard.py"):
         assert name in names, name
     assert not any(n.startswith("s2r_dashboard/") and n.endswith(("setup.py", ".md", ".txt"))
@@ -85,6 +86,9 @@ def test_fresh_venv_pip_install_then_s2r_app_is_healthy(wheel, tmp_path):
                             "print(s2r.__file__); print(d.dashboard_dir())"], cwd=cwd,
                            check=True, capture_output=True, text=True, timeout=120).stdout
     assert where.splitlines() == [f"{site}/s2r/__init__.py", f"{site}/s2r_dashboard"]
+    # the dashboard's glue, subpackages included (ui/loaders/), imports where the app runs it
+    subprocess.run([str(py), "-c", "import ui.guards, ui.loaders.validation"],
+                   cwd=f"{site}/s2r_dashboard", check=True, capture_output=True, timeout=300)
     port = _free_port()
     env = {**os.environ, "S2R_AUTOCOMPUTE": "0", "S2R_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("PYTHONPATH", None)

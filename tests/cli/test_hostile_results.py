@@ -492,8 +492,8 @@ def test_a_checked_demo_report_draws_and_a_long_out_works(tmp_path, capsys):
 
     report = _write(tmp_path, json.dumps(DEMO_REPORT), "report.json")
     checked = read_report(report, "dis")
-    assert checked["kind"] == "demo" and len(checked["rows"]) == 6
-    assert checked["correlation"]["spearman"] == 1.0
+    assert checked.kind == "demo" and len(checked.rows) == 6
+    assert checked.correlation("dis")["spearman"] == 1.0
     out = tmp_path / ("f" * 246 + ".svg")
     assert len(out.name) == 250
     assert main(["figure", "validation", str(report), "--score", "dis", "--out", str(out)]) == 0

@@ -88,8 +88,8 @@ def test_validate_reports_every_row_score_and_correlation(tmp_path):
     ids = ["state", "pixels", "efficientnet-lite0", "resnet18@random"]
     report = validate(SPEC, ids, [0.0, 1.0], params=TINY, cache=Cache(tmp_path / "c"),
                       n_boot=50)
-    json.dumps(report)
-    rows = report["results"]
+    assert json.loads(json.dumps(report.to_dict()))["results"][0]["encoder"] == "state"
+    rows = report.results
     assert [(r["encoder"], r["gap"]) for r in rows] == [(e, g) for e in ids for g in (0.0, 1.0)]
     for r in rows:
         for key in ("success_real", "success_real_ci_low", "success_real_ci_high",
@@ -99,15 +99,15 @@ def test_validate_reports_every_row_score_and_correlation(tmp_path):
         assert r["success_real_ci_low"] <= r["success_real"] <= r["success_real_ci_high"]
         for name in ("progress_real", "progress_sim"):
             assert r[name + "_ci_low"] <= r[name] <= r[name + "_ci_high"]
-        assert len(r["stages_real"]) == len(report["stages"]) == 6
-    corr = report["correlations"]
+        assert len(r["stages_real"]) == len(report.stages) == 6
+    corr = report.correlations
     assert {(c["score"], c["gap"], c["outcome"]) for c in corr} == {
         (s, g, o) for s in SCORE_NAMES for g in (0.0, 1.0, "all")
         for o in ("success", "progress")}
     for c in corr:
         assert c["spearman"] is None or -1 <= c["spearman"] <= 1
         assert c["encoders"] == ["pixels", "efficientnet-lite0", "resnet18@random"]
-    assert report["params"]["rollouts"]["height"] == 64
+    assert report.params["rollouts"]["height"] == 64
 
 
 def test_validate_refuses_what_it_cannot_do(tmp_path):

@@ -182,16 +182,37 @@ def test_validation_figure_of_a_real_results_report(tmp_path):
     assert np.ravel(got) == pytest.approx([0.3, 0.2, 0.6, 0.7, 0.9, 0.95], abs=0.05)
 
 
-def test_the_figure_command_draws_the_dashboard_charts_without_streamlit():
-    """The chart builders it borrows from the dashboard (ui.charts, ui.validation,
-    ui.real_charts) are pure Altair: the CLI process never imports Streamlit."""
+def test_the_figure_command_works_from_the_library_alone(scores_figures, tmp_path):
+    """``s2r figure`` needs no dashboard file (issue 34): the ``s2r/`` package alone, copied
+    where nothing else is importable (an install without ``app.py``, ``app_pages/``, ``ui/``),
+    draws the same scores figure from the same cache, byte for byte, and imports neither
+    Streamlit nor any part of the dashboard."""
+    import os
+    import shutil
     import subprocess
     import sys
+    from pathlib import Path
 
-    code = ("import sys; from s2r.dashboard import dashboard_module\n"
-            "for m in ('ui.charts', 'ui.validation', 'ui.real_charts'): dashboard_module(m)\n"
-            "import s2r.commands.figure\n"
-            "print('streamlit' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, check=True).stdout.strip()
-    assert out == "False"
+    import s2r
+
+    out, _ = scores_figures
+    site, work = tmp_path / "site", tmp_path / "work"
+    shutil.copytree(Path(s2r.__file__).parent, site / "s2r",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    fig = tmp_path / "alone.svg"
+    subprocess.run([sys.executable, "-m", "s2r", "figure", "scores", DEMO, "--encoders",
+                    "pixels,state", "--device", "cpu", "--cache-dir", str(out / "cache"),
+                    "--out", str(fig)], cwd=work, env=env, check=True, capture_output=True,
+                   timeout=600)
+    assert fig.read_text() == (out / "f.svg").read_text()
+    probe = ("import sys, s2r.cli, s2r.commands.figure\n"
+             "from s2r.figures import projection, real_results, report, scores, tables\n"
+             "from s2r.figures import validation\n"
+             "print(s2r.__file__)\n"
+             "print(sorted({m.split('.')[0] for m in sys.modules}\n"
+             "             & {'streamlit', 'ui', 'app_pages', 'app', 's2r_dashboard'}))")
+    lines = subprocess.run([sys.executable, "-c", probe], cwd=work, env=env, check=True,
+                           capture_output=True, text=True, timeout=300).stdout.splitlines()
+    assert lines == [str(site / "s2r" / "__init__.py"), "[]"]

@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -68,7 +69,9 @@ def running_app(env: Optional[Mapping[str, str]] = None, *, log_path: Optional[P
     env : mapping, optional
         Extra environment variables for the app (``S2R_CACHE_DIR``, ``S2R_DEMO_SPEC``, ...).
     log_path : Path, optional
-        Where the server's stdout/stderr go (a temporary file next to the cache otherwise).
+        Where the server's stdout/stderr go (a file in a new temporary folder otherwise: never
+        inside ``S2R_CACHE_DIR``, which s2r refuses to use when it holds files it did not
+        write).
     """
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -77,7 +80,7 @@ def running_app(env: Optional[Mapping[str, str]] = None, *, log_path: Optional[P
            "--server.port", str(port), "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
     full_env = {**os.environ, **(env or {})}
-    log_path = Path(log_path or Path(full_env.get("S2R_CACHE_DIR", "/tmp"))
+    log_path = Path(log_path or Path(tempfile.mkdtemp(prefix="s2r-app-log-"))
                     / f"streamlit-{port}.log")
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log:

@@ -1,6 +1,6 @@
 """One definition of the frame-pair saliency targets (``s2r.saliency.saliency_targets``): the
 CLI path (``pair_saliency``, what ``python -m s2r saliency`` runs) and the app path
-(``ui.loaders``) give the same maps for every target on the same frames."""
+(``ui.loaders.saliency``) give the same maps for every target on the same frames."""
 
 from __future__ import annotations
 
@@ -28,12 +28,15 @@ def shared_cache(tmp_path_factory):
 def loaders(shared_cache, monkeypatch):
     """``ui.loaders`` with empty Streamlit caches (they work outside a running app), on the
     module's disk cache (the CLI path reads the same ``$S2R_CACHE_DIR``)."""
-    from ui import loaders
+    from types import SimpleNamespace
+
+    from ui.loaders import data, saliency
 
     monkeypatch.setenv("S2R_CACHE_DIR", str(shared_cache))
     st.cache_data.clear()
     st.cache_resource.clear()
-    yield loaders
+    yield SimpleNamespace(paired_real=data.paired_real, saliency=saliency.pair_maps,
+                          make_targets=saliency.make_targets, TARGETS=saliency.TARGETS)
     st.cache_data.clear()
     st.cache_resource.clear()
 

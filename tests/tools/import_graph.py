@@ -20,7 +20,14 @@ function-local import is still an edge (it only hides it from a reader). Rules:
    module or the weights code;
 4. a private module (``pkg._name``) is imported only from inside its own package ``pkg``;
 5. only :mod:`s2r.settings` reads the environment (``os.environ`` / ``os.getenv``);
-6. no module in ``s2r/`` is longer than :data:`MAX_LINES` lines.
+6. no module in ``s2r/`` is longer than :data:`MAX_LINES` lines, none in ``ui/`` longer than
+   :data:`MAX_UI_LINES`;
+7. the library never reaches the dashboard (``ui/``, ``app_pages/``, ``app.py``, or the
+   installed ``s2r_dashboard``) by a way the graph cannot see: ``importlib.import_module``,
+   ``__import__`` or ``runpy.run_module`` of a name (a string, or an f-string's leading text)
+   naming one, an import of ``s2r_dashboard``, or an edit of ``sys.path`` (``sys.path.insert``
+   and the other list methods, an assignment, ``from sys import path``, ``site.addsitedir``).
+   A plain ``import ui...`` from ``s2r/`` is a layer breach (rule 2).
 """
 
 from __future__ import annotations
@@ -35,6 +42,10 @@ PACKAGE = "s2r"
 #: What the graph holds besides the library: the dashboard's glue package and its pages.
 DASHBOARD = ("ui", "app_pages")
 MAX_LINES = 520
+#: The dashboard's glue modules stay shorter: one concern each.
+MAX_UI_LINES = 250
+#: Top-level names of the dashboard, in a clone (``ui``, ``app_pages``, ``app``) and installed.
+DASHBOARD_NAMES = (*DASHBOARD, "app", "s2r_dashboard")
 PURE = ("s2r.metrics", "s2r.projection", "s2r.saliency")
 ORCHESTRATION = ("s2r.cache", "s2r.encoders", "s2r.embed", "s2r.pipeline")
 REGISTRY_MAY_IMPORT = {f"s2r.encoders.{m}" for m in ("spec", "builtins", "config", "backend",
@@ -206,15 +217,80 @@ def environment_readers(root: Path = ROOT) -> list[str]:
     return out
 
 
-def long_modules(root: Path = ROOT, limit: int = MAX_LINES) -> list[str]:
-    """Modules over ``limit`` lines, as ``"module: N lines"``."""
+def long_modules(root: Path = ROOT, limit: int = MAX_LINES,
+                 ui_limit: int = MAX_UI_LINES) -> list[str]:
+    """Library modules over ``limit`` lines and ``ui`` modules over ``ui_limit``, as
+    ``"module: N lines"``."""
+    out = []
+    for module, path in modules(root).items():
+        most = limit if _within(module, (PACKAGE,)) else ui_limit if _within(module, ("ui",)) \
+            else None
+        if most is None:
+            continue
+        n = len(path.read_text().splitlines())
+        if n > most:
+            out.append(f"{module}: {n} lines")
+    return out
+
+
+_DYNAMIC_IMPORTS = ("import_module", "__import__", "run_module")
+_LIST_EDITS = ("insert", "append", "extend", "remove", "pop", "clear", "__setitem__",
+               "__iadd__")
+
+
+def _names_dashboard(node: ast.AST) -> bool:
+    """Whether a string (or an f-string's leading text) is a dotted name in the dashboard."""
+    if isinstance(node, ast.JoinedStr) and node.values:
+        node = node.values[0]
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+        return False
+    return node.value.split(".")[0] in DASHBOARD_NAMES and "/" not in node.value
+
+
+def _is_sys_path(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "path" \
+        and isinstance(node.value, ast.Name) and node.value.id == "sys"
+
+
+def _dashboard_reach(node: ast.AST) -> str | None:
+    """What ``node`` does to reach the dashboard, or None."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name in _DYNAMIC_IMPORTS and node.args and _names_dashboard(node.args[0]):
+            return f"{name}({ast.unparse(node.args[0])})"
+        if isinstance(func, ast.Attribute) and func.attr in _LIST_EDITS \
+                and _is_sys_path(func.value):
+            return f"sys.path.{func.attr}(...)"
+        if name == "addsitedir":
+            return "site.addsitedir(...)"
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if _is_sys_path(target) or isinstance(target, ast.Subscript) \
+                    and _is_sys_path(target.value):
+                return "an assignment to sys.path"
+    if isinstance(node, ast.ImportFrom) and node.module == "sys" \
+            and any(a.name == "path" for a in node.names):
+        return "from sys import path"
+    names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+             else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+             else [])
+    hit = next((n for n in names if n.split(".")[0] == "s2r_dashboard"), None)
+    return f"import {hit}" if hit else None
+
+
+def dashboard_reaches(root: Path = ROOT) -> list[str]:
+    """Rule 7: ``module:line what`` of every way a library module reaches the dashboard
+    that the import graph cannot see."""
     out = []
     for module, path in modules(root).items():
         if not _within(module, (PACKAGE,)):
             continue
-        n = len(path.read_text().splitlines())
-        if n > limit:
-            out.append(f"{module}: {n} lines")
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            what = _dashboard_reach(node)
+            if what:
+                out.append(f"{module}:{node.lineno} {what}")
     return out
 
 
@@ -225,7 +301,8 @@ def problems(root: Path = ROOT) -> list[str]:
             + [f"layer: {v}" for v in layer_violations(edges)]
             + [f"private: {v}" for v in private_violations(edges)]
             + [f"environment read outside {SETTINGS}: {m}" for m in environment_readers(root)]
-            + [f"too long: {m}" for m in long_modules(root)])
+            + [f"too long: {m}" for m in long_modules(root)]
+            + [f"library reaches the dashboard: {m}" for m in dashboard_reaches(root)])
 
 
 def main() -> int:
@@ -236,7 +313,8 @@ def main() -> int:
         edges = graph()
         print(f"ok: {len(edges)} modules, {sum(map(len, edges.values()))} import edges, "
               f"no cycle, layers kept, no private import, only {SETTINGS} reads the environment, "
-              f"every module <= {MAX_LINES} lines")
+              f"every module <= {MAX_LINES} lines (ui: <= {MAX_UI_LINES}), the library never "
+              "reaches the dashboard")
     return 1 if found else 0
 
 

@@ -391,7 +391,7 @@ def test_compare_two_encoders_on_one_pair(app_after_compute):
 
 # ----------------------------------------------------------------------------- ui helpers
 def test_selected_values_reads_every_event_shape():
-    from ui.charts import selected_values
+    from ui.events import selected_values
 
     assert selected_values(None, "pick", "encoder") == []
     assert selected_values({"selection": {"pick": {}}}, "pick", "encoder") == []  # nothing
@@ -457,17 +457,17 @@ def test_edited_frames_reload_the_dataset(tmp_path, monkeypatch):
     import numpy as np
     from PIL import Image
 
-    from ui import loaders
+    from ui.loaders import data
 
     folder, at = _folder_app(tmp_path, monkeypatch)
-    before = loaders.load_frameset(str(folder)).fingerprint
+    before = data.load_frameset(str(folder)).fingerprint
     frame = folder / "real" / "000013.png"
     time.sleep(0.02)
     Image.fromarray(255 - np.asarray(Image.open(frame).convert("RGB"))).save(frame)
     time.sleep(2.1)  # the app looks at the files at most every 2 s
     at.run()
     no_exception(at)
-    assert loaders.load_frameset(str(folder)).fingerprint != before
+    assert data.load_frameset(str(folder)).fingerprint != before
 
 
 @pytest.mark.parametrize("page", (None, *PAGES))
@@ -539,10 +539,10 @@ def test_download_button_fetches_missing_weights_from_the_mirror(tmp_path, monke
 
 
 def test_offline_without_a_mirror_says_how_to_download(tmp_path, monkeypatch):
-    from ui import loaders
+    from ui.loaders import encoders
 
     monkeypatch.setattr("s2r.encoders.locate.hub_reachable", lambda **_: False)
-    loaders._hub_reachable.clear()
+    encoders._hub_reachable.clear()
     use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.delenv("S2R_WEIGHTS_MIRROR", raising=False)
     monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "vip")
@@ -552,4 +552,4 @@ def test_offline_without_a_mirror_says_how_to_download(tmp_path, monkeypatch):
     no_exception(at)
     assert not [b for b in at.button if b.key == S.HOME_DOWNLOAD]
     assert any("python -m s2r weights fetch ID" in c.value for c in at.caption)
-    loaders._hub_reachable.clear()  # later tests probe again
+    encoders._hub_reachable.clear()  # later tests probe again

@@ -63,7 +63,7 @@ def _prepare_cache(cache_dir, monkeypatch) -> None:
     from s2r.cache import Cache
     from s2r.datasets import load_dataset
     from s2r.pipeline import score_encoder
-    from ui.loaders import MAP_PER_DOMAIN
+    from ui.loaders.projection import MAP_PER_DOMAIN
 
     fs = load_dataset(SPEC)
     assert len(fs) == N_FRAMES

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from tests.ui.apptest import ENCODERS, no_exception, open_app, use_env
-from ui import real_results as R
+from ui import state as S
 
 PAGE = "app_pages/5_Validation.py"
 FOUR = (*ENCODERS, "state", "efficientnet-lite0")
@@ -36,7 +36,7 @@ def test_four_encoders_give_correlations_with_intervals(four_scored):
     at = four_scored
     at.switch_page(PAGE).run()
     no_exception(at)
-    at.text_area(key=R.PASTE).set_value(CSV).run()
+    at.text_area(key=S.VALIDATION_REAL_PASTE).set_value(CSV).run()
     no_exception(at)
     table = next(d.value for d in at.dataframe if "Kendall" in d.value.columns)
     assert set(table["n"]) == {4}
@@ -54,11 +54,12 @@ def test_bad_row_and_missing_scores(computed, monkeypatch):
     use_env(monkeypatch, computed[0])
     at = open_app(PAGE)
     at.run()
-    at.text_area(key=R.PASTE).set_value("encoder,successes,trials\npixels,30,20\n").run()
+    at.text_area(key=S.VALIDATION_REAL_PASTE).set_value(
+        "encoder,successes,trials\npixels,30,20\n").run()
     no_exception(at)
     assert [e.value for e in at.error] == [
         "pasted table row 1 (line 2): successes (30) > trials (20)"]
-    at.text_area(key=R.PASTE).set_value(CSV).run()
+    at.text_area(key=S.VALIDATION_REAL_PASTE).set_value(CSV).run()
     no_exception(at)
     missing = [w.value for w in at.warning if "No scores" in w.value]
     assert missing and "efficientnet-lite0, state" in missing[0]
@@ -85,7 +86,7 @@ def test_the_page_reads_the_table_with_the_same_bounds(computed, monkeypatch):
               "inline reference"]),
             ("encoder,successes,trials\npixels,4,20,1\n",
              ["pasted table row 1 (line 2): 4 fields, but the header has 3"])]:
-        at.text_area(key=R.PASTE).set_value(text).run()
+        at.text_area(key=S.VALIDATION_REAL_PASTE).set_value(text).run()
         no_exception(at)
         errors = [e.value for e in at.error]
         assert len(errors) == 1 and all(w in errors[0] for w in words), errors

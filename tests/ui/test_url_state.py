@@ -21,6 +21,7 @@ from tests.ui.apptest import (
     robomimic_pair,
     use_env,
 )
+from ui import links as L
 from ui import state as S
 
 FILES, DEMO = "Files on disk", "Built-in demo"
@@ -101,12 +102,12 @@ def test_home_choices_survive_switching_source_and_pages(home):
 # ----------------------------------------------------------------------------- URL
 def test_the_url_names_the_dataset_and_the_encoders(home):
     at, sim, real = home
-    assert S.parse_demo_spec(at.query_params[S.Q_DATASET])["episodes"] == 4
-    assert at.query_params[S.Q_ENCODERS] == ",".join(ENCODERS)
+    assert S.parse_demo_spec(at.query_params[L.Q_DATASET])["episodes"] == 4
+    assert at.query_params[L.Q_ENCODERS] == ",".join(ENCODERS)
     at.multiselect(key=S.HOME_ENCODERS).set_value(["pixels"]).run()
     _open_files(at, sim, real)
-    assert at.query_params[S.Q_DATASET] == [sim, real]
-    assert at.query_params[S.Q_ENCODERS] == "pixels"
+    assert at.query_params[L.Q_DATASET] == [sim, real]
+    assert at.query_params[L.Q_ENCODERS] == "pixels"
 
 
 def test_a_reload_of_scores_after_computing_on_files_shows_the_scores(home):
@@ -122,13 +123,13 @@ def test_a_reload_of_scores_after_computing_on_files_shows_the_scores(home):
     table, = [d.value for d in reload.dataframe if "DIS" in d.value.columns]
     assert table["id"].tolist() == ["pixels"] and not reload.warning  # state: none here
     assert reload.session_state[S.DATASET_SPEC] == [sim, real]
-    assert reload.query_params[S.Q_INSPECT] == "pixels"  # the inspector joins the URL
+    assert reload.query_params[L.Q_INSPECT] == "pixels"  # the inspector joins the URL
 
 
 def test_a_link_opens_saliency_and_compare_on_the_inspected_encoder(computed, monkeypatch):
     cache_dir, _ = computed
     use_env(monkeypatch, cache_dir)
-    link = {S.Q_DATASET: TINY, S.Q_ENCODERS: ",".join(ENCODERS), S.Q_INSPECT: ENCODERS[1]}
+    link = {L.Q_DATASET: TINY, L.Q_ENCODERS: ",".join(ENCODERS), L.Q_INSPECT: ENCODERS[1]}
     for page, key in (("app_pages/3_Saliency.py", S.SALIENCY_ENCODER),
                       ("app_pages/4_Compare.py", S.COMPARE_ENCODER_A)):
         at = open_app(page, query=link)
@@ -142,9 +143,9 @@ def test_a_link_opens_saliency_and_compare_on_the_inspected_encoder(computed, mo
 def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path, monkeypatch):
     use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = open_app(page, query={S.Q_DATASET: str(tmp_path / "no-such-folder"),
-                               S.Q_ENCODERS: "pixels,resnet19", S.Q_INSPECT: "nope",
-                               S.Q_PRECISION: "fp4"})
+    at = open_app(page, query={L.Q_DATASET: str(tmp_path / "no-such-folder"),
+                               L.Q_ENCODERS: "pixels,resnet19", L.Q_INSPECT: "nope",
+                               L.Q_PRECISION: "fp4"})
     at.run()
     no_exception(at)
     text = _warnings(at)
@@ -154,7 +155,7 @@ def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path
     assert S.parse_demo_spec(at.session_state[S.DATASET_SPEC])["episodes"] == 4
     assert at.session_state[S.ENCODERS_SELECTED] == ["pixels"]
     assert at.session_state[S.PRECISION] == "auto"
-    assert at.query_params[S.Q_ENCODERS] == "pixels"  # the URL now says what is shown
+    assert at.query_params[L.Q_ENCODERS] == "pixels"  # the URL now says what is shown
     at.run()
     assert not at.warning  # said once, on the run that read the URL
 
@@ -162,7 +163,7 @@ def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path
 def test_a_url_whose_dataset_does_not_load_opens_the_default(tmp_path, monkeypatch):
     sim, real = robomimic_pair(tmp_path)
     use_env(monkeypatch, tmp_path / "cache")
-    at = open_app("app_pages/1_Scores.py", query={S.Q_DATASET: [sim, real], "image_key": "nope"})
+    at = open_app("app_pages/1_Scores.py", query={L.Q_DATASET: [sim, real], "image_key": "nope"})
     at.run()
     no_exception(at)
     assert "dataset cannot be opened here" in _warnings(at) and "nope" in _warnings(at)
@@ -173,7 +174,7 @@ def test_a_url_whose_dataset_does_not_load_opens_the_default(tmp_path, monkeypat
 def test_a_url_of_unknown_encoders_only_selects_the_defaults(tmp_path, monkeypatch):
     use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = open_app(query={S.Q_ENCODERS: "foo,bar"})
+    at = open_app(query={L.Q_ENCODERS: "foo,bar"})
     at.run()
     no_exception(at)
     assert "Using the default encoders instead" in _warnings(at)
@@ -187,9 +188,9 @@ def test_url_params_read_back_to_the_same_state(tmp_path, monkeypatch):
              S.DATASET_KEYS: {"image_key": "agentview_image", "action_key": None,
                               "state_key": None},
              S.SELECTION_ENCODER: "pixels", S.PRECISION: "int8"}
-    params = S.url_params(state)
-    assert params[S.Q_DATASET] == [sim, real] and "action_key" not in params
-    values, warnings = S.read_url({k: v if isinstance(v, list) else [v]
+    params = L.url_params(state)
+    assert params[L.Q_DATASET] == [sim, real] and "action_key" not in params
+    values, warnings = L.read_url({k: v if isinstance(v, list) else [v]
                                    for k, v in params.items()})
     assert warnings == [] and values == state
 
@@ -233,7 +234,7 @@ def test_hostile_links_are_refused_quickly_naming_only_what_they_say(tmp_path, m
     monkeypatch.setenv("S2R_DATA_ROOTS", str(tmp_path / "allowed"))
     for name, (parts, words) in _hostile_links(tmp_path).items():
         start = time.perf_counter()
-        values, warnings = S.read_url({S.Q_DATASET: parts})
+        values, warnings = L.read_url({L.Q_DATASET: parts})
         took = time.perf_counter() - start
         assert values == {} and len(warnings) == 1, (name, warnings)
         assert "Showing the default dataset instead" in warnings[0], name
@@ -281,16 +282,16 @@ LINK_CLAMPS = {
 
 def _budget_kept(options: dict) -> None:
     frames = 2 * options["episodes"] * options["steps"]
-    assert frames <= S.LINK_DEMO_FRAMES, options
-    assert frames * options["height"] * options["width"] <= S.LINK_DEMO_PIXELS, options
-    for key, (low, high) in S.LINK_DEMO_RANGES.items():
+    assert frames <= L.LINK_DEMO_FRAMES, options
+    assert frames * options["height"] * options["width"] <= L.LINK_DEMO_PIXELS, options
+    for key, (low, high) in L.LINK_DEMO_RANGES.items():
         assert low <= options[key] <= high, (key, options)
 
 
 @pytest.mark.parametrize("name", sorted(LINK_CLAMPS))
 def test_a_link_asking_for_more_opens_the_most_it_may_and_says_so(name):
     link, expected, words = LINK_CLAMPS[name]
-    values, warnings = S.read_url({S.Q_DATASET: [link]})
+    values, warnings = L.read_url({L.Q_DATASET: [link]})
     opened = S.parse_demo_spec(values[S.DATASET_SPEC])
     assert {k: opened[k] for k in expected} == expected
     _budget_kept(opened)
@@ -310,15 +311,15 @@ def test_every_link_demo_is_within_the_budgets_and_every_change_is_named():
             [1, 2, 4, 12, 25, 150, 200, 201, 10**6], [2, 4, 24, 104, 400, 401, 10**6], sizes):
         asked = {"episodes": episodes, "steps": steps, "height": height, "width": width}
         link = "demo:" + ",".join(f"{k}={v}" for k, v in asked.items())
-        spec, note = S.link_demo(link)
+        spec, note = L.link_demo(link)
         opened = S.parse_demo_spec(spec)
         _budget_kept(opened)
         changed = {k for k in asked if opened[k] != asked[k]}
         assert (spec == link) == (note is None) == (not changed), (link, spec, note)
-        for key in S.LINK_DEMO_RANGES:
+        for key in L.LINK_DEMO_RANGES:
             named = f"{key}={asked[key]} \u2192 {opened[key]}"
             assert (named in (note or "")) == (key in changed), (link, key, note)
-            if key in changed and asked[key] >= S.LINK_DEMO_RANGES[key][0]:
+            if key in changed and asked[key] >= L.LINK_DEMO_RANGES[key][0]:
                 assert opened[key] < asked[key]  # only ever cut down, unless under its least
 
 
@@ -326,16 +327,16 @@ def test_the_default_roots_are_the_working_and_home_folders(monkeypatch):
     import os
 
     monkeypatch.delenv("S2R_DATA_ROOTS", raising=False)
-    assert S.data_roots() == [os.path.realpath(os.getcwd()),
+    assert L.data_roots() == [os.path.realpath(os.getcwd()),
                               os.path.realpath(os.path.expanduser("~"))]
     monkeypatch.setenv("S2R_DATA_ROOTS", os.pathsep.join(["/data/a", "/data/b"]))
-    assert S.data_roots() == ["/data/a", "/data/b"]
+    assert L.data_roots() == ["/data/a", "/data/b"]
 
 
 def test_a_link_to_a_dataset_under_the_roots_opens(tmp_path, monkeypatch):
     monkeypatch.setenv("S2R_DATA_ROOTS", str(tmp_path))
     sim, real = robomimic_pair(tmp_path)
-    values, warnings = S.read_url({S.Q_DATASET: [sim, real]})
+    values, warnings = L.read_url({L.Q_DATASET: [sim, real]})
     assert warnings == [] and values[S.DATASET_SPEC] == [sim, real]
 
 
@@ -344,7 +345,7 @@ def test_the_app_opened_on_a_system_folder_shows_the_default_at_once(tmp_path, m
 
     use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = open_app(query={S.Q_DATASET: "/usr"})
+    at = open_app(query={L.Q_DATASET: "/usr"})
     start = time.perf_counter()
     at.run()
     took = time.perf_counter() - start
@@ -364,7 +365,7 @@ def test_the_app_opened_on_a_huge_demo_link_shows_what_a_link_may_open_and_says_
 
     use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
-    at = open_app(query={S.Q_DATASET: "demo:episodes=1000,steps=24,height=4096,width=4096,"
+    at = open_app(query={L.Q_DATASET: "demo:episodes=1000,steps=24,height=4096,width=4096,"
                                       "gap=0.3"})
     start = time.perf_counter()
     at.run()
@@ -380,7 +381,7 @@ def test_the_app_opened_on_a_huge_demo_link_shows_what_a_link_may_open_and_says_
     assert at.number_input(key=S.HOME_STEPS).value == 24
     assert at.selectbox(key=S.HOME_SIZE).value == "480x640"
     assert [m.value for m in at.metric][:2] == ["96", "96"]
-    assert S.parse_demo_spec(at.query_params[S.Q_DATASET]) == opened
+    assert S.parse_demo_spec(at.query_params[L.Q_DATASET]) == opened
     assert took < 60, took  # 192 frames of 480x640
     at.run()
     assert not at.warning  # said once

@@ -7,9 +7,9 @@ import pytest
 from s2r.cache import Cache
 from s2r.closedloop.encoder_rollouts import RolloutParams
 from s2r.closedloop.validation import demo_options, validate
+from s2r.figures import validation as V
 from tests.ui.apptest import no_exception, open_app, use_env
 from ui import state as S
-from ui import validation as V
 
 PAGE = "app_pages/5_Validation.py"
 TINY = "demo:episodes=3,steps=6,height=64,width=64"

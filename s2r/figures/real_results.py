@@ -1,5 +1,6 @@
 """Your robot's results as a table and a chart (pure: data in, chart out; no Streamlit), for
-the Validation page (:mod:`ui.real_results`) and ``python -m s2r figure validation``."""
+the Validation page's "your robot's results" section and ``python -m s2r figure validation``
+(a report of ``validate --real-results``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""Glue of the Validation page: the report as tables and charts (pure: data in, chart out).
+"""The validation report as tables and charts (pure: report in, table or chart out; no
+Streamlit), for the Validation page and ``python -m s2r figure validation``.
 
-The report is :func:`s2r.closedloop.validation.validate`'s dict: ``results`` (one row per
-encoder and gap), ``correlations`` (one per outcome, score and gap, plus ``"all"``, over the
-image encoders), ``stages`` (the task's stages).
+The report is a :class:`s2r.closedloop.ValidationReport`: ``results`` (one row per encoder
+and gap), ``correlations`` (one per outcome, score and gap, plus ``"all"``, over the image
+encoders), ``stages`` (the task's stages).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from typing import Any, Mapping, Optional
 import altair as alt
 import pandas as pd
 
+from s2r.closedloop.report import ValidationReport
 from s2r.metrics import catalogue
 
 
-def results_frame(report: Mapping[str, Any]) -> pd.DataFrame:
+def results_frame(report: ValidationReport) -> pd.DataFrame:
     """One row per (encoder, gap) with the success rates, their intervals and every score."""
-    df = pd.DataFrame(report.get("results", []))
+    df = pd.DataFrame(report.results)
     if len(df):
         df["gap"] = df["gap"].astype(float)
         df["gap_label"] = [f"gap {g:g}" for g in df["gap"]]
@@ -87,14 +89,12 @@ def verdict(c: Mapping[str, Any]) -> str:
     return f"cannot be told from chance here ({text})"
 
 
-def correlation_table(report: Mapping[str, Any], gap: Any = "all",
+def correlation_table(report: ValidationReport, gap: Any = "all",
                       outcome: str = "success") -> pd.DataFrame:
     """Spearman and Kendall of every score with real ``outcome`` at ``gap`` over the image
     encoders, best first, with :func:`verdict`."""
     rows = []
-    for c in report.get("correlations", []):
-        if str(c["gap"]) != str(gap) or c.get("outcome", "success") != outcome:
-            continue
+    for c in report.correlations_at(gap, outcome):
         if c["spearman"] is None:
             rows.append({"score": c["score"], "Spearman": None, "95% interval": "undefined",
                          "Kendall": None, "n": c["n"], "verdict": verdict(c)})
@@ -163,17 +163,3 @@ def action_frame(actions, names) -> pd.DataFrame:
     df = pd.DataFrame([list(a) for a in actions], columns=list(names))
     df.index.name = "step"
     return df
-
-
-# ----------------------------------------------------------------------------- page state
-GAP_CHOICES = [0.0, 0.25, 0.5, 0.75, 1.0]
-
-
-def offline_encoders() -> list:
-    """Encoders that run here without downloading weights (ready ones and the random-init
-    controls of every architecture)."""
-    from s2r.encoders import list_encoders, status
-
-    ready = [s.id for s in list_encoders() if str(status(s.id).state) == "ready"]
-    randoms = [s.id for s in list_encoders("*@random", include_random=True)]
-    return ready + [r for r in randoms if r not in ready]

@@ -1,4 +1,5 @@
-"""ui/charts.py: the score table frame, reference lines and the Altair specs the pages draw.
+"""s2r/figures (scores, tables, projection): the score table frame, reference lines and the
+Altair specs the pages draw and ``python -m s2r figure`` writes.
 
 Charts are checked through their Vega-Lite dicts (``chart.to_dict()``): titles, axis titles,
 legends, layers and the data each layer draws.
@@ -11,7 +12,8 @@ import pandas as pd
 import pytest
 
 from s2r.metrics import catalogue
-from ui import charts
+from s2r.figures import projection, tables
+from s2r.figures import scores as charts
 
 
 def _record(eid, *, name, table_number=None, architecture="CNN", group="general", dis=0.5,
@@ -93,13 +95,11 @@ def test_unstable_penalty_choice_is_marked_in_table_text_and_tooltip():
     tips = [t["title"] for layer in spec["layer"] for t in layer.get("encoding", {}).get(
         "tooltip", []) if isinstance(t, dict)]
     assert "⚠ Unstable penalty choice" in tips
-    from ui import tables
-
     note = tables.unstable_penalty_note(df)
     assert note.startswith("⚠ Unstable penalty choice: Shaky (transfer probe: the mean action")
     assert "Steady" not in note
     assert tables.unstable_penalty_note(charts.scores_frame([steady])) is None
-    table, _ = tables.score_table(df, "table")
+    table = tables.score_table(df, "table")
     assert table.loc[table["id"] == "shaky", "Transfer skill"].item().endswith(" ⚠")
     calm = charts.score_scatter(charts.scores_frame([steady])).to_dict()
     assert "⚠ Unstable penalty choice" not in [
@@ -177,25 +177,12 @@ def test_win_heatmap_writes_probabilities_and_bolds_resolved_cells():
 def test_projection_scatter_colours_domains_and_enlarges_the_selected_frame():
     df = pd.DataFrame({"x": [0.0, 1.0], "y": [1.0, 0.0], "index": [3, 9],
                        "domain": ["sim", "real"], "episode": [0, 1], "step": [3, 1]})
-    spec = charts.projection_scatter(df, title="ResNet18", subtitle="mixing 0.9",
-                                     selected_index=9).to_dict()
+    spec = projection.projection_scatter(df, title="ResNet18", subtitle="mixing 0.9",
+                                         selected_index=9).to_dict()
     assert spec["title"] == {"text": "ResNet18", "subtitle": "mixing 0.9"}
     enc = spec["encoding"]
     assert enc["x"]["title"] == "t-SNE 1" and enc["y"]["title"] == "t-SNE 2"
     assert enc["color"]["title"] == "Domain"
     assert enc["color"]["scale"]["domain"] == ["sim", "real"]
     assert enc["size"]["condition"]["value"] == 220
-    assert spec["params"][0]["name"] == charts.FRAME_PICK
-
-
-# ----------------------------------------------------------------------------- events
-@pytest.mark.parametrize("event, expected", [
-    (None, []), ({}, []), ({"selection": {}}, []), ({"selection": {"pick": []}}, []),
-    ({"selection": {"pick": [{"encoder": "a"}, {"encoder": "b"}]}}, ["a", "b"]),
-    ({"selection": {"pick": {"encoder": "a"}}}, ["a"]),
-    ({"selection": {"pick": {}}}, []),
-    ({"selection": {"other": [{"encoder": "a"}]}}, []),
-    ("not an event", []),
-])
-def test_selected_values_reads_every_event_shape(event, expected):
-    assert charts.selected_values(event, "pick", "encoder") == expected
+    assert spec["params"][0]["name"] == projection.FRAME_PICK

@@ -1,4 +1,4 @@
-"""Altair chart builders of the dashboard (pure: DataFrame in, chart out; no Streamlit).
+"""The Scores page's charts (pure Altair: DataFrame in, chart out; no Streamlit).
 
 The score scatter reproduces the paper's Figure 5 (x = domain invariance score, y = action
 score, colour = CNN vs Transformer, shape = pretraining data, size = parameters) with what each
@@ -20,8 +20,6 @@ from s2r.metrics import catalogue
 
 #: Name of the point-selection parameter of the score scatter (the event's key).
 PICK = "pick"
-#: Name of the point-selection parameter of the projection scatter.
-FRAME_PICK = "frame"
 
 # The paper's Figure 5: CNN blue, Transformer orange; circle = manipulation, square = general.
 _ARCH_DOMAIN = ["CNN", "Transformer", "Pixels", "State"]
@@ -29,7 +27,6 @@ _ARCH_RANGE = ["#1f77b4", "#ff7f0e", "#7f7f7f", "#2ca02c"]
 GROUP_LABELS = {"manipulation": "manipulation", "general": "general", "none": "none"}
 _GROUP_DOMAIN = list(GROUP_LABELS.values())
 _GROUP_RANGE = ["circle", "square", "triangle-up"]
-_DOMAIN_COLORS = {"domain": ["sim", "real"], "range": ["#1f77b4", "#d62728"]}
 
 
 #: The scores that each probe's penalty choice (``ridge_alpha_choice.<probe>``) decides.
@@ -285,49 +282,3 @@ def win_heatmap(matrix: pd.DataFrame, *, title: str, ci: float = 0.95) -> alt.Ch
                                        "(the difference's interval excludes 0).",
                               anchor="start"),
         width=alt.Step(90), height=alt.Step(36))
-
-
-def projection_scatter(df: pd.DataFrame, *, title: str, subtitle: str = "",
-                       selected_index: Optional[int] = None) -> alt.Chart:
-    """t-SNE scatter of one encoder's frames, sim vs real coloured, clickable per frame.
-
-    Parameters
-    ----------
-    df : DataFrame
-        Columns ``x``, ``y`` (t-SNE coordinates), ``index`` (frame index in the FrameSet),
-        ``domain`` ("sim"/"real"), ``episode``, ``step``.
-    title, subtitle : str
-        Chart title (the encoder) and subtitle (mode, mixing number).
-    selected_index : int, optional
-        Frame drawn larger (the one shown below the chart).
-    """
-    pick = alt.selection_point(name=FRAME_PICK, fields=["index"], on="click", clear="dblclick")
-    size = (alt.condition(alt.datum.index == int(selected_index), alt.value(220), alt.value(40))
-            if selected_index is not None else alt.value(40))
-    chart = alt.Chart(df).mark_circle(opacity=0.75, stroke="black", strokeWidth=0.3).encode(
-        x=alt.X("x:Q", title="t-SNE 1", axis=alt.Axis(labels=False, ticks=False)),
-        y=alt.Y("y:Q", title="t-SNE 2", axis=alt.Axis(labels=False, ticks=False)),
-        color=alt.Color("domain:N", title="Domain", scale=alt.Scale(**_DOMAIN_COLORS)),
-        size=size,
-        tooltip=[alt.Tooltip("domain:N", title="Domain"), alt.Tooltip("episode:Q", title="Episode"),
-                 alt.Tooltip("step:Q", title="Step"), alt.Tooltip("index:Q", title="Frame")],
-    ).add_params(pick)
-    return chart.properties(title=alt.TitleParams(title, subtitle=subtitle or None), height=360)
-
-
-def selected_values(event: Any, param: str, field: str) -> list:
-    """Values of ``field`` selected by point-selection ``param`` in a chart event.
-
-    Accepts Streamlit's ``VegaLiteState`` and the plain dict a test puts in session state;
-    an empty selection (``{}`` or ``[]``) gives ``[]``.
-    """
-    if not event:
-        return []
-    try:
-        selection = event["selection"]
-    except (KeyError, TypeError):
-        return []
-    points = (selection or {}).get(param) or []
-    if isinstance(points, Mapping):  # interval-style or empty {} selections
-        points = [points] if field in points else []
-    return [p[field] for p in points if isinstance(p, Mapping) and field in p]

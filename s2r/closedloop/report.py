@@ -1,0 +1,350 @@
+"""The validation report: what ``python -m s2r validate`` writes and every reader reads.
+
+:class:`ValidationReport` is one typed record for both kinds of report: the demo's closed loop
+(:func:`s2r.closedloop.validation.validate`: one row per encoder and gap, rank correlations
+per outcome, score and gap, the rollouts' outcomes, the task's stages) and your robot's
+results (``validate --real-results``: ``real_results`` instead of rollouts). ``to_dict()`` is
+the JSON file, unchanged; :meth:`ValidationReport.from_dict` is the one reader of a report
+that came from outside (a file handed to ``python -m s2r figure validation``): it treats it as
+hostile, bounded and checked field by field, and says what is wrong in one line naming the
+report, the row and the field, quoting at most 100 characters of what it read.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, List, Mapping, Optional, TypedDict, Union
+
+from s2r.errors import S2RError
+from s2r.inputs import quoted, read_bounded
+
+__all__ = ["MAX_REPORT_BYTES", "MAX_REPORT_ROWS", "Correlation", "ResultRow", "RolloutOutcome",
+           "ValidationReport"]
+
+#: Largest report read (bytes): a validate report of 100 tasks x 100 encoders is ~5 MB.
+MAX_REPORT_BYTES = 32 << 20
+#: Most rows of any list of a report (result rows, your results, correlations, outcomes).
+MAX_REPORT_ROWS = 20_000
+_NOT_A_REPORT = "not a report of 'python -m s2r validate'"
+#: Result-row fields that must be there, in [0, 1] (a demo report).
+_REQUIRED_UNIT = ("success_real", "success_real_ci_low", "success_real_ci_high")
+#: Result-row fields in [0, 1] or null when there.
+_OPTIONAL_UNIT = tuple(f"{o}_{look}{end}" for o in ("success", "progress")
+                       for look in ("real", "sim") for end in ("", "_ci_low", "_ci_high")
+                       if f"{o}_{look}{end}" not in _REQUIRED_UNIT)
+#: Correlation fields that are numbers (or null) and must all be numbers with ``spearman``.
+_RHO = ("spearman", "spearman_ci_low", "spearman_ci_high")
+_TAU = ("kendall", "kendall_ci_low", "kendall_ci_high")
+
+
+class ResultRow(TypedDict, total=False):
+    """One encoder at one gap (demo report): real and sim outcomes with 95% intervals, the
+    share of real/sim rollouts that reached each stage, and every top-level number of the
+    encoder's score record at that gap (``dis``, ``sim2real_score``, ... with ``_ci_low`` /
+    ``_ci_high``: a number or None)."""
+
+    encoder: str
+    gap: float
+    image_encoder: bool
+    success_real: float
+    success_real_ci_low: float
+    success_real_ci_high: float
+    success_sim: float
+    progress_real: float
+    progress_sim: float
+    stages_real: List[float]
+    stages_sim: List[float]
+    rollouts: int
+    steps_real_mean: float
+
+
+class Correlation(TypedDict, total=False):
+    """A rank correlation of one score with one outcome (``"success"``, ``"progress"`` or
+    ``"real-results"``) at one gap (a number, ``"all"``, or None for your results) or task;
+    the statistics are None where undefined (a constant score or outcome)."""
+
+    score: str
+    gap: Union[float, str, None]
+    outcome: str
+    task: str
+    encoders: List[str]
+    n: int
+    spearman: Optional[float]
+    spearman_ci_low: Optional[float]
+    spearman_ci_high: Optional[float]
+    kendall: Optional[float]
+    kendall_ci_low: Optional[float]
+    kendall_ci_high: Optional[float]
+    undefined_share: Optional[float]
+
+
+class RolloutOutcome(TypedDict):
+    """Per rollout of one encoder at one gap (real look): success and graded progress."""
+
+    encoder: str
+    gap: float
+    successes: List[bool]
+    progress: List[float]
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """A validation report (see the module docstring).
+
+    Attributes
+    ----------
+    results : list of ResultRow
+        One row per (encoder, gap), encoders in the order asked; empty for your results.
+    correlations : list of Correlation
+        Per outcome, score and gap (and ``"all"``) over the image encoders; for your results
+        per score and task.
+    outcomes : list of RolloutOutcome
+        Row ``i`` of :attr:`results`'s rollouts (demo report).
+    stages : list of str
+        The task's stages, in order (demo report).
+    params : dict
+        How it was measured (dataset, rollout and score parameters, ``n_boot``, ...).
+    real_results : dict or None
+        Your robot's results (``rows``: one per encoder and task with ``success_rate``, its
+        Wilson interval and the encoder's scores; ``missing_scores``, ``tasks``, ``file``);
+        None for the demo's closed loop.
+    """
+
+    results: list
+    correlations: list
+    outcomes: list = field(default_factory=list)
+    stages: list = field(default_factory=list)
+    params: dict = field(default_factory=dict)
+    real_results: Optional[dict] = None
+
+    # ------------------------------------------------------------------------- reading
+    @property
+    def kind(self) -> str:
+        """``"demo"`` (the closed loop) or ``"real-results"`` (your robot's results)."""
+        return "demo" if self.real_results is None else "real-results"
+
+    @property
+    def rows(self) -> list:
+        """The rows a chart draws: :attr:`results`, or your results' rows."""
+        return self.results if self.real_results is None else self.real_results["rows"]
+
+    @property
+    def gaps(self) -> list:
+        """The gaps of :attr:`results`, ascending."""
+        return sorted({float(r["gap"]) for r in self.results})
+
+    def has_score(self, score: str) -> bool:
+        """Whether any row holds ``score``."""
+        return any(score in r for r in self.rows)
+
+    def correlations_at(self, gap: Any = "all", outcome: str = "success") -> list:
+        """The correlations of every score at ``gap`` with ``outcome`` (a row without an
+        ``outcome`` is a success one), in the report's order."""
+        return [c for c in self.correlations
+                if str(c.get("gap")) == str(gap) and c.get("outcome", "success") == outcome]
+
+    def correlation(self, score: str, *, gap: Any = "all",
+                    outcome: str = "success") -> Optional[Correlation]:
+        """The correlation of ``score`` at ``gap`` with ``outcome``, or None."""
+        return next((c for c in self.correlations_at(gap, outcome) if c["score"] == score),
+                    None)
+
+    def outcome(self, encoder: str, gap: float) -> RolloutOutcome:
+        """The rollouts of ``encoder`` at ``gap``; KeyError when the report has none."""
+        for o in self.outcomes:
+            if o["encoder"] == encoder and float(o["gap"]) == float(gap):
+                return o
+        raise KeyError(f"no rollouts of {encoder!r} at gap {gap:g} in this report")
+
+    # ------------------------------------------------------------------------- JSON
+    def to_dict(self) -> dict:
+        """The report as ``python -m s2r validate`` writes it (a deep copy)."""
+        out: dict = {"results": self.results, "correlations": self.correlations}
+        if self.real_results is None:
+            out.update(outcomes=self.outcomes, stages=self.stages)
+        else:
+            out["real_results"] = self.real_results
+        out["params"] = self.params
+        return copy.deepcopy(out)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "validation report") -> "ValidationReport":
+        """The report of a JSON object, checked field by field.
+
+        Parameters
+        ----------
+        data : object
+            What ``json.loads`` made of a report file (or :meth:`to_dict`).
+        source : str
+            How messages name the report (``"report 'out/report.json'"``).
+
+        Raises
+        ------
+        S2RError
+            One line naming ``source``, the row and the field, and what was expected.
+        """
+        if not isinstance(data, dict) or not isinstance(data.get("results"), list):
+            raise S2RError(f"{source}: {_NOT_A_REPORT} (no results list)")
+        real = data.get("real_results")
+        results = [_result_row(row, f"{source} results[{k}]")
+                   for k, row in enumerate(_rows(data["results"], source, "results"))]
+        corr = data.get("correlations", [])
+        if not isinstance(corr, list):
+            raise S2RError(f"{source}: 'correlations' must be a list; {_NOT_A_REPORT}")
+        correlations = [_correlation(c, f"{source} correlations[{k}]")
+                        for k, c in enumerate(_rows(corr, source, "correlations"))]
+        outcomes = [_outcome(o, f"{source} outcomes[{k}]")
+                    for k, o in enumerate(_rows(data.get("outcomes", []), source, "outcomes"))]
+        stages = data.get("stages", [])
+        _need(isinstance(stages, list) and all(_text(s) for s in stages), source, "stages",
+              stages, "a list of stage names")
+        params = data.get("params", {})
+        _need(isinstance(params, dict), source, "params", params, "a JSON object")
+        return cls(results=results, correlations=correlations, outcomes=outcomes,
+                   stages=list(stages), params=params,
+                   real_results=None if real is None and "real_results" not in data
+                   else _real_results(real, f"{source} real_results"))
+
+    @classmethod
+    def read(cls, path: Union[str, os.PathLike]) -> "ValidationReport":
+        """Read a report file: refused unopened when it is a FIFO, a device or a link to one,
+        unread when over :data:`MAX_REPORT_BYTES` (:func:`s2r.inputs.read_bounded`), then
+        parsed (depth-bounded) and checked by :meth:`from_dict`."""
+        label = f"report {quoted(str(path))}"
+        raw = read_bounded(path, "report", max_bytes=MAX_REPORT_BYTES)
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except RecursionError:
+            raise S2RError(f"{label}: JSON nested too deeply; {_NOT_A_REPORT}") from None
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise S2RError(f"{label}: not JSON ({quoted(str(exc))}); {_NOT_A_REPORT}") \
+                from None
+        return cls.from_dict(data, source=label)
+
+
+# ----------------------------------------------------------------------------- field checks
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _text(value, most: int = 200) -> bool:
+    return isinstance(value, str) and len(value) <= most
+
+
+def _need(ok: bool, where: str, key: str, value, expected: str) -> None:
+    if not ok:
+        shown = quoted(json.dumps(value)) if not isinstance(value, (dict, list)) else \
+            f"a {'JSON object' if isinstance(value, dict) else 'list'}"
+        raise S2RError(f"{where}: {key!r} must be {expected}, got {shown}")
+
+
+def _number(row: Mapping, key: str, where: str, *, optional: bool = False,
+            unit: bool = False) -> None:
+    if key not in row:
+        if not optional:
+            raise S2RError(f"{where}: no {key!r}; {_NOT_A_REPORT}")
+        return
+    value = row[key]
+    if value is None and optional:
+        return
+    expected = "a number in [0, 1]" if unit else "a number"
+    _need(_is_number(value) and (not unit or 0 <= value <= 1), where, key, value,
+          expected + (" or null" if optional else ""))
+
+
+def _others_numbers(row: Mapping, where: str, checked) -> None:
+    """Every field not in ``checked`` (the scores) is a number or null."""
+    for key, value in row.items():
+        if key not in checked and value is not None and not _is_number(value):
+            _need(False, where, str(key)[:100], value, "a number or null")
+
+
+def _rows(value, where: str, key: str) -> list:
+    _need(isinstance(value, list), where, key, value, "a list of rows")
+    if len(value) > MAX_REPORT_ROWS:
+        raise S2RError(f"{where}: {len(value):,} rows, over the limit of "
+                       f"{MAX_REPORT_ROWS:,} for a report")
+    for k, row in enumerate(value):
+        if not isinstance(row, dict):
+            raise S2RError(f"{where} {key}[{k}]: a row must be a JSON object, got "
+                           f"{type(row).__name__}")
+    return value
+
+
+def _encoder(row: Mapping, where: str) -> None:
+    value = row.get("encoder")
+    _need(isinstance(value, str) and 0 < len(value) <= 200, where, "encoder", value,
+          "an encoder id (text)")
+
+
+def _unit_list(row: Mapping, key: str, where: str) -> None:
+    if key in row:
+        value = row[key]
+        _need(isinstance(value, list) and all(_is_number(v) and 0 <= v <= 1 for v in value),
+              where, key, value, "a list of numbers in [0, 1]")
+
+
+def _result_row(row: dict, where: str) -> ResultRow:
+    _encoder(row, where)
+    _number(row, "gap", where)
+    for key in _REQUIRED_UNIT:
+        _number(row, key, where, unit=True)
+    for key in _OPTIONAL_UNIT:
+        _number(row, key, where, optional=True, unit=True)
+    for key in ("stages_real", "stages_sim"):
+        _unit_list(row, key, where)
+    if "image_encoder" in row:
+        _need(isinstance(row["image_encoder"], bool), where, "image_encoder",
+              row["image_encoder"], "true or false")
+    _others_numbers(row, where, {"encoder", "image_encoder", "stages_real", "stages_sim"})
+    return row
+
+
+def _correlation(c: dict, where: str) -> Correlation:
+    if "score" not in c:
+        raise S2RError(f"{where}: no 'score'; {_NOT_A_REPORT}")
+    _need(_text(c["score"]), where, "score", c["score"], "a score name (text)")
+    gap = c.get("gap")
+    _need(gap is None or gap == "all" or _is_number(gap), where, "gap", gap,
+          "a number, \"all\" or null")
+    for key in ("outcome", "task"):
+        _need(c.get(key) is None or _text(c[key]), where, key, c.get(key), "text or null")
+    encoders = c.get("encoders", [])
+    _need(isinstance(encoders, list) and all(_text(e) for e in encoders), where, "encoders",
+          encoders, "a list of encoder ids")
+    for key in (*_RHO, *_TAU, "n", "undefined_share"):
+        _number(c, key, where, optional=True)
+    if c.get("spearman") is not None:   # a defined correlation has its interval (and tau)
+        for key in (*_RHO, *(k for k in _TAU if k in c)):
+            _need(_is_number(c.get(key)), where, key, c.get(key),
+                  "a number (the correlation is defined)")
+    return c
+
+
+def _outcome(o: dict, where: str) -> RolloutOutcome:
+    _encoder(o, where)
+    _number(o, "gap", where)
+    successes, progress = o.get("successes"), o.get("progress")
+    _need(isinstance(successes, list) and all(isinstance(s, bool) for s in successes), where,
+          "successes", successes, "a list of true/false")
+    _need(isinstance(progress, list) and all(_is_number(p) and 0 <= p <= 1 for p in progress),
+          where, "progress", progress, "a list of numbers in [0, 1]")
+    return o
+
+
+def _real_results(real: Any, where: str) -> dict:
+    if not isinstance(real, dict):
+        raise S2RError(f"{where}: must be a JSON object; {_NOT_A_REPORT}")
+    for k, row in enumerate(_rows(real.get("rows"), where, "rows")):
+        at = f"{where}.rows[{k}]"
+        _encoder(row, at)
+        task = row.get("task")
+        _need(task is None or _text(task), at, "task", task, "text or null")
+        _number(row, "success_rate", at, unit=True)
+        for key in ("success_ci_low", "success_ci_high"):
+            _number(row, key, at, optional=True, unit=True)
+        _others_numbers(row, at, {"encoder", "task"})
+    return real

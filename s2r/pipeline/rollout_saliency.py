@@ -1,0 +1,78 @@
+"""Saliency of a closed-loop rollout's frame: what the deployed policy saw, beside the same
+state in the look it was trained on.
+
+The Validation page's rollout viewer asks it for one step of an encoder's recorded real-look
+rollout (:func:`s2r.closedloop.encoder_rollouts.recorded_rollout`, in the disk cache after
+``python -m s2r validate`` or the page's run): the recorded frame, the same robot and task
+state rendered in the **sim** look (:func:`s2r.closedloop.rollout.render_rollout_frame`: the
+rollout's layout and sensor noise), and the two maps of the embedding toward the same target,
+through :func:`s2r.pipeline.saliency.explain_pairs` (the step the CLI's frame pairs end with
+too), so the agreement is the one ``python -m s2r saliency`` reports.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from s2r.closedloop.encoder_rollouts import RolloutParams, recorded_rollout, rollout_key
+from s2r.errors import S2RError
+from s2r.pipeline.saliency import PairSaliency, explain_pairs
+from s2r.saliency import as_target
+
+__all__ = ["rollout_saliency"]
+
+
+def rollout_saliency(encoder, params: RolloutParams, gap: float, step: int, *,
+                     method: str = "gradcam", cache=None) -> PairSaliency:
+    """Saliency maps of step ``step`` of ``encoder``'s recorded real-look rollout at ``gap``
+    and of the same state rendered in the sim look.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        The built encoder the policy embedded with (its ``spec.id`` names the rollout).
+    params : RolloutParams
+        The rollouts' parameters, frame size included (the dataset's).
+    gap : float
+        The sim-to-real gap of the real look.
+    step : int
+        ``0 <= step < T``, the rollout's length.
+    method : {"gradcam", "ig", "occlusion"}
+    cache : Cache, optional
+        Where the rollout was recorded (read only).
+
+    Returns
+    -------
+    PairSaliency
+        One pair: the sim-look rendering (``sim_frames[0]``, ``sim.maps[0]``) and the recorded
+        real-look frame (``real_frames[0]``, ``real.maps[0]``), both explained toward the
+        embedding's norm; ``sim_indices == real_indices == [step]``; ``measures()[0]
+        ["agreement"]`` is their sim/real agreement.
+
+    Raises
+    ------
+    S2RError
+        The rollout is not recorded in ``cache``, or ``step`` is not one of its steps.
+    """
+    from s2r.cache import as_cache
+    from s2r.closedloop.rollout import render_rollout_frame
+
+    cache, params = as_cache(cache), params.validate()
+    encoder_id = encoder.spec.id
+    frames = recorded_rollout(encoder_id, params, "real", gap, cache)
+    record = (cache.get_json(rollout_key(encoder_id, params, "real", gap), {}) or {}) \
+        .get("record") or {}
+    if frames is None or not record.get("states"):
+        raise S2RError(f"the recorded rollout of {encoder_id} at gap {gap:g} is not in the "
+                       "cache: run the validation first")
+    if not 0 <= int(step) < min(len(frames), len(record["states"])):
+        raise S2RError(f"step {step} is not a step of the recorded rollout of {encoder_id} at "
+                       f"gap {gap:g} (0..{len(frames) - 1})")
+    step = int(step)
+    sim = render_rollout_frame(record["states"][step], k=record["index"], look="sim",
+                               seed=params.seed, height=params.height, width=params.width,
+                               step=step)
+    target = as_target("embedding")
+    return explain_pairs(encoder, sim[None], np.asarray(frames[step])[None], (target, target),
+                         sim_indices=[step], real_indices=[step], kind="embedding",
+                         method=method)

@@ -1,0 +1,101 @@
+"""Built encoders, where they run, their weights' status, and embeddings (cached)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import streamlit as st
+
+from ui import state as S
+from ui.loaders.data import cache_at, cache_root
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _encoder(encoder_id: str, device: str):
+    from s2r.encoders import build_encoder
+
+    return build_encoder(encoder_id, device=device)
+
+
+def device() -> str:
+    """The torch device the app computes on (CUDA when available, else CPU)."""
+    from s2r.encoders import pick_device
+
+    return str(pick_device())
+
+
+def precision() -> str:
+    """The session's embedding precision for scores and projections (``auto`` or ``int8``;
+    saliency always runs the fp32 model)."""
+    return str(st.session_state.get(S.PRECISION, "auto"))
+
+
+def get_encoder(encoder_id: str):
+    """A built, frozen encoder (at most 4 kept in memory, least recently used dropped)."""
+    return _encoder(encoder_id, device())
+
+
+def embedder(encoder_id: str):
+    """What the library embeds with: the built encoder (its weights fingerprint keys the
+    cache without building the model again), or the id of an encoder without an image model
+    (the ``state`` reference: nothing to build)."""
+    from s2r.encoders import get_spec
+
+    return get_encoder(encoder_id) if get_spec(encoder_id).has_image_model else encoder_id
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def _hub_reachable() -> bool:
+    from s2r.encoders.locate import hub_reachable
+
+    return hub_reachable(timeout=2.0)
+
+
+def downloads_possible() -> bool:
+    """Whether weights can be downloaded from here: a mirror is set
+    (``$S2R_WEIGHTS_MIRROR``) or the model hub answers (checked at most once a minute)."""
+    from s2r.encoders.fetch import mirror
+    from s2r.encoders.locate import hub_offline
+
+    return bool(mirror()) or (not hub_offline() and _hub_reachable())
+
+
+def encoder_table(ids: Sequence[str]) -> list[dict]:
+    """Registry metadata and weight status of each encoder id, one dict per id."""
+    from s2r.encoders import get_spec, status
+
+    rows = []
+    for eid in ids:
+        spec = get_spec(eid)
+        st_ = status(eid)
+        rows.append({"encoder": spec.id, "name": spec.name, "table_number": spec.table_number,
+                     "architecture": spec.architecture, "pretraining_group": spec.pretraining_group,
+                     "pretraining_data": spec.pretraining_data, "params_m": spec.params_m,
+                     "dim": spec.dim, "status": st_.state, "message": st_.message,
+                     "file": st_.file, "url": st_.url})
+    return rows
+
+
+def offline_encoders() -> list:
+    """Encoders that run here without downloading weights (ready ones and the random-init
+    controls of every architecture)."""
+    from s2r.encoders import list_encoders, status
+
+    ready = [s.id for s in list_encoders() if str(status(s.id).state) == "ready"]
+    randoms = [s.id for s in list_encoders("*@random", include_random=True)]
+    return ready + [r for r in randoms if r not in ready]
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _embeddings(root: str, fingerprint: str, encoder_id: str, _frameset,
+                precision: str = "auto"):
+    from s2r.embed import embed_frameset
+
+    return embed_frameset(_frameset, embedder(encoder_id), cache=cache_at(root),
+                          precision=precision)
+
+
+def embeddings(frameset, encoder_id: str, *, precision: str = "auto") -> np.ndarray:
+    """``(N, D) float32`` embeddings (a read-only memory map of the disk cache)."""
+    return _embeddings(cache_root(), frameset.fingerprint, encoder_id, frameset, precision)
