@@ -25,9 +25,9 @@ state = st.session_state
 widgets.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
 
-from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams
+from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, task_of
 from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options
-from s2r.datasets.demo import ACTION_NAMES
+from s2r.worlds.demo import ACTION_NAMES
 
 # ----------------------------------------------------------------------------- settings
 spec = state.get(S.DATASET_SPEC)
@@ -80,7 +80,8 @@ with st.container(border=True):
                            "embedding, an MLP acts on it and the proprioception (default); "
                            "mlp / ridge: one model from [embedding, proprioception] to actions")
 params = RolloutParams(rollouts=int(rollouts), demos=int(demos), policy=policy,
-                       control_demos=int(control_demos), memory=int(memory))
+                       control_demos=int(control_demos), memory=int(memory)
+                       ).for_task(task_of(spec))
 gaps = sorted(float(g) for g in gaps)
 if len(ids) < 3 or not gaps:
     st.warning("Pick at least 3 encoders and one gap.")
@@ -163,7 +164,7 @@ if state.get(S.VALIDATION_VIEW_GAP) not in gaps:    # open on the largest gap: t
 gap = v2.selectbox("Gap", gaps, key=S.VALIDATION_VIEW_GAP, format_func=lambda g: f"{g:g}")
 full = RolloutParams(**{**params.to_dict(), "height": int(options["height"]),
                         "width": int(options["width"])})
-frames, actions = loaders.recorded_rollout(enc, full.to_dict(), gap)
+frames, actions = loaders.recorded_rollout(spec, enc, full.to_dict(), gap)
 row = df[(df["encoder"] == enc) & (df["gap"] == gap)]
 rollout = next(o for o in report["outcomes"] if o["encoder"] == enc and o["gap"] == gap)
 if frames is None or not len(frames):
@@ -184,7 +185,7 @@ if widgets.has_image_model(enc):
     if st.toggle("Saliency of this frame (and the same state in the sim look)",
                  key=S.VALIDATION_VIEW_SALIENCY):
         with st.spinner("Computing saliency maps..."):
-            pair = loaders.rollout_saliency(enc, full.to_dict(), gap, step,
+            pair = loaders.rollout_saliency(spec, enc, full.to_dict(), gap, step,
                                             method=loaders.default_method(enc))
         s1, s2 = st.columns(2)
         s1.image(pair["sim_overlay"], caption="sim look, same state", width="stretch")

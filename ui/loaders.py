@@ -391,51 +391,55 @@ def run_validation(spec: str, ids: tuple, gaps: tuple, params: dict, progress=No
     return validation_report(spec, ids, gaps, params)
 
 
-def _rollout_record(root: str, encoder_id: str, params: dict, gap: float) -> dict:
+def _rollout_record(root: str, spec: str, encoder_id: str, params: dict, gap: float) -> dict:
     from s2r.closedloop.encoder_rollouts import RolloutParams, rollout_key
 
-    key = rollout_key(encoder_id, RolloutParams(**params).validate(), "real", gap)
+    key = rollout_key(encoder_id, RolloutParams(**params), "real", gap, spec=spec)
     return (_cache(root).get_json(key, {}) or {}).get("record", {})
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _rollout(root: str, encoder_id: str, params: dict, gap: float):
+def _rollout(root: str, spec: str, encoder_id: str, params: dict, gap: float):
     from s2r.closedloop.encoder_rollouts import RolloutParams, recorded_rollout
 
-    frames = recorded_rollout(encoder_id, RolloutParams(**params), "real", gap, _cache(root))
-    actions = _rollout_record(root, encoder_id, params, gap).get("actions", [])
+    frames = recorded_rollout(encoder_id, RolloutParams(**params), "real", gap, _cache(root),
+                              spec=spec)
+    actions = _rollout_record(root, spec, encoder_id, params, gap).get("actions", [])
     return (None if frames is None else np.asarray(frames)), actions
 
 
-def recorded_rollout(encoder_id: str, params: dict, gap: float):
-    """``(frames (T, H, W, 3) uint8 or None, actions (list of 10-vectors))`` of the recorded
-    real-look rollout 0 of ``encoder_id`` at ``gap``, read from the disk cache once."""
-    return _rollout(cache_root(), encoder_id, params, float(gap))
+def recorded_rollout(spec: str, encoder_id: str, params: dict, gap: float):
+    """``(frames (T, H, W, 3) uint8 or None, actions (list of action vectors))`` of the
+    recorded real-look rollout 0 of ``encoder_id`` at ``gap`` in the world of ``spec``, read
+    from the disk cache once."""
+    return _rollout(cache_root(), spec, encoder_id, params, float(gap))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _rollout_saliency(root: str, encoder_id: str, params: dict, gap: float, step: int,
-                      method: str) -> dict:
+def _rollout_saliency(root: str, spec: str, encoder_id: str, params: dict, gap: float,
+                      step: int, method: str) -> dict:
+    from s2r.closedloop.encoder_rollouts import task_of
     from s2r.closedloop.rollout import render_rollout_frame
     from s2r.saliency import overlay, saliency_maps, sim_real_agreement
 
-    record = _rollout_record(root, encoder_id, params, gap)
-    frames, _ = _rollout(root, encoder_id, params, gap)
+    record = _rollout_record(root, spec, encoder_id, params, gap)
+    frames, _ = _rollout(root, spec, encoder_id, params, gap)
     real = np.asarray(frames[step])
-    sim = render_rollout_frame(record["states"][step], k=record["index"], look="sim",
-                               seed=params["seed"], height=params["height"],
+    sim = render_rollout_frame(task_of(spec), record["states"][step], k=record["index"],
+                               look="sim", seed=params["seed"], height=params["height"],
                                width=params["width"], step=step)
     maps = saliency_maps(get_encoder(encoder_id), np.stack([sim, real]), method=method)
     return {"sim_overlay": overlay(sim, maps[0]), "real_overlay": overlay(real, maps[1]),
             "agreement": sim_real_agreement(maps[0], maps[1]), "method": method}
 
 
-def rollout_saliency(encoder_id: str, params: dict, gap: float, step: int, *,
+def rollout_saliency(spec: str, encoder_id: str, params: dict, gap: float, step: int, *,
                      method: str) -> dict:
     """Saliency of the recorded real-look frame ``step`` and of the same state rendered in
     the sim look: overlays and their agreement (the Saliency page's measures); computed once
     per frame and method."""
-    return _rollout_saliency(cache_root(), encoder_id, params, float(gap), int(step), method)
+    return _rollout_saliency(cache_root(), spec, encoder_id, params, float(gap), int(step),
+                             method)
 
 
 #: Bootstrap replicates of the correlations with your robot's results.
