@@ -106,3 +106,20 @@ def test_the_checker_finds_private_names_imported_across_packages(tmp_path):
     assert sorted(found) == [
         "private name: s2r.closedloop.rollout -> s2r.worlds.demo.policy._waypoints",
         "private name: s2r.closedloop.validation -> s2r.worlds._REGISTRY"]
+
+
+def test_the_worlds_never_import_the_datasets_encoders_or_cache_beside_them(tmp_path):
+    _fake_package(tmp_path, {
+        "__init__.py": "",
+        "frameset.py": "",
+        "datasets/__init__.py": "from s2r import worlds\n",              # a source using it
+        "encoders/__init__.py": "",
+        "encoders/simcnn.py": "def f():\n    from s2r.worlds import WORLDS\n",
+        "worlds/__init__.py": "from s2r.worlds import demo\n",
+        "worlds/demo/__init__.py": "from s2r import frameset\nfrom . import controls\n",
+        "worlds/demo/controls.py": "def f():\n    import s2r.encoders.simcnn\n",
+    })
+    assert ig.problems(tmp_path) == [
+        "import cycle: s2r.encoders.simcnn -> s2r.worlds -> s2r.worlds.demo -> "
+        "s2r.worlds.demo.controls",
+        "layer: s2r.worlds.demo.controls -> s2r.encoders.simcnn"]

@@ -13,7 +13,9 @@ function-local import is still an edge (it only hides it from a reader). Rules:
    (:data:`LAYERS`, top down: pages -> ui -> CLI -> pipeline -> computation -> sources ->
    leaves); the pure layers (``s2r.metrics``, ``s2r.projection``, ``s2r.saliency``) moreover
    never import the cache, the encoder registry and builders, the embedding step or the
-   pipeline;
+   pipeline; the worlds (``s2r.worlds``) never import the dataset formats, the encoders or
+   the cache beside them (:data:`WORLDS_NEVER_IMPORT`: those reach a world through its
+   registry, so no cycle can form);
 3. the encoder registry (``s2r.encoders.registry``) holds data and look-up only: within the
    encoders package it imports the spec, the built-in entries, the user config, the backend
    table and name suggestions (:data:`REGISTRY_MAY_IMPORT`), never a builder, a backend
@@ -39,6 +41,7 @@ DASHBOARD = ("ui", "app_pages")
 MAX_LINES = 520
 PURE = ("s2r.metrics", "s2r.projection", "s2r.saliency")
 ORCHESTRATION = ("s2r.cache", "s2r.encoders", "s2r.embed", "s2r.pipeline")
+WORLDS_NEVER_IMPORT = ("s2r.datasets", "s2r.encoders", "s2r.cache")
 REGISTRY_MAY_IMPORT = {f"s2r.encoders.{m}" for m in ("spec", "builtins", "config", "backend",
                                                       "suggest")}
 #: The layers, top down: module-name prefixes (the most specific prefix wins).
@@ -173,6 +176,9 @@ def layer_violations(edges: dict[str, set[str]]) -> list[str]:
                 for t in sorted(targets) if layer_of(t) < layer_of(module)]
         if _within(module, PURE):
             bad += [f"{module} -> {t}" for t in sorted(targets) if _within(t, ORCHESTRATION)]
+        if _within(module, ("s2r.worlds",)):
+            bad += [f"{module} -> {t}" for t in sorted(targets)
+                    if _within(t, WORLDS_NEVER_IMPORT)]
         if module == "s2r.encoders.registry":
             bad += [f"{module} -> {t}" for t in sorted(targets)
                     if _within(t, ("s2r.encoders",)) and t not in REGISTRY_MAY_IMPORT]
