@@ -27,7 +27,7 @@ real_results.section()  # your robot's results against the scores
 
 from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, task_of
 from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options
-from s2r.worlds.demo import ACTION_NAMES
+from s2r.worlds.demo.dataset import ACTION_NAMES
 
 # ----------------------------------------------------------------------------- settings
 spec = state.get(S.DATASET_SPEC)

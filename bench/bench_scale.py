@@ -103,7 +103,7 @@ def _cache():
 
 def run_stage(stage: str, n: int, encoder_id: str) -> dict:
     """Run one stage in this process; return ``{"seconds": ..., ...}`` (what it measured)."""
-    import s2r.worlds.demo  # noqa: F401  (imports are not the stage's time)
+    import s2r.worlds.demo.dataset  # noqa: F401  (imports are not the stage's time)
     from s2r.embed import embed_frameset
 
     t0 = time.perf_counter()

@@ -64,12 +64,13 @@ How a MuJoCo world (Meta-World) implements it
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Optional, Protocol, Sequence, Union
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Protocol, Sequence, Union
 
 import numpy as np
 
-from s2r.frameset import FrameSet
-from s2r.progress import ProgressCallback
+if TYPE_CHECKING:           # annotations only: the registry imports this module and stays light
+    from s2r.frameset import FrameSet
+    from s2r.progress import ProgressCallback
 
 __all__ = ["LOOKS", "Control", "Demonstration", "RolloutBatch", "SceneMemory", "SimTask",
            "TaskColumns", "World"]
@@ -322,7 +323,8 @@ class World(Protocol):
     def unavailable(self) -> Optional[str]:
         """None when the world can run here, else one line naming what to install."""
 
-    def dataset(self, options: dict, progress: Optional[ProgressCallback] = None) -> FrameSet:
+    def dataset(self, options: dict, progress: Optional["ProgressCallback"] = None
+                ) -> "FrameSet":
         """The world's expert episodes at checked ``options``: sim episodes, then real ones at
         ``options["gap"]`` (``2 * episodes * steps`` frames)."""
 

@@ -85,7 +85,7 @@ def test_the_cache_keys_of_the_demo_are_unchanged():
 
 
 def test_the_demo_frames_and_their_render_id_are_unchanged():
-    from s2r.worlds.demo import RENDER_ID, make_demo
+    from s2r.worlds.demo.dataset import RENDER_ID, make_demo
     from s2r.identity import digest
 
     assert RENDER_ID.hex() == RENDER_ID_HEX

@@ -166,3 +166,17 @@ def test_a_new_worlds_control_trains_on_its_task_state(toy, monkeypatch):
     np.testing.assert_array_equal(seen["frames"], frames)
     np.testing.assert_array_equal(seen["targets"], targets)
     assert targets.shape == (len(frames), 1)
+
+
+def test_the_registry_imports_no_renderer():
+    """A world's top module imports nothing heavy (s2r.worlds.base): importing every world,
+    as the encoder registry does for the controls, draws in no renderer."""
+    import subprocess
+    import sys
+
+    code = ("import sys, s2r.worlds, s2r.encoders; "
+            "print(sorted(m for m in ('PIL', 's2r.worlds.demo.dataset', 's2r.worlds.demo.source')"
+            " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"

@@ -17,14 +17,12 @@ Modules:
   :mod:`.memory` (the deployed policy's static-scene memory), :mod:`.dr_frames` and
   :mod:`.controls` (the ``simcnn-dr*`` controls);
 - :mod:`.world`: :data:`WORLD`, the :mod:`s2r.worlds.base` protocol over all of it.
+
+Importing the package imports the world only (no renderer, no PIL): what draws is imported
+when something is drawn. The demo's dataset API is :mod:`.dataset` (``from
+s2r.worlds.demo.dataset import make_demo``).
 """
 
-from s2r.worlds.demo.dataset import (ACTION_NAMES, EAGER_LIMIT_BYTES, MAX_SIZE, MIN_SIZE,
-                                     PROPRIO_COLUMNS, PROPRIO_NAMES, RENDER_ID, STATE_NAMES,
-                                     TASK_COLUMNS, check_demo_params, demo_identity,
-                                     demo_renderer, make_demo, source_digest)
 from s2r.worlds.demo.world import WORLD
 
-__all__ = ["WORLD", "make_demo", "demo_renderer", "check_demo_params", "demo_identity",
-           "ACTION_NAMES", "STATE_NAMES", "PROPRIO_COLUMNS", "PROPRIO_NAMES", "TASK_COLUMNS",
-           "EAGER_LIMIT_BYTES", "MIN_SIZE", "MAX_SIZE", "RENDER_ID", "source_digest"]
+__all__ = ["WORLD"]

@@ -8,19 +8,14 @@ simulator (:mod:`.task`), reactive expert (:mod:`.expert`), evaluation rollouts
 from __future__ import annotations
 
 import functools
-import inspect
 from typing import Iterator, Optional
 
 import numpy as np
 
 from s2r.errors import DataError
-from s2r.frameset import FrameSet
-from s2r.progress import ProgressCallback
 from s2r.worlds.base import Demonstration, TaskColumns
 from s2r.worlds.demo import evaluation
 from s2r.worlds.demo.controls import CONTROLS
-from s2r.worlds.demo.dataset import (DRAWING_MODULES, RENDER_ID, check_demo_params,
-                                     make_demo)
 from s2r.worlds.demo.policy import ACTION_NAMES, PROPRIO_COLUMNS, STATE_NAMES, TASK_COLUMNS
 
 __all__ = ["DemoTask", "DemoWorld", "WORLD"]
@@ -38,6 +33,7 @@ def task_identity() -> str:
     from pathlib import Path
 
     from s2r.identity import digest
+    from s2r.worlds.demo.dataset import DRAWING_MODULES, RENDER_ID
 
     here = Path(__file__).resolve().parent
     files = sorted(f for f in here.glob("*.py") if f.stem not in DRAWING_MODULES)
@@ -103,15 +99,17 @@ class DemoWorld:
 
     name = "demo"
     title = "Demo (procedural one-leg assembly)"
-    #: ``make_demo``'s keyword arguments and defaults (episodes 12, steps 24, gap 0.5, seed 0,
-    #: paired False, height 240, width 320; the size was chosen by measurement,
-    #: ``bench/choose_demo_size.py``).
-    options = {name: p.default for name, p in inspect.signature(make_demo).parameters.items()
-               if name != "progress"}
+    #: ``make_demo``'s keyword arguments and defaults, in its order (the size was chosen by
+    #: measurement, ``bench/choose_demo_size.py``; tests/worlds/demo/test_dataset.py checks
+    #: they are make_demo's).
+    options = {"episodes": 12, "steps": 24, "gap": 0.5, "seed": 0, "paired": False,
+               "height": 240, "width": 320}
     controls = CONTROLS
     _task = DemoTask()
 
     def check_options(self, options: dict) -> dict:
+        from s2r.worlds.demo.dataset import check_demo_params
+
         try:
             return check_demo_params(**options)
         except DataError as exc:
@@ -120,7 +118,10 @@ class DemoWorld:
     def unavailable(self) -> Optional[str]:
         return None
 
-    def dataset(self, options: dict, progress: Optional[ProgressCallback] = None) -> FrameSet:
+    def dataset(self, options: dict, progress=None):
+        """:func:`.dataset.make_demo` at ``options`` (a FrameSet)."""
+        from s2r.worlds.demo.dataset import make_demo
+
         return make_demo(**options, progress=progress)
 
     def task(self, options: Optional[dict] = None) -> DemoTask:

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from s2r.errors import DataError
-from s2r.worlds.demo import ACTION_NAMES, STATE_NAMES, demo_renderer, make_demo, policy
 from s2r.worlds.demo import dataset as demo
+from s2r.worlds.demo import policy
+from s2r.worlds.demo.dataset import ACTION_NAMES, STATE_NAMES, demo_renderer, make_demo
 from s2r.worlds.demo.realism import sample_look
 from s2r.worlds.demo.scene import (FOREARM, UPPER_ARM, arm_joints, gripper_rotation,
                                    hand_point, hole_positions, make_camera, rot6d, rot_from_6d)
@@ -342,3 +343,15 @@ def test_the_render_id_is_part_of_every_demo_frame_identity(monkeypatch):
     fs = make_demo(episodes=1, steps=4, height=64, width=80)
     monkeypatch.setattr(demo, "RENDER_ID", b"another renderer")
     assert make_demo(episodes=1, steps=4, height=64, width=80).fingerprint != fs.fingerprint
+
+
+def test_the_demo_worlds_options_are_make_demos_keyword_arguments():
+    import inspect
+
+    from s2r.datasets import DEMO_DEFAULTS
+    from s2r.worlds import WORLDS
+
+    params = inspect.signature(make_demo).parameters
+    assert WORLDS["demo"].options == DEMO_DEFAULTS == {
+        name: p.default for name, p in params.items() if name != "progress"}
+    assert list(WORLDS["demo"].options) == [n for n in params if n != "progress"]

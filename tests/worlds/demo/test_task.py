@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from s2r.worlds.demo import demo_renderer
+from s2r.worlds.demo.dataset import demo_renderer
 from s2r.worlds.demo.policy import (GRIP_CLOSE, GRIP_OPEN, INSERT_DEPTH, LEG_WIDTH,
                                       run_episode)
 from s2r.worlds.demo.scene import (GRIPPER_OPEN, LEG_HALF, Layout, gripper_rotation,
