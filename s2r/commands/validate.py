@@ -29,6 +29,7 @@ from s2r.errors import S2RError
 def register(subparsers) -> None:
     from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams
     from s2r.closedloop.validation import BASE_ENCODERS
+    from s2r.worlds import WORLDS
 
     p = add_command(
         subparsers, "validate",
@@ -49,10 +50,11 @@ def register(subparsers) -> None:
                         "correlated with the scores of DATASET (any dataset; the encoders are "
                         "the table's registered ids; no rollouts are run). Checked whole "
                         "before any scoring: at most 1 MiB, 100 tasks, 10^9 trials a row")
+    controls = "; ".join(f"{w.name}: {','.join(w.controls)}" for w in WORLDS.values())
     p.add_argument("--encoders", default=argparse.SUPPRESS, metavar="A,B,...",
                    help="encoder ids or wildcards (at least 3); default: "
-                        f"{','.join(BASE_ENCODERS)} and the world's simcnn controls (the "
-                        "demo's: simcnn-dr0,simcnn-dr0.5,simcnn-dr1)")
+                        f"{','.join(BASE_ENCODERS)} and the world's simcnn controls "
+                        f"({controls})")
     p.add_argument("--gaps", default="0,0.5,1", metavar="G,G,...",
                    help="sim-to-real gaps in [0, 1]")
     defaults = RolloutParams()

@@ -59,11 +59,16 @@ def test_every_world_keeps_the_protocol(name):
     assert LOOKS == ("sim", "real")
 
 
-def test_controls_are_listed_by_id_across_worlds(toy):
+def test_controls_are_listed_by_id_across_worlds_and_validated_by_default_in_theirs(toy):
+    from s2r.closedloop.validation import BASE_ENCODERS, DEFAULT_ENCODERS, default_encoders
+
     assert set(controls()) == {"simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1", "toy-simcnn-dr1"}
     assert control("toy-simcnn-dr1")[0] is toy
     with pytest.raises(KeyError):
         control("simcnn-dr2")
+    assert default_encoders(toy) == (*BASE_ENCODERS, "toy-simcnn-dr1")
+    assert DEFAULT_ENCODERS == default_encoders(WORLDS["demo"]) == (
+        *BASE_ENCODERS, "simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1")
 
 
 def test_the_demo_worlds_real_look_at_gap_0_is_its_sim_look_pixel_for_pixel():
