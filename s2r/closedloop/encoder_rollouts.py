@@ -107,8 +107,9 @@ class RolloutParams:
 
     def validate(self) -> "RolloutParams":
         for name in ("rollouts", "horizon", "demos", "demo_steps"):
-            if getattr(self, name) is not None or name in ("rollouts", "demos"):
-                check_number(name, getattr(self, name), low=1, integer=True)
+            if getattr(self, name) is None and name in ("horizon", "demo_steps"):
+                continue                          # the task's, filled in by for_task
+            check_number(name, getattr(self, name), low=1, integer=True)
         if self.demos < 2:
             raise MetricError(f"demos must be >= 2 (the policy holds out whole "
                               f"demonstrations), got {self.demos}")
