@@ -30,9 +30,8 @@ state = st.session_state
 guards.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
 
-from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams
+from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, task_of
 from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options
-from s2r.datasets.demo import ACTION_NAMES
 
 # ----------------------------------------------------------------------------- settings
 spec = state.get(S.DATASET_SPEC)
@@ -86,7 +85,8 @@ with st.container(border=True):
                            "embedding, an MLP acts on it and the proprioception (default); "
                            "mlp / ridge: one model from [embedding, proprioception] to actions")
 params = RolloutParams(rollouts=int(rollouts), demos=int(demos), policy=policy,
-                       control_demos=int(control_demos), memory=int(memory))
+                       control_demos=int(control_demos), memory=int(memory)
+                       ).for_task(task_of(spec))
 gaps = sorted(float(g) for g in gaps)
 if len(ids) < 3 or not gaps:
     st.warning("Pick at least 3 encoders and one gap.")
@@ -169,7 +169,7 @@ if state.get(S.VALIDATION_VIEW_GAP) not in gaps:    # open on the largest gap: t
 gap = v2.selectbox("Gap", gaps, key=S.VALIDATION_VIEW_GAP, format_func=lambda g: f"{g:g}")
 full = RolloutParams(**{**params.to_dict(), "height": int(options["height"]),
                         "width": int(options["width"])})
-frames, actions = closed_loop.recorded_rollout(enc, full.to_dict(), gap)
+frames, actions = closed_loop.recorded_rollout(spec, enc, full.to_dict(), gap)
 row = df[(df["encoder"] == enc) & (df["gap"] == gap)]
 rollout = report.outcome(enc, gap)
 if frames is None or not len(frames):
@@ -185,12 +185,13 @@ f1, f2 = st.columns([3, 2])
 f1.image(np.asarray(frames[step]), caption=f"real look, step {step} (what the policy saw)",
          width="stretch")
 f2.markdown("**Action the policy took**")
-f2.dataframe(V.action_frame(actions[step:step + 1], ACTION_NAMES).T, width="stretch")
+f2.dataframe(V.action_frame(actions[step:step + 1], task_of(spec).columns.action_names).T,
+             width="stretch")
 if widgets.has_image_model(enc):
     if st.toggle("Saliency of this frame (and the same state in the sim look)",
                  key=S.VALIDATION_VIEW_SALIENCY):
         with st.spinner("Computing saliency maps..."):
-            pair = closed_loop.rollout_saliency(enc, full.to_dict(), gap, step,
+            pair = closed_loop.rollout_saliency(spec, enc, full.to_dict(), gap, step,
                                                 method=saliency.default_method(enc))
         s1, s2 = st.columns(2)
         s1.image(pair["sim_overlay"], caption="sim look, same state", width="stretch")

@@ -51,7 +51,7 @@ DEFAULT_ENCODERS = ("resnet18@random", "efficientnet-lite0", "vit@random", "pixe
 def make_frames(n: int, demo: bool) -> np.ndarray:
     """``n`` uint8 frames of 240x320x3."""
     if demo:
-        from s2r.datasets.demo import make_demo
+        from s2r.worlds.demo.dataset import make_demo
 
         steps = max(1, -(-n // 2))
         fs = make_demo(episodes=1, steps=steps, gap=0.5, seed=0, height=240, width=320)

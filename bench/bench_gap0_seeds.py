@@ -22,7 +22,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import s2r.metrics.probe_data as probe_data
-from s2r.datasets.demo import make_demo
+from s2r.worlds.demo.dataset import make_demo
 from s2r.embed import embed_frameset
 from s2r.metrics.params import ScoreParams
 from s2r.metrics.scoring import score_embeddings

@@ -32,7 +32,7 @@ def main() -> None:
 
     from scipy.spatial import cKDTree
 
-    from s2r.datasets.demo import demo_renderer
+    from s2r.worlds.demo.dataset import demo_renderer
     from s2r.frameset import FrameSet
     from s2r.pairing import FramePairer
 

@@ -38,7 +38,7 @@ DEFAULT_ENCODERS = ("resnet18@random", "pixels")
 
 def demo_frames(n_frames: int):
     """A demo FrameSet with at least ``n_frames`` frames (both domains), cut to ``n_frames``."""
-    from s2r.datasets.demo import make_demo
+    from s2r.worlds.demo.dataset import make_demo
 
     steps = 16
     episodes = max(1, -(-n_frames // (2 * steps)))

@@ -33,7 +33,7 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from s2r.datasets.demo import demo_renderer, make_demo
+from s2r.worlds.demo.dataset import demo_renderer, make_demo
 
 GOAL_S = 10.0
 # CPU seconds of this process: what one dedicated core would take. Wall-clock time on a

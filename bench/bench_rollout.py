@@ -42,14 +42,15 @@ def bench_validation(spec: str, out: str = "") -> None:
     import tempfile
 
     from s2r.cache import Cache
-    from s2r.closedloop.encoder_rollouts import RolloutParams
-    from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options, validate
+    from s2r.closedloop.encoder_rollouts import RolloutParams, world_options
+    from s2r.closedloop.validation import default_encoders, validate
 
-    options = demo_options(spec)
+    world, options = world_options(spec)
+    encoders = default_encoders(world)
     load0 = os.getloadavg()
     t0, c0 = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as tmp:
-        report = validate(spec, DEFAULT_ENCODERS, [0.0, 0.5, 1.0],
+        report = validate(spec, encoders, [0.0, 0.5, 1.0],
                           params=RolloutParams(seed=int(options.get("seed", 0))),
                           cache=Cache(Path(tmp) / "cache"))
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -58,7 +59,7 @@ def bench_validation(spec: str, out: str = "") -> None:
         import json
 
         Path(out).write_text(json.dumps(report.to_dict(), indent=1))
-    print(f"default validation of {spec}: {len(DEFAULT_ENCODERS)} encoders x 3 gaps, "
+    print(f"default validation of {spec}: {len(encoders)} encoders x 3 gaps, "
           f"{len(report.results)} rows")
     print(f"  wall {wall / 60:.1f} min (budget 15 min: {wall / 900:.2f}x), this process's CPU "
           f"{cpu / 60:.1f} min; load average before {load0[0]:.1f}, after {load1[0]:.1f} "
@@ -90,7 +91,9 @@ def main() -> None:
 
     embed_frames(encoder, np.zeros((2, h, w, 3), np.uint8))     # warm-up
     t0 = time.perf_counter()
-    r = run_rollouts(act, look="real", gap=1.0, n_rollouts=args.rollouts,
+    from s2r.closedloop.encoder_rollouts import task_of
+
+    r = run_rollouts(act, task_of(args.spec), look="real", gap=1.0, n_rollouts=args.rollouts,
                      horizon=args.steps, height=h, width=w)
     t_roll = time.perf_counter() - t0
     n = int(r.steps.sum())

@@ -3,7 +3,7 @@
 For each size N (default 5,000, 20,000, 50,000 frames, half sim half real) and each encoder
 (``pixels``, ``resnet18@random``, ``state``), the stages a user's session runs:
 
-- ``load``: the demo dataset of N frames (:func:`s2r.datasets.demo.make_demo`: the scripted
+- ``load``: the demo dataset of N frames (:func:`s2r.worlds.demo.make_demo`: the scripted
   episodes are simulated; the frames are rendered on every read at every size, like a video
   file is decoded, so rendering is part of ``embed`` and ``saliency``), 50 steps per episode;
 - ``embed``: :func:`s2r.embed.embed_frameset` into a disk cache of the bench's own
@@ -69,7 +69,7 @@ N_BOOT = 1000
 
 # ----------------------------------------------------------------------------- one stage
 def _frameset(n: int):
-    from s2r.datasets import demo
+    from s2r.worlds.demo import dataset as demo
 
     # One render mode at every size: frames rendered on every read, never held. make_demo
     # holds them when they fit in EAGER_LIMIT_BYTES (512 MiB), which at 64 x 80 pixels
@@ -103,7 +103,7 @@ def _cache():
 
 def run_stage(stage: str, n: int, encoder_id: str) -> dict:
     """Run one stage in this process; return ``{"seconds": ..., ...}`` (what it measured)."""
-    import s2r.datasets.demo  # noqa: F401  (imports are not the stage's time)
+    import s2r.worlds.demo.dataset  # noqa: F401  (imports are not the stage's time)
     from s2r.embed import embed_frameset
 
     t0 = time.perf_counter()

@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from s2r.datasets.demo import make_demo
+from s2r.worlds.demo.dataset import make_demo
 
 
 def _font(size: int):

@@ -35,7 +35,7 @@ def no_network(monkeypatch):
 @pytest.fixture(scope="session")
 def small_demo():
     """A small demo FrameSet: 4 sim + 4 real episodes of 12 steps, gap 0.5, 96x128 frames."""
-    from s2r.datasets.demo import make_demo
+    from s2r.worlds.demo.dataset import make_demo
 
     return make_demo(episodes=4, steps=12, gap=0.5, seed=0, height=96, width=128)
 
@@ -43,6 +43,6 @@ def small_demo():
 @pytest.fixture(scope="session")
 def paired_demo():
     """A small paired demo: the same states rendered in both domains."""
-    from s2r.datasets.demo import make_demo
+    from s2r.worlds.demo.dataset import make_demo
 
     return make_demo(episodes=3, steps=10, gap=0.5, seed=1, paired=True, height=96, width=128)

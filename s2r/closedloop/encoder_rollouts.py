@@ -1,41 +1,47 @@
 """Ground truth for one encoder: train a policy on its sim embeddings, deploy it, count successes.
 
-For a registry encoder, :func:`encoder_rollouts`
+For a registry encoder and a world's task (named by its dataset spec, :func:`task_of`),
+:func:`encoder_rollouts`
 
-1. renders the expert's demonstrations in the sim look (:func:`s2r.closedloop.rollout.
-   demonstrations`) and embeds them (cached array);
+1. renders the task expert's demonstrations in the sim look
+   (:meth:`~s2r.worlds.base.SimTask.demonstrations`) and embeds them (cached array);
 2. fits a behaviour-cloning policy on ``[embedding, proprioception]`` -> action
-   (:func:`s2r.closedloop.policy.bc.fit_policy`; the demo's proprioception is the robot part of the
-   state, :data:`~s2r.datasets.demo.PROPRIO_COLUMNS`);
+   (:func:`s2r.closedloop.policy.bc.fit_policy`; proprioception is the robot part of the
+   state, the task's :attr:`~s2r.worlds.base.TaskColumns.proprio`);
 3. rolls it out closed loop in the sim look (the in-domain reference) and in the real look at
    every gap (:func:`s2r.closedloop.rollout.run_rollouts`, the encoder embedding each rendered
    frame), recording rollout 0 of each. The real look at gap 0 is the sim look pixel for
-   pixel: its outcome is the sim look's, not run again.
+   pixel (a world's promise): its outcome is the sim look's, not run again.
 
 Every (look, gap) outcome is a cached JSON record; its recorded frames a cached array. The
 policy is fitted only when some outcome is missing. Keys hold the encoder's weights
-fingerprint, every parameter and :data:`ROLLOUT_VERSION` + a digest of the simulator and
-policy code, so a change to either is never served stale.
+fingerprint, every parameter, :data:`ROLLOUT_VERSION`, a digest of the closed loop's policy and
+rollout code, and the task's identity (:meth:`~s2r.worlds.base.SimTask.identity`: what draws
+its frames and the world's code), so a change to any of them is never served stale, and two
+worlds' tasks never share an entry. (Issue 34 moved the demo's simulator into
+:mod:`s2r.worlds.demo`: that changed the code digests, so rollouts cached before are
+recomputed once; scores and embeddings are not.)
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Optional, Sequence
 
 import numpy as np
 
 from s2r.cache import as_cache
+from s2r.checks import check_choice, check_number
 from s2r.embed import embed_frames
 from s2r.embed.keys import get_or_compute
 from s2r.embed.resolve import build, spec_of, weights_fingerprint
-from s2r.errors import MetricError
-from s2r.checks import check_choice, check_number
+from s2r.errors import DataError, MetricError
 from s2r.progress import ProgressCallback, report
+from s2r.worlds import WORLDS, SimTask
 
 __all__ = ["ROLLOUT_VERSION", "RolloutParams", "encoder_rollouts", "recorded_rollout",
-           "rollout_key"]
+           "rollout_key", "task_of", "world_options"]
 
 #: Bump when what a rollout record holds or how it is computed changes.
 ROLLOUT_VERSION = 3
@@ -50,12 +56,14 @@ class RolloutParams:
     ----------
     rollouts : int
         Rollouts per look and gap (seeded layouts, the same in every look and gap).
-    horizon : int
-        Most steps per rollout (the expert needs <= 15).
+    horizon : int, optional
+        Most steps per rollout; None: the task's (:attr:`~s2r.worlds.base.SimTask.horizon`;
+        the demo's 30, its expert needs <= 15). :meth:`for_task` fills it in.
     demos : int
         Expert demonstrations the policy is trained on (sim look).
-    demo_steps : int
-        Most frames per demonstration (each ends at its success, the expert needs <= 15).
+    demo_steps : int, optional
+        Most frames per demonstration (each ends at its success); None: the task's
+        (:attr:`~s2r.worlds.base.SimTask.demo_steps`; the demo's 24).
     policy : {"two-stage", "mlp", "ridge"}
         ``"two-stage"``: :func:`s2r.closedloop.policy.two_stage.fit_two_stage` (a probe reads the
         task
@@ -73,11 +81,12 @@ class RolloutParams:
         varied 0.60-0.97 with its seed from the exact state, five reached 0.97-1.00:
         :func:`s2r.closedloop.policy.two_stage.fit_state_control`).
     memory : int
-        Two-stage only: the deployed policy remembers the static scene
-        (:class:`s2r.closedloop.policy.memory.StaticMemory`): the tabletop's mean decoded pose,
-        a free leg's mean pose over its first ``memory`` frames, a held leg's mean offset
-        from the gripper (default 3: it helped every image policy measured, see the memory
-        module); 0 = every frame decoded afresh.
+        Two-stage only: the deployed policy remembers the static scene, when the task has
+        such a memory (:meth:`~s2r.worlds.base.SimTask.memory`; the demo's
+        :class:`s2r.worlds.demo.memory.StaticMemory`: the tabletop's mean decoded pose, a
+        free leg's mean pose over its first ``memory`` frames, a held leg's mean offset from
+        the gripper; default 3: it helped every image policy measured, see that module);
+        0 = every frame decoded afresh.
     seed : int
         Demonstrations, rollouts, the policy's fit.
     height, width : int
@@ -85,9 +94,9 @@ class RolloutParams:
     """
 
     rollouts: int = 20
-    horizon: int = 30
+    horizon: Optional[int] = None
     demos: int = 60
-    demo_steps: int = 24
+    demo_steps: Optional[int] = None
     policy: str = "two-stage"
     control_demos: int = 300
     control_members: int = 5
@@ -98,6 +107,8 @@ class RolloutParams:
 
     def validate(self) -> "RolloutParams":
         for name in ("rollouts", "horizon", "demos", "demo_steps"):
+            if getattr(self, name) is None and name in ("horizon", "demo_steps"):
+                continue                          # the task's, filled in by for_task
             check_number(name, getattr(self, name), low=1, integer=True)
         if self.demos < 2:
             raise MetricError(f"demos must be >= 2 (the policy holds out whole "
@@ -109,24 +120,56 @@ class RolloutParams:
         check_choice("policy", self.policy, POLICIES)
         return self
 
+    def for_task(self, task: SimTask) -> "RolloutParams":
+        """These parameters with the task's horizon and demonstration length where they are
+        None, validated (what every cache key and report holds)."""
+        return replace(self, horizon=task.horizon if self.horizon is None else self.horizon,
+                       demo_steps=(task.demo_steps if self.demo_steps is None
+                                   else self.demo_steps)).validate()
+
     def to_dict(self) -> dict:
         return asdict(self)
 
 
+def task_of(spec) -> SimTask:
+    """The task of a world's dataset spec (``"demo:..."``; only the options that choose a
+    task matter); a one-line :class:`~s2r.errors.DataError` for any other dataset."""
+    world, options = world_options(spec, "the closed loop")
+    return world.task(options)
+
+
+def world_options(spec, what: str = "validate") -> tuple:
+    """``(world, options)`` of a world's dataset spec; a one-line
+    :class:`~s2r.errors.DataError` for any other dataset (``what`` needs a world)."""
+    from s2r.datasets import parse_spec
+    from s2r.datasets.world import is_world
+
+    parsed = parse_spec(spec)
+    if not is_world(parsed.get("kind")):
+        names = ", ".join(f"'{name}:...'" for name in WORLDS)
+        raise DataError(f"{what} needs a simulated world's dataset spec ({names}): only a "
+                        f"world's frames come from a simulator a policy can be deployed in; "
+                        f"got {spec!r}")
+    return WORLDS[parsed["kind"]], dict(parsed["options"])
+
+
 @functools.lru_cache(maxsize=1)
 def _code_digest() -> str:
-    """Digest of what draws the frames (the demo's :data:`~s2r.datasets.demo.RENDER_ID`) and
-    of the closed loop's source (the task simulator, the policies, the rollout loop), read
-    once per process: the code that runs here (part of every key)."""
+    """Digest of the closed loop's own source (the policies, the rollout loop), read once per
+    process: the code that runs here (part of every key, beside the task's identity)."""
     from pathlib import Path
 
-    from s2r.datasets.demo import RENDER_ID
     from s2r.identity import digest
 
     here = Path(__file__).resolve().parent
-    files = sorted([*(here / "sim").glob("*.py"), *(here / "policy").glob("*.py"),
-                    here / "rollout.py"])
-    return digest(RENDER_ID, *(f.read_bytes() for f in files)).hex()[:16]
+    files = sorted([*(here / "policy").glob("*.py"), here / "rollout.py"])
+    return digest(*(f.read_bytes() for f in files)).hex()[:16]
+
+
+def _loop_key(task: SimTask) -> dict:
+    """What every key of this module holds of the code: the version, the closed loop's code and
+    the task's identity."""
+    return {"rollout_version": ROLLOUT_VERSION, "code": _code_digest(), "task": task.identity()}
 
 
 def _encoder_key(encoder_id: str) -> dict:
@@ -134,17 +177,24 @@ def _encoder_key(encoder_id: str) -> dict:
     return {"encoder": spec.id, "weights": weights_fingerprint(spec)}
 
 
-def rollout_key(encoder_id: str, params: RolloutParams, look: str, gap: float) -> dict:
-    """Cache key of one (encoder, look, gap) outcome record (the sim look ignores ``gap``)."""
-    return {"kind": "rollouts", "rollout_version": ROLLOUT_VERSION, "code": _code_digest(),
-            **_encoder_key(encoder_id), "params": params.to_dict(), "look": look,
+def rollout_key(encoder_id: str, params: RolloutParams, look: str, gap: float, *,
+                spec) -> dict:
+    """Cache key of one (encoder, look, gap) outcome record of the task of the world spec
+    ``spec`` (the sim look ignores ``gap``)."""
+    task = task_of(spec)
+    return _rollout_key(task, encoder_id, params.for_task(task), look, gap)
+
+
+def _rollout_key(task: SimTask, encoder_id: str, params: RolloutParams, look: str,
+                 gap: float) -> dict:
+    return {"kind": "rollouts", **_loop_key(task), **_encoder_key(encoder_id),
+            "params": params.to_dict(), "look": look,
             "gap": None if look == "sim" else float(gap)}
 
 
-def _demo_key(encoder_id: str, params: RolloutParams) -> dict:
+def _demo_key(task: SimTask, encoder_id: str, params: RolloutParams) -> dict:
     p = params.to_dict()
-    return {"kind": "demo-embeddings", "rollout_version": ROLLOUT_VERSION,
-            "code": _code_digest(), **_encoder_key(encoder_id),
+    return {"kind": "demo-embeddings", **_loop_key(task), **_encoder_key(encoder_id),
             "demos": {k: p[k] for k in ("demos", "demo_steps", "seed", "height", "width")}}
 
 
@@ -165,14 +215,12 @@ class _Embedder:
         return embed_frames(self._encoder, frames)
 
 
-def _demonstration_data(embedder: _Embedder, params: RolloutParams, cache,
+def _demonstration_data(task: SimTask, embedder: _Embedder, params: RolloutParams, cache,
                         progress: Optional[ProgressCallback]):
     """``(Z, states, actions, episode)`` of the demonstrations; Z cached."""
-    from s2r.closedloop.rollout import demonstrations
-
     states, actions, frames_z = [], [], []
     size = dict(seed=params.seed, height=params.height, width=params.width)
-    for e, demo in enumerate(demonstrations(params.demos, params.demo_steps, **size)):
+    for e, demo in enumerate(task.demonstrations(params.demos, params.demo_steps, **size)):
         states.append(demo.states)
         actions.append(demo.actions)
         frames_z.append((demo.frames, demo.states))
@@ -181,8 +229,8 @@ def _demonstration_data(embedder: _Embedder, params: RolloutParams, cache,
     def compute() -> np.ndarray:
         return np.concatenate([embedder(f, s) for f, s in frames_z]).astype(np.float32)
 
-    Z = get_or_compute(cache, "array", lambda: _demo_key(embedder.spec.id, params), compute,
-                       encoder=embedder.spec)
+    Z = get_or_compute(cache, "array", lambda: _demo_key(task, embedder.spec.id, params),
+                       compute, encoder=embedder.spec)
     episode = np.repeat(np.arange(len(states)), [len(s) for s in states])
     return np.asarray(Z), np.concatenate(states), np.concatenate(actions), episode
 
@@ -190,20 +238,20 @@ def _demonstration_data(embedder: _Embedder, params: RolloutParams, cache,
 _CONTROLS: dict = {}
 
 
-def shared_control(params: RolloutParams, cache):
-    """The two-stage policies' shared control (``params.control_members`` MLPs fitted on exact
-    states of ``params.control_demos`` expert episodes), cached as one array; memoised per
-    process."""
+def shared_control(task: SimTask, params: RolloutParams, cache):
+    """The two-stage policies' shared control in ``task`` (``params.control_members`` MLPs
+    fitted on exact states of ``params.control_demos`` expert episodes), cached as one array;
+    memoised per process."""
     from s2r.closedloop.policy.bc import policy_from_array
     from s2r.closedloop.policy.two_stage import fit_state_control
 
-    key = {"kind": "state-control", "rollout_version": ROLLOUT_VERSION, "code": _code_digest(),
+    key = {"kind": "state-control", **_loop_key(task),
            "control_demos": params.control_demos, "demo_steps": params.demo_steps,
            "seed": params.seed, "members": params.control_members}
     name = repr(sorted(key.items()))
     if name not in _CONTROLS:
         def compute() -> np.ndarray:
-            return fit_state_control(params.control_demos, steps=params.demo_steps,
+            return fit_state_control(task, params.control_demos, steps=params.demo_steps,
                                      seed=params.seed,
                                      members=params.control_members).to_array()
 
@@ -212,17 +260,16 @@ def shared_control(params: RolloutParams, cache):
     return _CONTROLS[name]
 
 
-def _fit(embedder: _Embedder, params: RolloutParams, cache, progress):
+def _fit(task: SimTask, embedder: _Embedder, params: RolloutParams, cache, progress):
     from s2r.closedloop.policy.bc import fit_policy
     from s2r.closedloop.policy.two_stage import fit_two_stage
-    from s2r.datasets.demo import PROPRIO_COLUMNS, TASK_COLUMNS
 
-    Z, states, actions, episode = _demonstration_data(embedder, params, cache, progress)
+    Z, states, actions, episode = _demonstration_data(task, embedder, params, cache, progress)
     report(progress, 0, 1, f"fitting the {params.policy} policy on {len(Z)} sim frames")
-    proprio = states[:, PROPRIO_COLUMNS]
+    proprio = task.columns.proprio_of(states)
     if params.policy == "two-stage":
-        control = shared_control(params, cache) if params.control_demos else None
-        policy = fit_two_stage(Z, proprio, states[:, TASK_COLUMNS], actions, episode,
+        control = shared_control(task, params, cache) if params.control_demos else None
+        policy = fit_two_stage(Z, proprio, task.columns.task_of(states), actions, episode,
                                seed=params.seed, control=control)
     else:
         policy = fit_policy(Z, proprio, actions, episode, kind=params.policy, seed=params.seed)
@@ -234,11 +281,10 @@ class _Act:
     """The encoder's policy as run_rollouts' ``act``: fitted on first use; with the static-scene
     memory (two-stage policies, ``params.memory`` > 0) reset at every run."""
 
-    def __init__(self, fit, embedder: _Embedder, params: RolloutParams):
-        from s2r.closedloop.policy.memory import StaticMemory
-
+    def __init__(self, fit, embedder: _Embedder, task: SimTask, params: RolloutParams):
         self._fit, self._embedder, self._policy = fit, embedder, None
-        self.memory = (StaticMemory(params.memory)
+        self.columns = task.columns
+        self.memory = (task.memory(params.memory)
                        if params.policy == "two-stage" and params.memory else None)
 
     def reset(self, n_rollouts: int) -> None:
@@ -246,11 +292,9 @@ class _Act:
             self.memory.reset(n_rollouts)
 
     def __call__(self, frames: np.ndarray, states: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        from s2r.datasets.demo import PROPRIO_COLUMNS
-
         if self._policy is None:
             self._policy = self._fit()
-        Z, proprio = self._embedder(frames, states), states[:, PROPRIO_COLUMNS]
+        Z, proprio = self._embedder(frames, states), self.columns.proprio_of(states)
         if self.memory is None:
             return self._policy.predict(Z, proprio)
         task = self.memory(self._policy.decode(Z), proprio, rows)
@@ -271,18 +315,22 @@ def _outcome(rollouts) -> dict:
                        "states": rollouts.record["states"].tolist()}}
 
 
-def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
+def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
                      params: Optional[RolloutParams] = None, cache=None, device=None,
                      progress: Optional[ProgressCallback] = None) -> dict:
     """Closed-loop outcomes of ``encoder_id``'s sim-trained policy in the sim look and in the
-    real look at every gap.
+    real look at every gap, in the task of the world spec ``spec``.
 
     Parameters
     ----------
     encoder_id : str
         Registry id (``"state"`` uses the state itself).
     gaps : sequence of float in [0, 1]
+    spec : str
+        A world's dataset spec (``"demo"``, ``"demo:height=96,width=128"``): its task
+        (:func:`task_of`); the frame size is ``params``'.
     params : RolloutParams, optional
+        Its None horizon and demonstration length are the task's.
     cache : Cache, False or None
         None = ``Cache()``; False = no caching.
     device : str, optional
@@ -294,55 +342,56 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
         ``{"sim": outcome, "real": {gap: outcome}}``; an outcome holds ``success_rate``,
         its Wilson ``ci_low``/``ci_high``, ``progress`` (mean fraction of the task's stages
         reached) with ``progress_ci_low``/``progress_ci_high``, ``stage_rates`` (per stage of
-        :data:`s2r.closedloop.rollout.STAGES`), per-rollout ``successes``, ``stages`` (furthest
-        stage, 0..6) and ``steps`` and the
+        the task, :attr:`~s2r.worlds.base.SimTask.stages`), per-rollout ``successes``,
+        ``stages`` (furthest stage, 0..len(stages)) and ``steps`` and the
         recorded rollout's ``actions``/``states`` (frames: :func:`recorded_rollout`).
     """
     from s2r.closedloop.rollout import run_rollouts
 
-    params = (params or RolloutParams()).validate()
+    task = task_of(spec)
+    params = (params or RolloutParams()).for_task(task)
     for g in gaps:
         check_number("gap", g, low=0, high=1)
     cache = as_cache(cache)
     embedder = _Embedder(encoder_id, device)
-    act = _Act(lambda: _fit(embedder, params, cache, progress), embedder, params)
+    act = _Act(lambda: _fit(task, embedder, params, cache, progress), embedder, task, params)
+
+    def key(look: str, gap: float) -> dict:
+        return _rollout_key(task, encoder_id, params, look, gap)
 
     def one(look: str, gap: float) -> dict:
         if _is_sim_look(look, gap):       # the same frames, so the same policy's same outcome
-            return get_or_compute(cache, "json",
-                                  lambda: rollout_key(encoder_id, params, look, gap),
+            return get_or_compute(cache, "json", lambda: key(look, gap),
                                   lambda: {**sim, "look": look, "gap": float(gap)},
                                   encoder=encoder_id)   # kept under its own key for readers
 
         def compute() -> dict:
-            r = run_rollouts(act, look=look, gap=gap, n_rollouts=params.rollouts,
+            r = run_rollouts(act, task, look=look, gap=gap, n_rollouts=params.rollouts,
                              horizon=params.horizon, seed=params.seed, height=params.height,
                              width=params.width, record=0, progress=progress)
-            cache.get_or_compute_array(_record_key(encoder_id, params, look, gap),
+            cache.get_or_compute_array({**key(look, gap), "kind": "rollout-frames"},
                                        lambda: r.record["frames"])
             return _outcome(r)
 
-        return get_or_compute(cache, "json", lambda: rollout_key(encoder_id, params, look, gap),
-                              compute, encoder=encoder_id)
+        return get_or_compute(cache, "json", lambda: key(look, gap), compute,
+                              encoder=encoder_id)
 
     sim = one("sim", 0.0)
     return {"sim": sim, "real": {float(g): one("real", float(g)) for g in gaps}}
 
 
 def _is_sim_look(look: str, gap: float) -> bool:
-    """Whether ``look`` at ``gap`` is the real look at gap 0: the demo renders it pixel for
-    pixel as the sim look (tests/closedloop/test_rollout.py), so its rollouts are the sim
-    look's and are not run twice."""
+    """Whether ``look`` at ``gap`` is the real look at gap 0: every world draws it pixel for
+    pixel as the sim look (:mod:`s2r.worlds.base`; tested per world), so its rollouts are the
+    sim look's and are not run twice."""
     return look == "real" and float(gap) == 0.0
 
 
-def _record_key(encoder_id: str, params: RolloutParams, look: str, gap: float) -> dict:
-    return {**rollout_key(encoder_id, params, look, gap), "kind": "rollout-frames"}
-
-
 def recorded_rollout(encoder_id: str, params: RolloutParams, look: str, gap: float,
-                     cache) -> Optional[np.ndarray]:
-    """The cached frames ``(T, H, W, 3) uint8`` of the recorded rollout, or None."""
+                     cache, *, spec) -> Optional[np.ndarray]:
+    """The cached frames ``(T, H, W, 3) uint8`` of the recorded rollout in the task of the
+    world spec ``spec``, or None."""
     if _is_sim_look(look, gap):
         look, gap = "sim", 0.0
-    return cache.get_array(_record_key(encoder_id, params.validate(), look, gap))
+    key = rollout_key(encoder_id, params, look, gap, spec=spec)
+    return cache.get_array({**key, "kind": "rollout-frames"})

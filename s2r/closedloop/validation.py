@@ -1,7 +1,8 @@
 """Predictive validity: do the scores rank encoders the way closed-loop real success does?
 
-:func:`validate` takes a demo dataset spec, encoders and gaps. At every gap it scores each
-encoder on the demo rendered at that gap (:func:`~s2r.pipeline.scores.score_encoders`,
+:func:`validate` takes a world's dataset spec (``demo:...``; any world of
+:data:`s2r.worlds.WORLDS`), encoders and gaps. At every gap it scores each encoder on the
+world's dataset rendered at that gap (:func:`~s2r.pipeline.scores.score_encoders`,
 cached) and measures the real success rate of the encoder's sim-trained policy
 (:func:`~s2r.closedloop.encoder_rollouts.encoder_rollouts`, cached); then, across the image
 encoders (the ``state`` reference is reported, not
@@ -10,8 +11,7 @@ ranked), it correlates each score with real success and with real graded progres
 and Kendall with a bootstrap over encoders and rollouts), per gap and over all gaps (an
 encoder's gaps resampled together).
 
-Only the built-in demo has a simulator behind its frames, so only a demo spec can be
-validated.
+Only a world has a simulator behind its frames, so only a world's spec can be validated.
 """
 
 from __future__ import annotations
@@ -20,37 +20,43 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from s2r.errors import DataError, MetricError
+from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts, world_options
+from s2r.errors import MetricError
 from s2r.metrics import catalogue
 from s2r.metrics.ranks import rank_correlation
-from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts
 from s2r.closedloop.report import ValidationReport
-from s2r.closedloop.rollout import STAGES
 from s2r.progress import ProgressCallback, report
+from s2r.worlds import WORLDS, World
 
-__all__ = ["DEFAULT_ENCODERS", "VALIDATION_VERSION", "demo_options",
-           "validate"]
+__all__ = ["BASE_ENCODERS", "DEFAULT_ENCODERS", "VALIDATION_VERSION", "default_encoders",
+           "demo_options", "validate", "world_options"]
 
 VALIDATION_VERSION = 2
-#: Every encoder that runs offline: the state reference, raw pixels, three ImageNet CNNs,
-#: random-init controls of three architectures (ViT-B is left out for CPU time) and the
-#: sim-trained controls (:data:`s2r.encoders.simcnn_specs.CONTROLS`, trained on first use).
-DEFAULT_ENCODERS = ("state", "pixels", "efficientnet-lite0", "efficientnet-lite1",
-                    "efficientnet-lite2", "resnet18@random", "mobilenetv3@random",
-                    "efficientnet-b0@random", "simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1")
+#: Every encoder that runs offline in every world: the state reference, raw pixels, three
+#: ImageNet CNNs and random-init controls of three architectures (ViT-B is left out for CPU
+#: time).
+BASE_ENCODERS = ("state", "pixels", "efficientnet-lite0", "efficientnet-lite1",
+                 "efficientnet-lite2", "resnet18@random", "mobilenetv3@random",
+                 "efficientnet-b0@random")
 #: What the correlations are computed with: the success rate and graded progress.
 OUTCOMES = ("success", "progress")
 
 
-def demo_options(spec) -> dict:
-    """The demo options of ``spec``; ``DataError`` unless it names the built-in demo."""
-    from s2r.datasets import parse_spec
+def default_encoders(world: World) -> tuple:
+    """What ``validate`` ranks in ``world`` by default: :data:`BASE_ENCODERS` and the world's
+    sim-trained controls (:attr:`~s2r.worlds.base.World.controls`, trained on first use)."""
+    return (*BASE_ENCODERS, *world.controls)
 
-    parsed = parse_spec(spec)
-    if parsed.get("kind") != "demo":
-        raise DataError(f"validate needs the built-in demo (a 'demo:...' spec): only its frames "
-                        f"come from a simulator a policy can be deployed in; got {spec!r}")
-    return dict(parsed["options"])
+
+#: The default encoders of the first registered world (:data:`s2r.worlds.WORLDS`; what the
+#: dashboard's Validation page offers).
+DEFAULT_ENCODERS = default_encoders(next(iter(WORLDS.values())))
+
+
+def demo_options(spec) -> dict:
+    """The options of a world's dataset spec (the name is from when only the demo had a
+    simulator); one-line ``DataError`` for any other dataset."""
+    return world_options(spec)[1]
 
 
 def _scalars(record: dict) -> dict:
@@ -133,12 +139,14 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     Parameters
     ----------
     spec : str
-        A demo dataset spec (``"demo:paired=true,height=96,width=128"``); its ``gap`` is
-        replaced by each of ``gaps``; its frame size is the rollouts'.
+        A world's dataset spec (``"demo:paired=true,height=96,width=128"``); its ``gap`` is
+        replaced by each of ``gaps``; its frame size is the rollouts'; its world's task is the
+        one deployed in.
     encoder_ids : sequence of str
     gaps : sequence of float in [0, 1]
     params : RolloutParams, optional
-        Rollouts, horizon, demonstrations, policy kind, seed (frame size: from ``spec``).
+        Rollouts, horizon, demonstrations, policy kind, seed (frame size: from ``spec``; a
+        None horizon or demonstration length: the task's).
     score_params : ScoreParams, optional
     cache : Cache, False or None
     device : str, optional
@@ -153,12 +161,12 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
         ``results`` (a row per (encoder, gap)), ``correlations``, ``outcomes``, ``stages``,
         ``params``; ``to_dict()`` is the report file of ``python -m s2r validate``. A row
         holds sim and real success and progress with their intervals,
-        ``stages_real``/``stages_sim`` (share of rollouts that reached each stage) and every
-        score; a correlation row its ``outcome`` ("success" or "progress") and the
-        ``encoders`` it ranked (image encoders only).
+        ``stages_real``/``stages_sim`` (share of rollouts that reached each of the task's
+        ``stages``) and every score; a correlation row its ``outcome`` ("success" or
+        "progress") and the ``encoders`` it ranked (image encoders only); ``params`` says
+        what the task is and which state columns are proprioception.
     """
     from s2r.cache import as_cache
-    from s2r.datasets.demo import make_demo
     from s2r.metrics.scoring import ScoreParams
     from s2r.pipeline.scores import score_encoder
 
@@ -168,16 +176,17 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     gaps = [float(g) for g in gaps]
     if not gaps:
         raise MetricError("validate needs at least one gap")
-    options = demo_options(spec)
+    world, options = world_options(spec)
+    task = world.task(options)
     params = RolloutParams(**{**(params or RolloutParams()).to_dict(),
                               "height": int(options["height"]),
-                              "width": int(options["width"])}).validate()
+                              "width": int(options["width"])}).for_task(task)
     score_params = (score_params or ScoreParams()).validate()
     cache = as_cache(cache)
     total = len(ids) * (2 * len(gaps) + 1)
     done = 0
     records = {}
-    framesets = {gap: make_demo(**{**options, "gap": gap}) for gap in gaps}
+    framesets = {gap: world.dataset({**options, "gap": gap}) for gap in gaps}
     for encoder_id in ids:
         _embed_once(list(framesets.values()), encoder_id, cache, device)
         for gap, frameset in framesets.items():
@@ -191,26 +200,23 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
             report(progress, _done, total, f"{_id}: {message}")
 
         report(progress, done, total, f"{encoder_id}: rollouts")
-        result = encoder_rollouts(encoder_id, gaps, params=params, cache=cache, device=device,
-                                  progress=inner)
+        result = encoder_rollouts(encoder_id, gaps, spec=spec, params=params, cache=cache,
+                                  device=device, progress=inner)
         done += len(gaps) + 1
         for gap in gaps:
             outcome = result["real"][gap]
             rows.append(_row(encoder_id, gap, outcome, result["sim"],
                              records[(encoder_id, gap)]))
             outcomes.append({"successes": outcome["successes"],
-                             "progress": [k / len(STAGES) for k in outcome["stages"]]})
+                             "progress": [k / len(task.stages) for k in outcome["stages"]]})
     report(progress, total, total, "rank correlations")
     return ValidationReport(
         results=rows,
         correlations=correlations(rows, outcomes, n_boot=n_boot, seed=params.seed),
         outcomes=[{"encoder": r["encoder"], "gap": r["gap"], **o}
                   for r, o in zip(rows, outcomes)],
-        stages=list(STAGES),
+        stages=list(task.stages),
         params={"validation_version": VALIDATION_VERSION, "dataset": spec,
                 "gaps": gaps, "encoders": ids, "rollouts": params.to_dict(),
                 "scores": score_params.to_dict(), "n_boot": int(n_boot),
-                "proprioception": "state columns 0..9 (end effector, gripper)",
-                "task": "reactive expert demonstrations in the sim look; target hole "
-                        "fixed; compliant gripper and chamfered hole (TaskConfig."
-                        "compliant)"})
+                **task.describe()})

@@ -1,4 +1,4 @@
-"""``python -m s2r validate``: do the scores predict closed-loop real success? (demo only)
+"""``python -m s2r validate``: do the scores predict closed-loop real success? (a world's spec)
 
 ::
 
@@ -18,6 +18,7 @@ score, with bootstrap intervals (see :mod:`s2r.closedloop.validation`).
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from s2r.cli import (add_command, add_dataset_args, add_runtime_args, atomic_output,
@@ -27,19 +28,21 @@ from s2r.errors import S2RError
 
 def register(subparsers) -> None:
     from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams
-    from s2r.closedloop.validation import DEFAULT_ENCODERS
+    from s2r.closedloop.validation import BASE_ENCODERS
+    from s2r.worlds import WORLDS
 
     p = add_command(
         subparsers, "validate",
-        help="closed-loop ground truth on the demo: train a policy on each encoder's sim "
-             "embeddings, deploy it in the real look at each gap, and correlate real success "
-             "with every score",
-        description="Only for the built-in demo (its frames come from a simulator). Writes "
+        help="closed-loop ground truth in a simulated world (the demo): train a policy on each "
+             "encoder's sim embeddings, deploy it in the real look at each gap, and correlate "
+             "real success with every score",
+        description="Only for a simulated world's spec, e.g. demo:... (its frames come from a "
+                    "simulator). Writes "
                     "report.json: one row per (encoder, gap) with the real and sim success "
                     "rates (Wilson intervals) and every score, and the rank correlations "
                     "(Spearman, Kendall, bootstrap intervals over encoders and rollouts).",
         show_defaults=True)
-    add_dataset_args(p)  # closed loop: a demo spec, e.g. 'demo:paired=true,height=96,width=128'
+    add_dataset_args(p)  # closed loop: a world's spec, e.g. 'demo:paired=true,height=96,width=128'
     # (its gap is replaced by each of --gaps; paired=true makes paired retrieval available)
     p.add_argument("--real-results", default=None, metavar="FILE.csv",
                    help="your robot's results instead of the demo's rollouts: a CSV of "
@@ -47,19 +50,24 @@ def register(subparsers) -> None:
                         "correlated with the scores of DATASET (any dataset; the encoders are "
                         "the table's registered ids; no rollouts are run). Checked whole "
                         "before any scoring: at most 1 MiB, 100 tasks, 10^9 trials a row")
-    p.add_argument("--encoders", default=",".join(DEFAULT_ENCODERS), metavar="A,B,...",
-                   help="encoder ids or wildcards (at least 3)")
+    controls = "; ".join(f"{w.name}: {','.join(w.controls)}" for w in WORLDS.values())
+    p.add_argument("--encoders", default=argparse.SUPPRESS, metavar="A,B,...",
+                   help="encoder ids or wildcards (at least 3); default: "
+                        f"{','.join(BASE_ENCODERS)} and the world's simcnn controls "
+                        f"({controls})")
     p.add_argument("--gaps", default="0,0.5,1", metavar="G,G,...",
                    help="sim-to-real gaps in [0, 1]")
     defaults = RolloutParams()
     p.add_argument("--rollouts", type=int, default=defaults.rollouts, metavar="N",
                    help="rollouts per look and gap")
-    p.add_argument("--horizon", type=int, default=defaults.horizon, metavar="T",
-                   help="steps per rollout (the expert needs <= 15)")
+    p.add_argument("--horizon", type=int, default=argparse.SUPPRESS, metavar="T",
+                   help="steps per rollout; default: the task's (the demo's 30; its expert "
+                        "needs <= 15)")
     p.add_argument("--demos", type=int, default=defaults.demos, metavar="N",
                    help="expert demonstrations the policies are trained on")
-    p.add_argument("--demo-steps", type=int, default=defaults.demo_steps, metavar="T",
-                   help="most frames per demonstration (each ends at its success)")
+    p.add_argument("--demo-steps", type=int, default=argparse.SUPPRESS, metavar="T",
+                   help="most frames per demonstration (each ends at its success); default: "
+                        "the task's (the demo's 24)")
     p.add_argument("--policy", choices=POLICIES, default=defaults.policy,
                    help="behaviour cloning on [embedding, proprioception]: two-stage = a probe "
                         "reads the task state, an MLP acts on it; mlp/ridge = end to end")
@@ -123,8 +131,8 @@ def _print_correlations(rows: list) -> None:
 
 def run(args) -> int:
     from s2r.commands.score import expand_encoder_ids
-    from s2r.closedloop.encoder_rollouts import RolloutParams
-    from s2r.closedloop.validation import demo_options, validate
+    from s2r.closedloop.encoder_rollouts import RolloutParams, world_options
+    from s2r.closedloop.validation import default_encoders, validate
     from s2r.pipeline.real_results import MAX_N_BOOT
     from s2r.progress import tqdm_progress
 
@@ -133,19 +141,23 @@ def run(args) -> int:
 
         return run_real_results(args)
     if len(args.dataset) != 1:
-        raise S2RError(f"DATASET: the closed loop needs one demo spec, got {args.dataset}")
+        raise S2RError(f"DATASET: the closed loop needs one world's spec (e.g. demo:...), got "
+                       f"{args.dataset}")
     args.dataset = args.dataset[0]
     out = output_file(args.out, (".json",))
     gaps = _gaps(args.gaps)
-    ids = expand_encoder_ids(args.encoders)
-    if len(ids) < 3:
+    given = getattr(args, "encoders", None)        # default: the world's (below)
+    ids = expand_encoder_ids(given) if given is not None else None
+    if ids is not None and len(ids) < 3:
         raise S2RError(f"--encoders: validate ranks encoders, give at least 3 (got {len(ids)})")
     if not 1 <= args.n_boot <= MAX_N_BOOT:
         raise S2RError(f"--n-boot must be in [1, {MAX_N_BOOT:,}], got {args.n_boot}")
-    options = demo_options(args.dataset)      # a non-demo spec fails before any work
+    world, options = world_options(args.dataset)   # a non-world spec fails before any work
+    ids = ids if ids is not None else list(default_encoders(world))
     seed = args.seed if args.seed is not None else int(options.get("seed", 0))
-    params = RolloutParams(rollouts=args.rollouts, horizon=args.horizon, demos=args.demos,
-                           demo_steps=args.demo_steps, policy=args.policy,
+    params = RolloutParams(rollouts=args.rollouts, horizon=getattr(args, "horizon", None),
+                           demos=args.demos, demo_steps=getattr(args, "demo_steps", None),
+                           policy=args.policy,
                            control_demos=args.control_demos,
                            control_members=args.control_members, memory=args.memory,
                            seed=seed).validate()

@@ -24,8 +24,11 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from s2r.datasets._checks import DataWarning, existing_path
+from s2r.datasets.world import (LARGE_OPTION, MAX_WORLD_BYTES, MAX_WORLD_FRAMES, is_world,
+                                is_world_spec, load_world, parse_world, world_identity)
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
+from s2r.worlds import WORLDS
 
 __all__ = ["DEMO_DEFAULTS", "DataWarning", "LARGE_OPTION", "MAX_DEMO_BYTES", "MAX_DEMO_FRAMES",
            "load_dataset", "parse_spec", "storage_identity"]
@@ -34,92 +37,12 @@ Spec = Union[str, Path, Sequence[Union[str, Path]]]
 
 
 
-def _demo_defaults() -> dict:
-    import inspect
-
-    from s2r.datasets.demo import make_demo
-
-    return {name: p.default for name, p in inspect.signature(make_demo).parameters.items()
-            if name != "progress"}
-
-
-#: Options of a ``demo:...`` spec and their defaults: the keyword arguments of ``make_demo``
-#: (episodes 12, steps 24, gap 0.5, seed 0, paired False, height 240, width 320; the size was
-#: chosen by measurement, ``bench/choose_demo_size.py``).
-DEMO_DEFAULTS = _demo_defaults()
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+#: Options of a ``demo:...`` spec and their defaults (the demo world's,
+#: :attr:`s2r.worlds.demo.world.DemoWorld.options`; kept under this name for its readers).
+DEMO_DEFAULTS = dict(WORLDS["demo"].options)
+#: The size limit of a world's (the demo's) dataset; kept under these names for their readers.
+MAX_DEMO_FRAMES, MAX_DEMO_BYTES = MAX_WORLD_FRAMES, MAX_WORLD_BYTES
 _FILE_KINDS = {".zarr": "furniturebench", ".hdf5": "robomimic", ".h5": "robomimic"}
-
-
-def _parse_bool(key: str, text: str, spec: str) -> bool:
-    low = text.strip().lower()
-    if low in _TRUE + _FALSE:
-        return low in _TRUE
-    raise DataError(f"dataset spec {spec!r}: option {key}={text!r} must be true or false")
-
-
-def _parse_demo_value(key: str, text: str, spec: str):
-    """Convert one ``key=value`` of a demo spec to the type of its default."""
-    default = DEMO_DEFAULTS[key]
-    where = f"dataset spec {spec!r}: option {key}={text!r}"
-    if isinstance(default, bool):
-        return _parse_bool(key, text, spec)
-    try:
-        return int(text) if isinstance(default, int) else float(text)
-    except ValueError:
-        kind = "an integer" if isinstance(default, int) else "a number"
-        raise DataError(f"{where} must be {kind}") from None
-
-
-#: The demo's size limit, checked before rendering: frames in both domains, and the bytes they
-#: take decoded (frames x height x width x 3). ``large=true`` in the spec (``--large`` for
-#: ``python -m s2r demo``) lifts it, explicitly.
-MAX_DEMO_FRAMES = 50_000
-MAX_DEMO_BYTES = 2 * 1024**3
-LARGE_OPTION = "large"
-
-
-def check_demo_size(options: dict, where: str) -> None:
-    """Raise :class:`DataError` when the demo ``options`` ask for more than the size limit."""
-    frames = 2 * int(options["episodes"]) * int(options["steps"])
-    nbytes = frames * int(options["height"]) * int(options["width"]) * 3
-    if frames > MAX_DEMO_FRAMES or nbytes > MAX_DEMO_BYTES:
-        raise DataError(f"{where}: {options['episodes']} episodes x {options['steps']} steps x 2 "
-                        f"domains = {frames:,} frames of {options['height']}x{options['width']} "
-                        f"({nbytes / 1024**3:.1f} GiB) is over the demo's limit of "
-                        f"{MAX_DEMO_FRAMES:,} frames and {MAX_DEMO_BYTES // 1024**3} GiB; add "
-                        f"{LARGE_OPTION}=true to render it anyway")
-
-
-def _parse_demo(spec: str) -> dict:
-    from s2r.datasets.demo import check_demo_params  # the demo's own limits, one source of truth
-
-    options = dict(DEMO_DEFAULTS)
-    _, _, rest = spec.partition(":")
-    seen, large = set(), False
-    for item in filter(None, (s.strip() for s in rest.split(","))):
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if key in seen:
-            raise DataError(f"dataset spec {spec!r}: option {key!r} is given twice; give each "
-                            "option once")
-        seen.add(key)
-        if key == LARGE_OPTION:
-            large = _parse_bool(key, value.strip(), spec)
-            continue
-        if key not in DEMO_DEFAULTS:
-            raise DataError(f"dataset spec {spec!r}: unknown demo option {key!r}; known options: "
-                            f"{', '.join(DEMO_DEFAULTS)}")
-        if not eq or not value.strip():
-            raise DataError(f"dataset spec {spec!r}: option {key!r} needs a value ({key}=...)")
-        options[key] = _parse_demo_value(key, value.strip(), spec)
-    try:
-        check_demo_params(**options)
-    except DataError as exc:
-        raise DataError(f"dataset spec {spec!r}: {str(exc).replace('make_demo: ', '')}") from None
-    if not large:
-        check_demo_size(options, f"dataset spec {spec!r}")
-    return {"kind": "demo", "options": options}
 
 
 def _file_kind(path: str) -> Optional[str]:
@@ -206,8 +129,8 @@ def parse_spec(spec: Spec) -> dict:
         raise DataError(f"a dataset spec is a string or a list of 1-2 paths, got "
                         f"{type(spec).__name__}")
     text = str(spec)
-    if isinstance(spec, str) and (text == "demo" or text.startswith("demo:")):
-        return _parse_demo(text)
+    if isinstance(spec, str) and is_world_spec(text):
+        return parse_world(text)
     kind = _file_kind(text)
     if kind is not None:
         suffix = ".zarr.zip" if text.lower().endswith(".zarr.zip") else Path(text).suffix
@@ -249,14 +172,12 @@ def load_dataset(spec: Spec, *, image_key: Optional[str] = None, action_key: Opt
     kind = parsed["kind"]
     keys = {"image_key": image_key, "action_key": action_key, "state_key": state_key}
     given = [k for k, v in keys.items() if v is not None]
-    if kind in ("demo", "folder") and given:
+    if (is_world(kind) or kind == "folder") and given:
         raise DataError(f"--{given[0].replace('_', '-')} applies to zarr and HDF5 files and "
                         "LeRobot datasets only; "
                         f"a {kind} dataset has one image set and its own action columns")
-    if kind == "demo":
-        from s2r.datasets.demo import make_demo
-
-        fs = make_demo(**parsed["options"], progress=progress)
+    if is_world(kind):
+        fs = load_world(parsed, progress)
     elif kind == "folder":
         from s2r.datasets.folder import load_folder
 
@@ -290,8 +211,8 @@ def storage_identity(spec: Spec) -> bytes:
 
     parsed = parse_spec(spec)
     kind = parsed["kind"]
-    if kind == "demo":
-        return digest("demo")
+    if is_world(kind):
+        return world_identity(parsed)
     paths = [parsed["path"]] if kind == "folder" else [parsed["sim"], parsed["real"]]
     if kind == "lerobot":  # a hub id: its cached snapshot (no download), else the id itself
         from s2r.datasets.lerobot_hub import local_root

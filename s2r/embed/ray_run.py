@@ -71,15 +71,17 @@ def dataset_reference(frameset, dataset: Optional[dict]) -> Optional[dict]:
     -------
     dict or None
         ``{"spec", "keys", "fingerprint"}`` for a dataset on storage; None without
-        ``dataset`` and for the demo (its frames are made in memory: they go through the
-        object store once instead of being rendered again on every worker).
+        ``dataset`` and for a world's (the demo's) dataset (its frames are made in memory:
+        they go through the object store once instead of being rendered again on every
+        worker).
     """
     if not dataset:
         return None
     from s2r.datasets import parse_spec
+    from s2r.datasets.world import is_world
 
     spec = dataset["spec"]
-    if parse_spec(spec)["kind"] == "demo":
+    if is_world(parse_spec(spec)["kind"]):
         return None
     keys = {k: v for k, v in (dataset.get("keys") or {}).items() if v is not None}
     spec = [str(s) for s in spec] if isinstance(spec, (list, tuple)) else str(spec)

@@ -1,8 +1,10 @@
 """Registry entries of the ``simcnn`` controls (data only; the backend is
 :mod:`s2r.encoders.backends.simcnn`, the network :mod:`s2r.encoders.simcnn`).
 
-The demo's built-in controls are listed once, in :data:`CONTROLS` (id -> appearance
-randomisation strength); :data:`SIMCNN_CONTROLS` are their specs, which
+The built-in controls are declared by their worlds (:attr:`s2r.worlds.base.World.controls`,
+read through :data:`s2r.worlds.WORLDS`: one entry per control, with its training recipe and
+registry text); :data:`CONTROLS` (id -> appearance randomisation strength) and
+:data:`CONTROL_VERSIONS` are views of them, :data:`SIMCNN_CONTROLS` their specs, which
 :mod:`s2r.encoders.builtins` appends to the built-in registry. Their transfer order is known
 before any rollout: more randomisation, smaller sim-to-real gap.
 """
@@ -11,18 +13,18 @@ from __future__ import annotations
 
 from s2r.encoders.spec import (BuildSpec, CamSpec, CheckpointSpec, EncoderSpec, Preprocessing,
                                TableFacts, WeightsSpec)
+from s2r.worlds import controls as _world_controls
 
 __all__ = ["CONTROLS", "CONTROL_VERSIONS", "SIMCNN_CONTROLS", "simcnn_spec"]
 
 #: Built-in controls: id -> appearance randomisation strength in [0, 1] of their training.
-CONTROLS = {"simcnn-dr0": 0.0, "simcnn-dr0.5": 0.5, "simcnn-dr1": 1.0}
-#: Each control's training-recipe version, part of its weights file name: bumped whenever how
-#: that control is trained changes (:mod:`s2r.encoders.backends.simcnn`), so a file trained the
-#: old way is never reused and a control whose recipe did not change is not retrained.
-#: 2: 750 training episodes instead of 250; 3 (the randomised controls): 1,500. The file's
-#: metadata stores the whole recipe as well (``control_recipe`` in the backend), checked on
-#: every load, so a file at this name that s2r did not train for the control is never used.
-CONTROL_VERSIONS = {"simcnn-dr0": 2, "simcnn-dr0.5": 3, "simcnn-dr1": 3}
+CONTROLS = {cid: c.strength for cid, c in _world_controls().items()}
+#: Each control's training-recipe version, part of its weights file name: bumped (by its world)
+#: whenever how that control is trained changes, so a file trained the old way is never
+#: reused and a control whose recipe did not change is not retrained. The file's metadata
+#: stores the whole recipe as well (``control_recipe`` in the backend), checked on every load,
+#: so a file at this name that s2r did not train for the control is never used.
+CONTROL_VERSIONS = {cid: c.version for cid, c in _world_controls().items()}
 _DIM, _INPUT = 128, (48, 64)
 #: Parameters of SimCNN's convolutions and batch norms (any input size: the spatial soft-argmax
 #: makes the Linear layer's input 64 wide); the Linear layer adds 65 per embedding dimension.
@@ -49,14 +51,7 @@ def simcnn_spec(*, id: str, file: str, dim: int = _DIM, input_size: tuple = _INP
 
 
 SIMCNN_CONTROLS = tuple(
-    simcnn_spec(id=cid, file=f"{cid}.v{CONTROL_VERSIONS[cid]}.safetensors",
-                name=f"Sim CNN, randomisation {s:g}",
+    simcnn_spec(id=c.id, file=f"{c.id}.v{c.version}.safetensors", name=c.name,
                 training_type="Supervised (sim frames, control)",
-                pretraining_data=f"Demo sim frames, appearance randomisation {s:g}",
-                notes=f"A control, not a pretrained encoder: a small CNN trained on the demo's "
-                      f"expert episodes to predict the state, rendered with the demo "
-                      f"renderer's appearance parameters randomised at strength {s:g} (real "
-                      f"looks at gaps drawn from [0, {s:g}] with other seeds than "
-                      f"validation's). More randomisation: smaller gap, by construction. "
-                      f"Trained once on first use, then kept in the weights folder.")
-    for cid, s in CONTROLS.items())
+                pretraining_data=c.pretraining_data, notes=c.notes)
+    for c in _world_controls().values())

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from s2r.closedloop.encoder_rollouts import RolloutParams, recorded_rollout, rollout_key
+from s2r.closedloop.encoder_rollouts import (RolloutParams, recorded_rollout, rollout_key,
+                                             task_of)
 from s2r.errors import S2RError
 from s2r.pipeline.saliency import PairSaliency, explain_pairs
 from s2r.saliency import as_target
@@ -22,7 +23,7 @@ from s2r.saliency import as_target
 __all__ = ["rollout_saliency"]
 
 
-def rollout_saliency(encoder, params: RolloutParams, gap: float, step: int, *,
+def rollout_saliency(encoder, spec, params: RolloutParams, gap: float, step: int, *,
                      method: str = "gradcam", cache=None) -> PairSaliency:
     """Saliency maps of step ``step`` of ``encoder``'s recorded real-look rollout at ``gap``
     and of the same state rendered in the sim look.
@@ -31,6 +32,9 @@ def rollout_saliency(encoder, params: RolloutParams, gap: float, step: int, *,
     ----------
     encoder : Encoder
         The built encoder the policy embedded with (its ``spec.id`` names the rollout).
+    spec : str
+        The world's dataset spec the validation ran on (``"demo:..."``): its task renders
+        the sim look.
     params : RolloutParams
         The rollouts' parameters, frame size included (the dataset's).
     gap : float
@@ -57,11 +61,12 @@ def rollout_saliency(encoder, params: RolloutParams, gap: float, step: int, *,
     from s2r.cache import as_cache
     from s2r.closedloop.rollout import render_rollout_frame
 
-    cache, params = as_cache(cache), params.validate()
+    task = task_of(spec)
+    cache, params = as_cache(cache), params.for_task(task)
     encoder_id = encoder.spec.id
-    frames = recorded_rollout(encoder_id, params, "real", gap, cache)
-    record = (cache.get_json(rollout_key(encoder_id, params, "real", gap), {}) or {}) \
-        .get("record") or {}
+    frames = recorded_rollout(encoder_id, params, "real", gap, cache, spec=spec)
+    record = (cache.get_json(rollout_key(encoder_id, params, "real", gap, spec=spec), {})
+              or {}).get("record") or {}
     if frames is None or not record.get("states"):
         raise S2RError(f"the recorded rollout of {encoder_id} at gap {gap:g} is not in the "
                        "cache: run the validation first")
@@ -69,7 +74,7 @@ def rollout_saliency(encoder, params: RolloutParams, gap: float, step: int, *,
         raise S2RError(f"step {step} is not a step of the recorded rollout of {encoder_id} at "
                        f"gap {gap:g} (0..{len(frames) - 1})")
     step = int(step)
-    sim = render_rollout_frame(record["states"][step], k=record["index"], look="sim",
+    sim = render_rollout_frame(task, record["states"][step], k=record["index"], look="sim",
                                seed=params.seed, height=params.height, width=params.width,
                                step=step)
     target = as_target("embedding")

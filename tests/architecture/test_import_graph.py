@@ -79,9 +79,12 @@ def test_the_checker_passes_a_clean_package(tmp_path):
     assert ig.layer_of("app_pages.1_Scores") < ig.layer_of("ui.charts") < ig.layer_of("s2r.cli") \
         < ig.layer_of("s2r.pipeline.scores") < ig.layer_of("s2r.metrics.dis") \
         < ig.layer_of("s2r.cache.store") < ig.layer_of("s2r.errors")
-    # the most specific prefix wins: the closed loop spans three layers
-    assert [ig.layer_of(f"s2r.closedloop.{m}") for m in ("validation", "rollout", "sim.task")] \
-        == [ig.layer_of("s2r.pipeline"), ig.layer_of("s2r.metrics"), ig.layer_of("s2r.datasets")]
+    # the most specific prefix wins: the closed loop's pipeline step above its computation;
+    # the worlds are sources, beside the dataset formats and the encoders
+    assert [ig.layer_of(f"s2r.closedloop.{m}") for m in ("validation", "rollout", "policy.bc")] \
+        == [ig.layer_of("s2r.pipeline"), ig.layer_of("s2r.metrics"), ig.layer_of("s2r.metrics")]
+    assert ig.layer_of("s2r.worlds.demo.task") == ig.layer_of("s2r.datasets") \
+        == ig.layer_of("s2r.encoders.backends.simcnn")
 
 
 def test_the_checker_finds_the_library_reaching_the_dashboard_and_long_ui_modules(tmp_path):
@@ -119,3 +122,42 @@ def test_the_checker_finds_the_library_reaching_the_dashboard_and_long_ui_module
         "s2r.installed:2 import s2r_dashboard"])
     assert f"too long: ui.long: {ig.MAX_UI_LINES + 1} lines" in found
     assert len(found) == len(reach) + 1          # the dashboard itself may import freely
+
+
+
+def test_the_checker_finds_private_names_imported_across_packages(tmp_path):
+    _fake_package(tmp_path, {
+        "__init__.py": "",
+        "worlds/__init__.py": "_REGISTRY = {}\n",
+        "worlds/demo/__init__.py": "",
+        "worlds/demo/policy.py": "def _waypoints():\n    pass\n",
+        "worlds/demo/scripted.py": "from s2r.worlds.demo.policy import _waypoints\n",  # fine
+        "worlds/demo/expert.py": "from .policy import _waypoints\n",               # fine
+        "worlds/other.py": "from s2r.worlds import _REGISTRY\n",           # own package: fine
+        "closedloop/__init__.py": "",
+        "closedloop/rollout.py": "def f():\n    from s2r.worlds.demo.policy import "
+                                 "_waypoints, __doc__\n",
+        "closedloop/validation.py": "from s2r.worlds import _REGISTRY\n",
+        "closedloop/bc.py": "from s2r.worlds.demo.policy import waypoints_\n",   # not private
+    })
+    found = ig.problems(tmp_path)
+    assert sorted(found) == [
+        "private name: s2r.closedloop.rollout -> s2r.worlds.demo.policy._waypoints",
+        "private name: s2r.closedloop.validation -> s2r.worlds._REGISTRY"]
+
+
+def test_the_worlds_never_import_the_datasets_encoders_or_cache_beside_them(tmp_path):
+    _fake_package(tmp_path, {
+        "__init__.py": "",
+        "frameset.py": "",
+        "datasets/__init__.py": "from s2r import worlds\n",              # a source using it
+        "encoders/__init__.py": "",
+        "encoders/simcnn.py": "def f():\n    from s2r.worlds import WORLDS\n",
+        "worlds/__init__.py": "from s2r.worlds import demo\n",
+        "worlds/demo/__init__.py": "from s2r import frameset\nfrom . import controls\n",
+        "worlds/demo/controls.py": "def f():\n    import s2r.encoders.simcnn\n",
+    })
+    assert ig.problems(tmp_path) == [
+        "import cycle: s2r.encoders.simcnn -> s2r.worlds -> s2r.worlds.demo -> "
+        "s2r.worlds.demo.controls",
+        "layer: s2r.worlds.demo.controls -> s2r.encoders.simcnn"]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from s2r.cli import main
-from s2r.datasets.demo import make_demo
+from s2r.worlds.demo.dataset import make_demo
 from s2r.datasets.folder import load_folder
 from tests.helpers import REPO
 

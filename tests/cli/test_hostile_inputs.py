@@ -1133,7 +1133,8 @@ def cli_case_embed_ray_cluster_unreachable(root):
 def cli_case_validate_not_the_demo(root):
     out = root / "r.json"
     return Case(["validate", str(root), "--out", str(out)],
-                ["validate needs the built-in demo"], outputs=[out])
+                ["validate needs a simulated world's dataset spec", "demo:..."],
+                outputs=[out])
 
 
 def cli_case_validate_gap_out_of_range(root):

@@ -1,15 +1,25 @@
-"""Closed-loop evaluation: the reactive expert, demonstrations, batched rollouts, and a policy
-trained on the state against one trained on shuffled actions (issue 14's ground truth)."""
+"""Closed-loop rollouts (s2r.closedloop.rollout) in a world's task -- the demo's here: the
+expert succeeds, doing nothing does not, looks differ only in appearance, a policy trained on
+the state succeeds far above one on shuffled actions (issue 14's ground truth)."""
 
 import numpy as np
 import pytest
 
-from s2r.datasets.demo.scene import hole_positions
-from s2r.closedloop.sim.expert import TARGET_CORNER, ReactiveExpert
-from s2r.errors import MetricError
 from s2r.closedloop.policy.bc import fit_policy
-from s2r.datasets.demo import PROPRIO_COLUMNS
-from s2r.closedloop.rollout import demonstrations, run_rollouts
+from s2r.closedloop.rollout import run_rollouts as _run_rollouts
+from s2r.errors import MetricError
+from s2r.worlds import WORLDS
+from s2r.worlds.demo.evaluation import demonstrations
+from s2r.worlds.demo.expert import ReactiveExpert
+
+TASK = WORLDS["demo"].task({})
+PROPRIO = TASK.columns.proprio_of
+STAGES = TASK.stages
+
+
+def run_rollouts(act, **kw):
+    return _run_rollouts(act, TASK, **kw)
+
 
 EXPERT = ReactiveExpert()
 
@@ -69,15 +79,6 @@ def test_the_real_look_at_gap_0_is_the_sim_look_pixel_for_pixel():
         np.testing.assert_array_equal(getattr(runs[0], field), getattr(runs[1], field))
 
 
-def test_the_target_hole_is_the_fixed_corner_of_the_tabletop():
-    demo = next(demonstrations(1, 30, height=64, width=64, seed=2))
-    assert demo.success
-    top = demo.states[0, 19:22]
-    hole = hole_positions(top[:2], float(top[2]))[TARGET_CORNER]
-    leg = demo.states[-1, 10:12]
-    assert np.linalg.norm(leg - hole) < 0.02
-
-
 def test_bad_policies_and_arguments_are_refused():
     with pytest.raises(MetricError, match="actions of shape"):
         run_rollouts(lambda f, s: np.zeros((len(s), 3)), look="sim", n_rollouts=2, horizon=2,
@@ -95,8 +96,8 @@ def _state_policy(shuffle: bool):
     if shuffle:
         actions = actions[np.random.default_rng(0).permutation(len(actions))]
     episode = np.repeat(np.arange(len(demos)), [len(d.states) for d in demos])
-    policy = fit_policy(states, states[:, PROPRIO_COLUMNS], actions, episode, kind="mlp")
-    return lambda frames, s: policy.predict(s, s[:, PROPRIO_COLUMNS])
+    policy = fit_policy(states, PROPRIO(states), actions, episode, kind="mlp")
+    return lambda frames, s: policy.predict(s, PROPRIO(s))
 
 
 @pytest.mark.slow
@@ -110,8 +111,6 @@ def test_a_policy_on_the_state_succeeds_far_above_one_on_shuffled_actions():
 
 
 def test_the_expert_climbs_every_stage_and_doing_nothing_none():
-    from s2r.closedloop.rollout import STAGES
-
     r = run_rollouts(expert_act, look="sim", n_rollouts=6, horizon=30, height=32, width=32,
                      seed=4)
     assert r.success.all() and (r.stages == len(STAGES)).all()
@@ -125,38 +124,6 @@ def test_the_expert_climbs_every_stage_and_doing_nothing_none():
     assert n.stages.max() <= 1 and n.progress <= 1 / len(STAGES)
     low, high = n.progress_interval()
     assert low <= n.progress <= high
-
-
-def test_stages_are_reached_in_order_along_an_expert_episode():
-    from s2r.closedloop.sim.expert import eval_layout
-    from s2r.closedloop.sim.task import TaskSim
-    from s2r.closedloop.rollout import EVAL_CONFIG, stage_of
-
-    rng = np.random.default_rng(11)
-    sim = TaskSim(EVAL_CONFIG)
-    sim.reset(eval_layout(rng), rng=rng)
-    seen = [stage_of(sim)]
-    for _ in range(30):
-        sim.step(EXPERT.act(sim.state))
-        seen.append(stage_of(sim))
-        if sim.success():
-            break
-    firsts = [seen.index(k) for k in range(1, 7)]     # every stage is reached ...
-    assert firsts == sorted(firsts)                   # ... in the task's order
-    assert seen[-1] == 6
-
-
-def test_state_demonstrations_are_seeded_and_labelled_by_the_expert():
-    from s2r.closedloop.rollout import state_demonstrations
-
-    S, A, E = state_demonstrations(4, 24, seed=3)
-    S2, A2, E2 = state_demonstrations(4, 24, seed=3)
-    np.testing.assert_array_equal(S, S2)
-    np.testing.assert_array_equal(A, EXPERT.act_batch(S))
-    assert set(E) == {0, 1, 2, 3}
-    Sn, An, _ = state_demonstrations(4, 24, seed=3, noise=0.01)
-    np.testing.assert_array_equal(An, EXPERT.act_batch(Sn))   # clean labels under noise
-    assert not np.array_equal(Sn[:len(S)], S[:len(Sn)])
 
 
 def test_an_mlp_policy_survives_the_array_round_trip():
@@ -192,10 +159,29 @@ def test_a_policy_ensemble_acts_with_its_members_mean_and_survives_the_array_rou
 def test_the_shared_controls_first_member_is_the_single_mlp():
     from s2r.closedloop.policy.two_stage import fit_state_control, member_seed
 
-    one = fit_state_control(6, steps=16, seed=3, max_epochs=3)
-    three = fit_state_control(6, steps=16, seed=3, members=3, max_epochs=3)
+    one = fit_state_control(TASK, 6, steps=16, seed=3, max_epochs=3)
+    three = fit_state_control(TASK, 6, steps=16, seed=3, members=3, max_epochs=3)
     np.testing.assert_array_equal(three.members[0].to_array(), one.to_array())
     assert len({member_seed(3, j) for j in range(3)} | {member_seed(4, 1)}) == 4
     assert not np.array_equal(three.members[1].to_array(), one.to_array())
     with pytest.raises(MetricError, match="members"):
-        fit_state_control(6, steps=16, seed=3, members=0)
+        fit_state_control(TASK, 6, steps=16, seed=3, members=0)
+
+
+def test_run_rollouts_resets_a_stateful_policy_and_names_the_rollout_of_every_row():
+    expert, seen = ReactiveExpert(), []
+
+    class Stateful:
+        def reset(self, n):
+            seen.append(("reset", n))
+
+        def __call__(self, frames, states, rows):
+            seen.append(tuple(int(r) for r in rows))
+            return expert.act_batch(states)
+
+    r = run_rollouts(Stateful(), look="sim", n_rollouts=3, horizon=30, height=32, width=32,
+                     seed=2)
+    assert seen[0] == ("reset", 3) and seen[1] == (0, 1, 2)
+    assert r.success.all()
+    # rows shrink as rollouts succeed, and only the unfinished ones are named
+    assert len(seen[-1]) < 3

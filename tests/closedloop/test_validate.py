@@ -22,7 +22,7 @@ SPEC = "demo:paired=true,episodes=3,steps=6,height=64,width=64"
 
 def test_outcomes_are_cached_and_a_hit_fits_no_policy(tmp_path, monkeypatch):
     cache = Cache(tmp_path / "c")
-    first = R.encoder_rollouts("state", [0.0, 1.0], params=TINY, cache=cache)
+    first = R.encoder_rollouts("state", [0.0, 1.0], spec=SPEC, params=TINY, cache=cache)
     assert set(first["real"]) == {0.0, 1.0}
     for outcome in (first["sim"], *first["real"].values()):
         assert len(outcome["successes"]) == 3 and len(outcome["steps"]) == 3
@@ -32,7 +32,7 @@ def test_outcomes_are_cached_and_a_hit_fits_no_policy(tmp_path, monkeypatch):
         assert outcome["progress"] == pytest.approx(np.mean(outcome["stages"]) / 6)
         assert len(outcome["stage_rates"]) == 6
         assert outcome["stage_rates"][-1] == outcome["success_rate"]
-    frames = R.recorded_rollout("state", TINY, "real", 1.0, cache)
+    frames = R.recorded_rollout("state", TINY, "real", 1.0, cache, spec=SPEC)
     assert frames.shape[1:] == (64, 64, 3)
     assert len(frames) == len(first["real"][1.0]["record"]["actions"])
 
@@ -40,10 +40,10 @@ def test_outcomes_are_cached_and_a_hit_fits_no_policy(tmp_path, monkeypatch):
         raise AssertionError("a cached outcome refitted the policy")
 
     monkeypatch.setattr(R, "_fit", no_fit)
-    again = R.encoder_rollouts("state", [1.0, 0.0], params=TINY, cache=cache)
+    again = R.encoder_rollouts("state", [1.0, 0.0], spec=SPEC, params=TINY, cache=cache)
     assert again["real"][1.0] == first["real"][1.0] and again["sim"] == first["sim"]
     with pytest.raises(AssertionError, match="refitted"):      # a new gap is a miss
-        R.encoder_rollouts("state", [0.5], params=TINY, cache=cache)
+        R.encoder_rollouts("state", [0.5], spec=SPEC, params=TINY, cache=cache)
 
 
 def test_the_real_look_at_gap_0_reuses_the_sim_looks_rollouts(tmp_path, monkeypatch):
@@ -53,34 +53,47 @@ def test_the_real_look_at_gap_0_reuses_the_sim_looks_rollouts(tmp_path, monkeypa
 
     real_run = rollout.run_rollouts
 
-    def counting(act, **kw):
+    def counting(act, task, **kw):
         calls.append((kw["look"], kw["gap"]))
-        return real_run(act, **kw)
+        return real_run(act, task, **kw)
 
     monkeypatch.setattr(rollout, "run_rollouts", counting)
     cache = Cache(tmp_path / "c")
-    out = R.encoder_rollouts("pixels", [0.0, 1.0], params=TINY, cache=cache)
+    out = R.encoder_rollouts("pixels", [0.0, 1.0], spec=SPEC, params=TINY, cache=cache)
     assert calls == [("sim", 0.0), ("real", 1.0)]
     zero, sim = out["real"][0.0], out["sim"]
     assert (zero["look"], zero["gap"]) == ("real", 0.0)
     assert {k: v for k, v in zero.items() if k not in ("look", "gap")} == {
         k: v for k, v in sim.items() if k not in ("look", "gap")}
-    np.testing.assert_array_equal(R.recorded_rollout("pixels", TINY, "real", 0.0, cache),
-                                  R.recorded_rollout("pixels", TINY, "sim", 0.0, cache))
+    np.testing.assert_array_equal(R.recorded_rollout("pixels", TINY, "real", 0.0, cache,
+                                                     spec=SPEC),
+                                  R.recorded_rollout("pixels", TINY, "sim", 0.0, cache,
+                                                     spec=SPEC))
     # readers of the record by its key (the Validation page's rollout viewer) find it
-    kept = cache.get_json(R.rollout_key("pixels", TINY, "real", 0.0))
+    kept = cache.get_json(R.rollout_key("pixels", TINY, "real", 0.0, spec=SPEC))
     assert kept == zero and kept["record"]["states"] == sim["record"]["states"]
 
 
-def test_the_key_holds_every_parameter_and_the_code():
-    base = R.rollout_key("pixels", TINY, "real", 0.5)
-    assert R.rollout_key("pixels", TINY, "real", 0.5) == base
-    for changed in (R.rollout_key("pixels", TINY, "real", 1.0),
+def test_the_key_holds_every_parameter_the_code_and_the_task():
+    base = R.rollout_key("pixels", TINY, "real", 0.5, spec=SPEC)
+    assert R.rollout_key("pixels", TINY, "real", 0.5, spec="demo") == base   # the same task
+    for changed in (R.rollout_key("pixels", TINY, "real", 1.0, spec=SPEC),
                     R.rollout_key("pixels", R.RolloutParams(**{**TINY.to_dict(), "demos": 5}),
-                                  "real", 0.5),
-                    R.rollout_key("efficientnet-lite0", TINY, "real", 0.5)):
+                                  "real", 0.5, spec=SPEC),
+                    R.rollout_key("efficientnet-lite0", TINY, "real", 0.5, spec=SPEC)):
         assert changed != base
-    assert base["code"] and R.rollout_key("pixels", TINY, "sim", 0.3)["gap"] is None
+    assert base["code"] and R.rollout_key("pixels", TINY, "sim", 0.3, spec=SPEC)["gap"] is None
+    assert base["task"] == R.task_of(SPEC).identity()
+
+
+def test_the_defaults_of_horizon_and_demonstrations_are_the_tasks():
+    task = R.task_of(SPEC)
+    p = R.RolloutParams().for_task(task)
+    assert (p.horizon, p.demo_steps) == (task.horizon, task.demo_steps) == (30, 24)
+    assert R.RolloutParams(horizon=7).for_task(task).horizon == 7
+    # the key of unresolved parameters is the key of the task's
+    assert R.rollout_key("state", R.RolloutParams(), "sim", 0, spec=SPEC) == R.rollout_key(
+        "state", R.RolloutParams(horizon=30, demo_steps=24), "sim", 0, spec=SPEC)
 
 
 @pytest.mark.slow
@@ -111,8 +124,12 @@ def test_validate_reports_every_row_score_and_correlation(tmp_path):
 
 
 def test_validate_refuses_what_it_cannot_do(tmp_path):
-    with pytest.raises(DataError, match="built-in demo"):
+    with pytest.raises(DataError, match="validate needs a simulated world's dataset spec "
+                                        r"\('demo:\.\.\.'\): only a world's frames come from a "
+                                        "simulator"):
         validate(str(tmp_path), ["state", "pixels", "efficientnet-lite0"], [0.5])
+    with pytest.raises(DataError, match="needs a simulated world's dataset spec"):
+        R.encoder_rollouts("state", [0.5], spec=str(tmp_path), params=TINY)
     with pytest.raises(MetricError, match="at least 3 encoders"):
         validate(SPEC, ["state", "pixels"], [0.5])
 

@@ -158,7 +158,7 @@ def test_hdf5_one_frame_edited_in_place_changes_the_fingerprint(tmp_path):
 
 # ----------------------------------------------------------------------------- demo
 def test_demo_fingerprint_names_parameters_and_not_the_storage(monkeypatch):
-    from s2r.datasets.demo import make_demo
+    from s2r.worlds.demo.dataset import make_demo
 
     a = make_demo(episodes=2, steps=4, height=64, width=80)
     assert make_demo(episodes=2, steps=4, height=64, width=80).fingerprint == a.fingerprint
@@ -177,7 +177,7 @@ def test_in_memory_frames_are_hashed_whole():
 def test_embedding_after_a_frame_edit_is_recomputed_not_served_stale(tmp_path):
     """The issue's reproduction: embed, invert one frame, embed again with the cache: the
     result equals a cache-free run on the edited data (it used to return the old rows)."""
-    from s2r.datasets.demo import make_demo
+    from s2r.worlds.demo.dataset import make_demo
 
     root = write_folder(make_demo(episodes=3, steps=20, height=64, width=80), tmp_path / "d")
     cache = Cache(tmp_path / "cache")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from s2r.cache import Cache
-from s2r.datasets.demo import make_demo
+from s2r.worlds.demo.dataset import make_demo
 from s2r.embed import distinct, embed_frameset
 
 

@@ -21,7 +21,7 @@ import torch
 from s2r.cache import Cache
 from s2r.cli import main
 from s2r.datasets import load_dataset
-from s2r.datasets.demo import make_demo
+from s2r.worlds.demo.dataset import make_demo
 from s2r.embed import embed_frameset, embeddings_key, ray_run
 from s2r.embed.ray_backend import (MAX_RESTARTS, MAX_TASK_RETRIES, RAY_ADDRESS_ENV,
                                    actor_options, check_address)
@@ -243,7 +243,7 @@ def test_int8_and_built_encoders_are_refused_on_ray(demo):
 def test_the_local_path_never_imports_ray():
     code = ("import sys, s2r.embed, s2r.pipeline, s2r.cli\n"
             "s2r.cli.build_parser()\n"
-            "from s2r.datasets.demo import make_demo\n"
+            "from s2r.worlds.demo.dataset import make_demo\n"
             "s2r.embed.embed_frameset(make_demo(episodes=1, steps=2, height=64, width=64),"
             " 'pixels', cache=False)\n"
             "assert 'ray' not in sys.modules, 'ray imported'\n")

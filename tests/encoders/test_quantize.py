@@ -162,7 +162,7 @@ def test_checkpoint_architectures_quantize(encoder_id, small_demo, calibration):
 @pytest.fixture(scope="module")
 def tiny():
     """2 + 2 episodes of 8 frames: every frame is a calibration frame (quick to quantize)."""
-    from s2r.datasets.demo import make_demo
+    from s2r.worlds.demo.dataset import make_demo
 
     return make_demo(episodes=2, steps=8, gap=0.5, seed=0, height=64, width=80)
 

@@ -11,6 +11,18 @@ from s2r.errors import DataError, EncoderError
 from s2r.frameset import FrameSet
 
 
+def train_controls_small(monkeypatch, **changes):
+    """The demo's built-in controls trained with ``changes`` to their recipe (e.g. 2 episodes,
+    1 epoch: seconds, not 12-25 minutes), as the world declares them."""
+    import dataclasses
+
+    from s2r.worlds import WORLDS
+
+    controls = WORLDS["demo"].controls
+    for cid, control in list(controls.items()):
+        monkeypatch.setitem(controls, cid, dataclasses.replace(control, **changes))
+
+
 @pytest.fixture
 def places(tmp_path, monkeypatch):
     """Weights folder and encoder config of this test only."""
@@ -152,7 +164,6 @@ def test_cli_trains_and_registers(places, capsys):
 
 def test_builtin_controls_are_registered_and_trained_on_first_use(places, monkeypatch):
     from s2r.encoders import build_encoder, list_encoders, status, weights_fingerprint
-    from s2r.encoders.backends import simcnn as backend
     from s2r.encoders.simcnn_specs import CONTROL_VERSIONS
 
     ids = [s.id for s in list_encoders("simcnn-*")]
@@ -160,8 +171,7 @@ def test_builtin_controls_are_registered_and_trained_on_first_use(places, monkey
     st = status("simcnn-dr1")
     assert st.state == "ready" and "trained on first use" in st.message
     assert weights_fingerprint("simcnn-dr1") == "missing"     # a key is never written yet
-    monkeypatch.setattr(backend, "RANDOMISED_EPISODES", 2)
-    monkeypatch.setattr(backend, "CONTROL_EPOCHS", 1)
+    train_controls_small(monkeypatch, episodes=2, epochs=1)
     enc = build_encoder("simcnn-dr1", device="cpu")
     assert (places / "weights" / f"simcnn-dr1.v{CONTROL_VERSIONS['simcnn-dr1']}.safetensors"
             ).is_file()
@@ -170,7 +180,7 @@ def test_builtin_controls_are_registered_and_trained_on_first_use(places, monkey
 
 
 def test_randomised_frames_vary_the_look_with_strength():
-    from s2r.closedloop.sim.dr_frames import randomised_frames
+    from s2r.worlds.demo.dr_frames import randomised_frames
 
     f0, s0 = randomised_frames(2, 3, strength=0.0, height=24, width=32)
     f1, s1 = randomised_frames(2, 3, strength=1.0, height=24, width=32)
@@ -182,28 +192,49 @@ def test_randomised_frames_vary_the_look_with_strength():
         randomised_frames(1, 1, strength=2.0)
 
 
-#: How each version of each built-in control is trained: (episodes, steps, epochs, seed,
-#: task-state columns). The weights file name carries the version only, so a change to a
-#: recipe without a version bump would reuse weights trained the old way.
-CONTROL_RECIPES = {("simcnn-dr0", 2): (750, 24, 20, 0, (10, 22)),
-                   ("simcnn-dr0.5", 3): (1500, 24, 20, 0, (10, 22)),
-                   ("simcnn-dr1", 3): (1500, 24, 20, 0, (10, 22))}
+#: How each version of each built-in control is trained: (randomisation, episodes, steps,
+#: epochs, seed, task-state columns, frame size, task). The weights file name carries the
+#: version only, so a change to a recipe without a version bump would reuse weights trained
+#: the old way.
+CONTROL_RECIPES = {("simcnn-dr0", 2): (0.0, 750, 24, 20, 0, (10, 22), (96, 128), ()),
+                   ("simcnn-dr0.5", 3): (0.5, 1500, 24, 20, 0, (10, 22), (96, 128), ()),
+                   ("simcnn-dr1", 3): (1.0, 1500, 24, 20, 0, (10, 22), (96, 128), ())}
 
 
 def test_the_controls_training_recipe_is_the_one_their_version_names():
-    import inspect
-
-    from s2r.encoders.backends import simcnn as backend
     from s2r.encoders.simcnn_specs import CONTROL_VERSIONS, CONTROLS
+    from s2r.worlds import controls
 
-    assert "states[:, 10:22]" in inspect.getsource(backend.train_control)
-    assert set(CONTROL_VERSIONS) == set(CONTROLS)
-    for cid, strength in CONTROLS.items():
-        recipe = (backend.control_episodes(strength), backend.CONTROL_STEPS,
-                  backend.CONTROL_EPOCHS, backend.CONTROL_SEED, (10, 22))
-        assert CONTROL_RECIPES.get((cid, CONTROL_VERSIONS[cid])) == recipe, (
-            f"{cid}'s training changed: bump its CONTROL_VERSIONS entry in "
-            "s2r/encoders/simcnn_specs.py and record the new recipe here")
+    assert set(CONTROL_VERSIONS) == set(CONTROLS) == set(controls())
+    for cid, c in controls().items():
+        recipe = (c.strength, c.episodes, c.steps, c.epochs, c.seed, c.state_columns,
+                  (c.height, c.width), c.task)
+        assert CONTROL_RECIPES.get((cid, c.version)) == recipe, (
+            f"{cid}'s training changed: bump its version where its world declares it "
+            "(s2r/worlds/<world>/controls.py) and record the new recipe here")
+
+
+def test_a_control_trains_on_its_worlds_randomised_frames_of_the_task_state(monkeypatch):
+    """What the backend trains on is the world's ``randomised_frames``, labelled with the
+    task's task-state columns (the demo's 10:22, as the recipe records)."""
+    from s2r.encoders import get_spec, simcnn
+    from s2r.encoders.backends import simcnn as backend
+    from s2r.worlds.demo.dr_frames import randomised_frames
+
+    seen = {}
+
+    def fake_train(frames, targets, **kw):
+        seen.update(frames=frames, targets=targets, **kw)
+        raise RuntimeError("stop here")
+
+    train_controls_small(monkeypatch, episodes=2, steps=3)
+    monkeypatch.setattr(simcnn, "train_simcnn", fake_train)
+    with pytest.raises(RuntimeError, match="stop here"):
+        backend.train_control(get_spec("simcnn-dr0.5"), None)
+    frames, states = randomised_frames(2, 3, strength=0.5, seed=0, height=96, width=128)
+    np.testing.assert_array_equal(seen["frames"], frames)
+    np.testing.assert_array_equal(seen["targets"], states[:, 10:22])
+    assert (seen["seed"], seen["epochs"], seen["augment"]) == (0, 20, 0.0)
 
 
 # ---- the built-in controls' files are s2r's (issue 33, item 1) ------------------------------
@@ -223,8 +254,7 @@ def test_a_trained_control_records_its_recipe_and_is_loaded_without_training(pla
     from s2r.encoders.backends import simcnn as backend
     from s2r.encoders.simcnn import read_simcnn_meta
 
-    monkeypatch.setattr(backend, "CONTROL_EPISODES", 2)
-    monkeypatch.setattr(backend, "CONTROL_EPOCHS", 1)
+    train_controls_small(monkeypatch, episodes=2, epochs=1)
     build_encoder("simcnn-dr0", device="cpu")
     path = places / "weights" / "simcnn-dr0.v2.safetensors"
     info = read_simcnn_meta(path)
@@ -236,7 +266,7 @@ def test_a_trained_control_records_its_recipe_and_is_loaded_without_training(pla
     monkeypatch.setattr(backend, "train_control", lambda *a, **k: pytest.fail("retrained"))
     assert status("simcnn-dr0").message == f"weights file {path}"
     build_encoder(get_spec("simcnn-dr0"), device="cpu")
-    monkeypatch.setattr(backend, "CONTROL_EPISODES", 3)      # another recipe: not this file
+    train_controls_small(monkeypatch, episodes=3)            # another recipe: not this file
     st = status("simcnn-dr0")
     assert st.state == "weights-missing" and "records episodes 2 where v2 has 3" in st.message
 
@@ -298,8 +328,7 @@ def test_a_control_saved_meanwhile_by_another_process_is_used_if_it_is_the_contr
     from s2r.encoders.backends import simcnn as backend
     from tests.helpers.simcnn_files import LEGACY_CONTROL_INFO, write_simcnn
 
-    monkeypatch.setattr(backend, "RANDOMISED_EPISODES", 2)
-    monkeypatch.setattr(backend, "CONTROL_EPOCHS", 1)
+    train_controls_small(monkeypatch, episodes=2, epochs=1)
     path = places / "weights" / "simcnn-dr1.v3.safetensors"
     real_train = simcnn.train_simcnn
 

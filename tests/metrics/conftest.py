@@ -15,7 +15,7 @@ def pixels_embeddings():
     Paired: the real episodes replay the sim states, so only the gap differs between
     domains.
     """
-    from s2r.datasets.demo import make_demo
+    from s2r.worlds.demo.dataset import make_demo
     from s2r.embed import embed_frameset
 
     out = []
@@ -39,7 +39,7 @@ def seed_embeddings():
     episodes x 12 steps per domain, 64x80) embedded by pixels and EfficientNet-Lite0 (real
     ImageNet weights, offline) -- at gap 0 for every seed of :data:`SEED_DEMOS`, at gaps 0.5 and
     1 for the first five. Computed lazily, once per session."""
-    from s2r.datasets.demo import make_demo
+    from s2r.worlds.demo.dataset import make_demo
     from s2r.embed import embed_frameset
 
     store = {}

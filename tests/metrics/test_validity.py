@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from s2r.datasets.demo import make_demo
+from s2r.worlds.demo.dataset import make_demo
 from s2r.embed import embed_frameset
 from s2r.metrics.bootstrap import bca_interval, group_bootstrap_weights, jackknife_weights
 from s2r.metrics.crossval import domain_probe_accuracy

@@ -14,6 +14,7 @@ from s2r.errors import S2RError
 TINY = R.RolloutParams(rollouts=3, horizon=6, demos=4, demo_steps=16, height=64, width=64,
                        control_demos=6)
 GAP = 1.0
+SPEC = "demo:paired=true,episodes=3,steps=6,height=64,width=64"
 
 
 @pytest.fixture(scope="module")
@@ -22,23 +23,25 @@ def recorded(tmp_path_factory):
     from s2r.encoders import build_encoder
 
     cache = Cache(tmp_path_factory.mktemp("rollouts") / "cache")
-    R.encoder_rollouts("pixels", [GAP], params=TINY, cache=cache)
+    R.encoder_rollouts("pixels", [GAP], spec=SPEC, params=TINY, cache=cache)
     return cache, build_encoder("pixels", device="cpu")
 
 
 def test_the_pair_is_the_recorded_frame_and_its_state_in_the_sim_look(recorded):
+    from s2r.closedloop.encoder_rollouts import task_of
     from s2r.closedloop.rollout import render_rollout_frame
     from s2r.pipeline import rollout_saliency
     from s2r.saliency import saliency_maps, sim_real_agreement
 
     cache, encoder = recorded
-    frames = R.recorded_rollout("pixels", TINY, "real", GAP, cache)
-    record = cache.get_json(R.rollout_key("pixels", TINY, "real", GAP))["record"]
+    frames = R.recorded_rollout("pixels", TINY, "real", GAP, cache, spec=SPEC)
+    record = cache.get_json(R.rollout_key("pixels", TINY, "real", GAP, spec=SPEC))["record"]
     step = len(frames) // 2
-    res = rollout_saliency(encoder, TINY, GAP, step, method="ig", cache=cache)
+    res = rollout_saliency(encoder, SPEC, TINY, GAP, step, method="ig", cache=cache)
     assert res.sim_indices.tolist() == res.real_indices.tolist() == [step]
     np.testing.assert_array_equal(res.real_frames[0], frames[step])     # what the policy saw
-    sim = render_rollout_frame(record["states"][step], k=record["index"], look="sim",
+    sim = render_rollout_frame(task_of(SPEC), record["states"][step], k=record["index"],
+                               look="sim",
                                seed=TINY.seed, height=64, width=64, step=step)
     np.testing.assert_array_equal(res.sim_frames[0], sim)
     assert not np.array_equal(res.sim_frames[0], res.real_frames[0])     # gap 1: two looks
@@ -57,11 +60,11 @@ def test_a_missing_rollout_or_step_is_one_clear_error(recorded, tmp_path):
     from s2r.pipeline import rollout_saliency
 
     cache, encoder = recorded
-    frames = R.recorded_rollout("pixels", TINY, "real", GAP, cache)
+    frames = R.recorded_rollout("pixels", TINY, "real", GAP, cache, spec=SPEC)
     with pytest.raises(S2RError, match=rf"step {len(frames)} is not a step of the recorded "
                                        rf"rollout of pixels at gap 1 \(0\.\.{len(frames) - 1}\)"):
-        rollout_saliency(encoder, TINY, GAP, len(frames), method="ig", cache=cache)
+        rollout_saliency(encoder, SPEC, TINY, GAP, len(frames), method="ig", cache=cache)
     with pytest.raises(S2RError, match="rollout of pixels at gap 0.5 is not in the cache"):
-        rollout_saliency(encoder, TINY, 0.5, 0, method="ig", cache=cache)
+        rollout_saliency(encoder, SPEC, TINY, 0.5, 0, method="ig", cache=cache)
     with pytest.raises(S2RError, match="not in the cache: run the validation first"):
-        rollout_saliency(encoder, TINY, GAP, 0, method="ig", cache=Cache(tmp_path / "empty"))
+        rollout_saliency(encoder, SPEC, TINY, GAP, 0, method="ig", cache=Cache(tmp_path / "empty"))

@@ -13,12 +13,16 @@ function-local import is still an edge (it only hides it from a reader). Rules:
    (:data:`LAYERS`, top down: pages -> ui -> CLI -> pipeline -> computation -> sources ->
    leaves); the pure layers (``s2r.metrics``, ``s2r.projection``, ``s2r.saliency``) moreover
    never import the cache, the encoder registry and builders, the embedding step or the
-   pipeline;
+   pipeline; the worlds (``s2r.worlds``) never import the dataset formats, the encoders or
+   the cache beside them (:data:`WORLDS_NEVER_IMPORT`: those reach a world through its
+   registry, so no cycle can form);
 3. the encoder registry (``s2r.encoders.registry``) holds data and look-up only: within the
    encoders package it imports the spec, the built-in entries, the user config, the backend
    table and name suggestions (:data:`REGISTRY_MAY_IMPORT`), never a builder, a backend
    module or the weights code;
-4. a private module (``pkg._name``) is imported only from inside its own package ``pkg``;
+4. a private module (``pkg._name``) is imported only from inside its own package ``pkg``, and
+   so is a private name: ``from pkg.mod import _name`` (or ``from pkg import _name``) outside
+   ``pkg`` is a violation;
 5. only :mod:`s2r.settings` reads the environment (``os.environ`` / ``os.getenv``);
 6. no module in ``s2r/`` is longer than :data:`MAX_LINES` lines, none in ``ui/`` longer than
    :data:`MAX_UI_LINES`;
@@ -48,6 +52,7 @@ MAX_UI_LINES = 250
 DASHBOARD_NAMES = (*DASHBOARD, "app", "s2r_dashboard")
 PURE = ("s2r.metrics", "s2r.projection", "s2r.saliency")
 ORCHESTRATION = ("s2r.cache", "s2r.encoders", "s2r.embed", "s2r.pipeline")
+WORLDS_NEVER_IMPORT = ("s2r.datasets", "s2r.encoders", "s2r.cache")
 REGISTRY_MAY_IMPORT = {f"s2r.encoders.{m}" for m in ("spec", "builtins", "config", "backend",
                                                       "suggest")}
 #: The layers, top down: module-name prefixes (the most specific prefix wins).
@@ -58,9 +63,8 @@ LAYERS = (
     ("pipeline", ("s2r.pipeline", "s2r.closedloop.encoder_rollouts", "s2r.closedloop.validation",
                   "s2r.leaderboard", "s2r.figures")),
     ("computation", ("s2r.embed", "s2r.metrics", "s2r.projection", "s2r.saliency",
-                     "s2r.pairing", "s2r.closedloop", "s2r.closedloop.policy",
-                     "s2r.closedloop.rollout")),
-    ("sources", ("s2r.datasets", "s2r.closedloop.sim", "s2r.encoders", "s2r.cache")),
+                     "s2r.pairing", "s2r.closedloop")),
+    ("sources", ("s2r.datasets", "s2r.worlds", "s2r.encoders", "s2r.cache")),
     ("leaves", ("s2r", "s2r.frameset", "s2r.images", "s2r.identity", "s2r.atomic",
                 "s2r.checks", "s2r.errors", "s2r.inputs", "s2r.options", "s2r.progress",
                 "s2r.settings")),
@@ -183,21 +187,49 @@ def layer_violations(edges: dict[str, set[str]]) -> list[str]:
                 for t in sorted(targets) if layer_of(t) < layer_of(module)]
         if _within(module, PURE):
             bad += [f"{module} -> {t}" for t in sorted(targets) if _within(t, ORCHESTRATION)]
+        if _within(module, ("s2r.worlds",)):
+            bad += [f"{module} -> {t}" for t in sorted(targets)
+                    if _within(t, WORLDS_NEVER_IMPORT)]
         if module == "s2r.encoders.registry":
             bad += [f"{module} -> {t}" for t in sorted(targets)
                     if _within(t, ("s2r.encoders",)) and t not in REGISTRY_MAY_IMPORT]
     return bad
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def private_violations(edges: dict[str, set[str]]) -> list[str]:
-    """Rule 4: imports of another package's private module, as ``"a -> b"`` lines."""
+    """Rule 4, modules: imports of another package's private module, as ``"a -> b"`` lines."""
     bad = []
     for module, targets in sorted(edges.items()):
         for t in sorted(targets):
             package, _, name = t.rpartition(".")
-            if name.startswith("_") and not name.startswith("__") \
-                    and not _within(module, (package,)):
+            if _private(name) and not _within(module, (package,)):
                 bad.append(f"{module} -> {t}")
+    return bad
+
+
+def private_name_imports(root: Path = ROOT) -> list[str]:
+    """Rule 4, names: ``from pkg.mod import _name`` (``from pkg import _name``) in a module
+    outside ``pkg``, as ``"a -> pkg.mod._name"`` lines (a private module imported that way is
+    :func:`private_violations`' line, not repeated here)."""
+    mods = modules(root)
+    bad = []
+    for module, path in sorted(mods.items()):
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            target = _absolute(node, module, is_package)
+            if target not in mods:
+                continue                      # not first-party
+            owner = target if mods[target].name == "__init__.py" else target.rpartition(".")[0]
+            for alias in node.names:
+                if (_private(alias.name) and f"{target}.{alias.name}" not in mods
+                        and not _within(module, (owner,))):
+                    bad.append(f"{module} -> {target}.{alias.name}")
     return bad
 
 
@@ -300,6 +332,7 @@ def problems(root: Path = ROOT) -> list[str]:
     return ([f"import cycle: {' -> '.join(c)}" for c in cycles(edges)]
             + [f"layer: {v}" for v in layer_violations(edges)]
             + [f"private: {v}" for v in private_violations(edges)]
+            + [f"private name: {v}" for v in private_name_imports(root)]
             + [f"environment read outside {SETTINGS}: {m}" for m in environment_readers(root)]
             + [f"too long: {m}" for m in long_modules(root)]
             + [f"library reaches the dashboard: {m}" for m in dashboard_reaches(root)])
@@ -312,9 +345,9 @@ def main() -> int:
     if not found:
         edges = graph()
         print(f"ok: {len(edges)} modules, {sum(map(len, edges.values()))} import edges, "
-              f"no cycle, layers kept, no private import, only {SETTINGS} reads the environment, "
-              f"every module <= {MAX_LINES} lines (ui: <= {MAX_UI_LINES}), the library never "
-              "reaches the dashboard")
+              f"no cycle, layers kept, no private module or name imported across packages, "
+              f"only {SETTINGS} reads the environment, every module <= {MAX_LINES} lines (ui: "
+              f"<= {MAX_UI_LINES}), the library never reaches the dashboard")
     return 1 if found else 0
 
 

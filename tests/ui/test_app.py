@@ -414,7 +414,7 @@ def test_demo_spec_round_trips_through_the_library_parser():
 def _folder_app(tmp_path, monkeypatch):
     """The home page opened on a small demo written as a folder (named by S2R_DEMO_SPEC),
     without computing: ``(folder, AppTest after its first run)``."""
-    from s2r.datasets.demo import make_demo
+    from s2r.worlds.demo.dataset import make_demo
     from s2r.datasets.folder import write_folder
 
     folder = write_folder(make_demo(episodes=2, steps=4, height=64, width=80, seed=3),

@@ -47,43 +47,45 @@ def run_validation(spec: str, ids: tuple, gaps: tuple, params: dict, progress=No
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _rollout(root: str, encoder_id: str, params: dict, gap: float):
+def _rollout(root: str, spec: str, encoder_id: str, params: dict, gap: float):
     from s2r.closedloop.encoder_rollouts import RolloutParams, recorded_rollout, rollout_key
 
-    params = RolloutParams(**params).validate()
-    frames = recorded_rollout(encoder_id, params, "real", gap, cache_at(root))
-    key = rollout_key(encoder_id, params, "real", gap)
+    params = RolloutParams(**params)
+    frames = recorded_rollout(encoder_id, params, "real", gap, cache_at(root), spec=spec)
+    key = rollout_key(encoder_id, params, "real", gap, spec=spec)
     actions = ((cache_at(root).get_json(key, {}) or {}).get("record") or {}).get("actions", [])
     return (None if frames is None else np.asarray(frames)), actions
 
 
-def recorded_rollout(encoder_id: str, params: dict, gap: float):
-    """``(frames (T, H, W, 3) uint8 or None, actions (list of 10-vectors))`` of the recorded
-    real-look rollout 0 of ``encoder_id`` at ``gap``, read from the disk cache once."""
-    return _rollout(cache_root(), encoder_id, params, float(gap))
+def recorded_rollout(spec: str, encoder_id: str, params: dict, gap: float):
+    """``(frames (T, H, W, 3) uint8 or None, actions (list of action vectors))`` of the
+    recorded real-look rollout 0 of ``encoder_id`` at ``gap`` in the world of ``spec``, read
+    from the disk cache once."""
+    return _rollout(cache_root(), spec, encoder_id, params, float(gap))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _rollout_saliency(root: str, encoder_id: str, params: dict, gap: float, step: int,
-                      method: str) -> dict:
+def _rollout_saliency(root: str, spec: str, encoder_id: str, params: dict, gap: float,
+                      step: int, method: str) -> dict:
     from s2r.closedloop.encoder_rollouts import RolloutParams
     from s2r.pipeline import rollout_saliency as explain
     from s2r.saliency import overlay
 
     with model_lock(encoder_id):
-        res = explain(get_encoder(encoder_id), RolloutParams(**params), gap, step,
+        res = explain(get_encoder(encoder_id), spec, RolloutParams(**params), gap, step,
                       method=method, cache=cache_at(root))
     return {"sim_overlay": overlay(res.sim_frames[0], res.sim.maps[0]),
             "real_overlay": overlay(res.real_frames[0], res.real.maps[0]),
             "agreement": res.measures()[0]["agreement"], "method": method}
 
 
-def rollout_saliency(encoder_id: str, params: dict, gap: float, step: int, *,
+def rollout_saliency(spec: str, encoder_id: str, params: dict, gap: float, step: int, *,
                      method: str) -> dict:
     """Saliency of the recorded real-look frame ``step`` and of the same state rendered in
     the sim look (:func:`s2r.pipeline.rollout_saliency`): overlays and their agreement (the
     Saliency page's measures); computed once per frame and method."""
-    return _rollout_saliency(cache_root(), encoder_id, params, float(gap), int(step), method)
+    return _rollout_saliency(cache_root(), spec, encoder_id, params, float(gap), int(step),
+                             method)
 
 
 @st.cache_data(max_entries=16, show_spinner="Correlating your results with the scores...")

@@ -2,10 +2,10 @@
 
 The paper's policies see the camera frame *and* the robot's own state. Here the frame is
 its encoder embedding ``Z (N, D)`` and the proprioception ``proprio (N, P)`` is the robot
-part of the state. For the built-in demo that is the first 10 state columns,
-:data:`s2r.datasets.demo.PROPRIO_NAMES` (end-effector position, its 6-D rotation and the gripper
-width); the leg and tabletop
-columns are *not* proprioception -- the policy must read them from the image. ``proprio``
+part of the state, a world task's :attr:`~s2r.worlds.base.TaskColumns.proprio` columns (for
+the built-in demo the first 10: end-effector position, its 6-D rotation and the gripper
+width); the task-state columns (the demo's leg and tabletop) are *not* proprioception -- the
+policy must read them from the image. ``proprio``
 may be ``None`` (embedding only).
 
 Inputs are the concatenation ``[Z, proprio]``, each column z-scored with the mean and
@@ -268,7 +268,7 @@ def fit_policy(Z, proprio, actions, episode=None, *, kind: str = "ridge", seed: 
     Z : array-like (N, D)
         Embeddings of the (sim) frames.
     proprio : array-like (N, P) or None
-        Proprioception (for the demo: state columns :data:`s2r.datasets.demo.PROPRIO_COLUMNS`).
+        Proprioception (a world task's :attr:`~s2r.worlds.base.TaskColumns.proprio` columns).
     actions : array-like (N, A)
     episode : array-like (N,) of int, optional
         Episode of each frame; required for ``kind="mlp"`` (held-out whole episodes).

@@ -1,9 +1,9 @@
 """A two-stage behaviour-cloning policy: read the scene from the embedding, then act.
 
 Stage 1, perception: a ridge probe (:class:`~s2r.metrics.action_probe.ActionProbe`) maps the
-frame's embedding ``Z`` to the task state the camera must supply (for the demo: the leg's and
-the tabletop's pose, :data:`s2r.datasets.demo.TASK_COLUMNS`; the robot's own state is
-proprioception).
+frame's embedding ``Z`` to the task state the camera must supply (the task's
+:attr:`~s2r.worlds.base.TaskColumns.task`; for the demo: the leg's and the tabletop's pose;
+the robot's own state is proprioception).
 Stage 2, control: an MLP (:func:`~s2r.closedloop.policy.bc.fit_policy`, ``kind="mlp"``) maps the
 decoded task state and the proprioception to the action.
 
@@ -94,8 +94,8 @@ def fit_two_stage(Z, proprio, task_state, actions, episode, *, seed: int = 0,
     proprio : array-like (N, P)
         Proprioception.
     task_state : array-like (N, K)
-        What the probe must read from ``Z`` (for the demo: state columns
-        :data:`s2r.datasets.demo.TASK_COLUMNS`).
+        What the probe must read from ``Z`` (the task's
+        :attr:`~s2r.worlds.base.TaskColumns.task` columns of the state).
     actions : array-like (N, A)
     episode : array-like (N,) of int
         Whole episodes form the cross-fitting folds and the MLP's held-out set.
@@ -141,12 +141,14 @@ def fit_two_stage(Z, proprio, task_state, actions, episode, *, seed: int = 0,
     return TwoStagePolicy(probes=probes, control=control, alpha=chosen)
 
 
-def fit_state_control(n_demos: int, *, steps: int = 24, seed: int = 0, members: int = 1,
+def fit_state_control(task, n_demos: int, *, steps: int = 24, seed: int = 0, members: int = 1,
                       **mlp_options):
-    """The control MLP fitted on exact states of ``n_demos`` expert episodes of the demo's
-    task (:func:`s2r.closedloop.rollout.state_demonstrations`: nothing rendered, so hundreds cost
-    seconds): ``[task state (12), proprio (10)] -> action``. One per seed, shared by every
-    encoder's two-stage policy (the encoders differ in perception only).
+    """The control MLP fitted on exact states of ``n_demos`` expert episodes of ``task`` (a
+    :class:`~s2r.worlds.base.SimTask`; its
+    :meth:`~s2r.worlds.base.SimTask.state_demonstrations`: nothing rendered, so hundreds cost
+    seconds): ``[task state, proprio] -> action`` (the demo: 12 + 10 columns). One per task
+    and seed, shared by every encoder's two-stage policy (the encoders differ in perception
+    only).
 
     ``members`` > 1: a :class:`~s2r.closedloop.policy.bc.PolicyEnsemble` of that many MLPs on
     the same episodes, member 0 seeded with ``seed`` (the single MLP), the others with seeds
@@ -154,18 +156,16 @@ def fit_state_control(n_demos: int, *, steps: int = 24, seed: int = 0, members: 
     order). Measured from the exact state, 40 sim rollouts: one MLP 0.60 / 0.60 / 0.97 / 0.97
     success at seeds 31 / 47 / 5 / 11, five 0.97 / 1.00 / 1.00 / 1.00 (docs/validation.md).
 
-    Defaults: 100 epochs at most, batch 256, patience 10 (measured: 300 demonstrations reach
-    ~80 % sim success from the exact state, 60 reach ~58 %).
+    Defaults: 100 epochs at most, batch 256, patience 10 (measured on the demo: 300
+    demonstrations reach ~80 % sim success from the exact state, 60 reach ~58 %).
     """
-    from s2r.datasets.demo import PROPRIO_COLUMNS, TASK_COLUMNS
     from s2r.closedloop.policy.bc import PolicyEnsemble
-    from s2r.closedloop.rollout import state_demonstrations
 
     check_number("members", members, low=1, integer=True)
-    states, actions, episode = state_demonstrations(n_demos, steps, seed=seed)
+    states, actions, episode = task.state_demonstrations(n_demos, steps, seed=seed)
     options = {"max_epochs": 100, "batch_size": 256, "patience": 10, **mlp_options}
-    fits = [fit_policy(states[:, TASK_COLUMNS], states[:, PROPRIO_COLUMNS], actions, episode,
-                       kind="mlp", seed=member_seed(seed, j), **options)
+    fits = [fit_policy(task.columns.task_of(states), task.columns.proprio_of(states), actions,
+                       episode, kind="mlp", seed=member_seed(seed, j), **options)
             for j in range(int(members))]
     return fits[0] if len(fits) == 1 else PolicyEnsemble(fits)
 

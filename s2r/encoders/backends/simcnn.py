@@ -5,10 +5,11 @@ Two kinds of entries:
 * **user encoders** written by ``python -m s2r train-encoder``: a config entry
   ``simcnn = "PATH.safetensors"`` (the file in the weights folder; relative paths are
   relative to the config file), fingerprinted like any weights file;
-* the demo's built-in **controls** ``simcnn-dr0``, ``simcnn-dr0.5``, ``simcnn-dr1``
-  (:data:`s2r.encoders.simcnn_specs.CONTROLS`): trained once, on first use, on the demo's
-  expert episodes rendered with appearance randomisation of that strength
-  (:func:`s2r.closedloop.sim.dr_frames.randomised_frames`), then saved in the weights folder
+* the worlds' built-in **controls** (the demo's ``simcnn-dr0``, ``simcnn-dr0.5``,
+  ``simcnn-dr1``): declared by their world (:attr:`s2r.worlds.base.World.controls`, reached
+  through :data:`s2r.worlds.WORLDS`, never by importing a world), trained once, on first use,
+  on the world's expert episodes rendered with appearance randomisation of that strength
+  (:meth:`s2r.worlds.base.SimTask.randomised_frames`), then saved in the weights folder
   (``S2R_WEIGHTS_DIR``) and loaded from there.
 """
 
@@ -26,52 +27,22 @@ from s2r.encoders.locate import (EncoderStatus, expected_path, file_kind, file_s
 from s2r.errors import EncoderError
 from s2r.inputs import quoted
 
-#: How the built-in controls are trained (part of their weights file, whose name carries
-#: the control's :data:`s2r.encoders.simcnn_specs.CONTROL_VERSIONS` entry: bump it with any
-#: change here to that control's training so it is retrained; the file's fingerprint keys
-#: every cached result).
-#: The plain-look control: 750 episodes (~12,700 frames), not 250: measured on the demo (seed
-#: 47, 20 sim-look rollouts, memory 3), simcnn-dr0 reads the leg's position to 7 / 5 / 4 mm
-#: (x / y / z, held-out episodes) instead of ~13 mm and reaches sim success 0.50 instead of
-#: 0.00-0.10 (docs/validation.md). ~12-20 CPU-minutes on a 2-core machine.
-CONTROL_EPISODES = 750
-#: The randomised controls (strength > 0): 1,500 episodes. Reading the leg independently of the
-#: look (camera mounting included) needs more data: simcnn-dr1 with 750 reads it to
-#: 11.5 / 9.7 / 6.2 mm on randomised held-out episodes, with 1,500 to 9.1 / 6.8 / 5.2 mm, and
-#: its real progress at gap 1 rose from 0.18-0.24 to 0.39-0.43 (seeds 31 / 47,
-#: docs/validation.md). ~25 CPU-minutes.
-RANDOMISED_EPISODES = 1500
-CONTROL_STEPS = 24
-CONTROL_EPOCHS = 20
-CONTROL_SEED = 0
+def _control(spec):
+    """The world's :class:`~s2r.worlds.base.Control` of the built-in control ``spec``."""
+    from s2r.worlds import control
 
-
-#: What the controls predict: the task state (leg and tabletop pose), columns 10:22 of the
-#: demo's state; the camera must supply it (the robot's own state is proprioception).
-CONTROL_STATE_COLUMNS = (10, 22)
-_TARGETS_NAMES = "demo task state (leg and tabletop pose, 12)"
-
-
-def control_episodes(strength: float) -> int:
-    """Training episodes of the built-in control of randomisation ``strength``."""
-    return CONTROL_EPISODES if float(strength) == 0.0 else RANDOMISED_EPISODES
-
-
-def _dataset_text(strength: float) -> str:
-    return f"demo expert episodes, appearance randomisation {strength:g}"
+    return control(spec.id)[1]
 
 
 def control_recipe(spec) -> dict:
     """What identifies how the built-in control ``spec`` is trained (stored as ``recipe`` in
     its file's metadata by :func:`train_control`, checked on every load): id, version,
-    randomisation, episodes, steps, epochs, seed, augmentation, targets, width, input."""
-    from s2r.encoders.simcnn_specs import CONTROL_VERSIONS, CONTROLS
-
-    strength = CONTROLS[spec.id]
-    return {"control": spec.id, "version": CONTROL_VERSIONS[spec.id], "randomisation": strength,
-            "episodes": control_episodes(strength), "steps": CONTROL_STEPS,
-            "epochs": CONTROL_EPOCHS, "seed": CONTROL_SEED, "augment": 0.0,
-            "state_columns": list(CONTROL_STATE_COLUMNS), "dim": spec.dim,
+    randomisation, episodes, steps, epochs, seed, augmentation, targets, width, input (the
+    world declares the control: :attr:`s2r.worlds.base.World.controls`)."""
+    c = _control(spec)
+    return {"control": c.id, "version": c.version, "randomisation": c.strength,
+            "episodes": c.episodes, "steps": c.steps, "epochs": c.epochs, "seed": c.seed,
+            "augment": 0.0, "state_columns": list(c.state_columns), "dim": spec.dim,
             "input_size": list(spec.input_size)}
 
 
@@ -80,19 +51,20 @@ def recipe_mismatch(spec, info: dict):
     ``spec`` as trained now, else ``(field, what the file says, what the control has)``.
 
     Files trained before the recipe was stored (under this version's file name, so by this
-    recipe) are recognised by what they did record: randomisation, episodes, epochs, seed,
+    recipe; the demo's controls only, :attr:`~s2r.worlds.base.Control.recognise_unrecorded`)
+    are recognised by what they did record: randomisation, episodes, epochs, seed,
     augmentation, targets, width, input size and the dataset text all equal the recipe's
     (deliberately no version bump, which would retrain every user's 12-25 minute controls
     for metadata alone).
     """
-    want = control_recipe(spec)
+    want, c = control_recipe(spec), _control(spec)
     recipe = info.get("recipe")
-    if recipe is None:
+    if recipe is None and c.recognise_unrecorded:
         got = info
         want = {**{k: want[k] for k in ("randomisation", "episodes", "epochs", "seed",
                                         "augment", "dim", "input_size")},
-                "targets": CONTROL_STATE_COLUMNS[1] - CONTROL_STATE_COLUMNS[0],
-                "targets_names": _TARGETS_NAMES, "dataset": _dataset_text(want["randomisation"])}
+                "targets": c.state_columns[1] - c.state_columns[0],
+                "targets_names": c.targets_names, "dataset": c.dataset}
     else:
         got = recipe if isinstance(recipe, dict) else {}
     for key, value in want.items():
@@ -108,9 +80,7 @@ def _plain(value) -> str:
 
 
 def _minutes(spec) -> int:
-    from s2r.encoders.simcnn_specs import CONTROLS
-
-    return 15 if control_episodes(CONTROLS[spec.id]) == CONTROL_EPISODES else 25
+    return _control(spec).minutes
 
 
 def control_file(spec) -> Optional[Path]:
@@ -156,26 +126,24 @@ def control_file(spec) -> Optional[Path]:
 
 
 def train_control(spec, path: Path, progress=None) -> Path:
-    """Train the built-in control ``spec`` on randomised demo frames and save it at
+    """Train the built-in control ``spec`` on its world's randomised frames and save it at
     ``path`` (atomically; its :func:`control_recipe` in the metadata). When another process
     saved it meanwhile, that file is used if it is the control (:func:`control_file`)."""
-    from s2r.closedloop.sim.dr_frames import randomised_frames
     from s2r.encoders.simcnn import save_simcnn, train_simcnn
-    from s2r.encoders.simcnn_specs import CONTROLS
+    from s2r.worlds import control
 
     writable_weights_dir()          # a weights folder that is a file fails before training
-    strength = CONTROLS[spec.id]
-    # rendered at the demo's 96 x 128 and resized like every frame the encoder embeds
-    episodes = control_episodes(strength)
-    frames, states = randomised_frames(episodes, CONTROL_STEPS, strength=strength,
-                                       seed=CONTROL_SEED, height=96, width=128)
-    # the task state (leg and tabletop pose): what the camera must supply; the robot's own
-    # state is proprioception
-    state_dict, info = train_simcnn(frames, states[:, 10:22], augment=0.0, seed=CONTROL_SEED,
-                                    epochs=CONTROL_EPOCHS, dim=spec.dim,
+    world, c = control(spec.id)
+    # the world's expert episodes at the control's frame size (resized like every frame the
+    # encoder embeds), labelled with the task state: what the camera must supply (the
+    # robot's own state is proprioception)
+    frames, targets = world.task(dict(c.task)).randomised_frames(
+        c.episodes, c.steps, strength=c.strength, seed=c.seed, height=c.height, width=c.width)
+    state_dict, info = train_simcnn(frames, targets, augment=0.0, seed=c.seed,
+                                    epochs=c.epochs, dim=spec.dim,
                                     input_size=spec.input_size, progress=progress)
-    info.update(dataset=_dataset_text(strength), targets_names=_TARGETS_NAMES,
-                randomisation=strength, episodes=episodes, recipe=control_recipe(spec))
+    info.update(dataset=c.dataset, targets_names=c.targets_names,
+                randomisation=c.strength, episodes=c.episodes, recipe=control_recipe(spec))
     try:
         save_simcnn(path, state_dict, info, exclusive=True)
     except FileExistsError:

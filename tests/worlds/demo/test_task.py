@@ -1,4 +1,4 @@
-"""The demo's kinematic one-leg task simulator (s2r.closedloop.sim.task)."""
+"""The demo's kinematic one-leg task simulator (s2r.worlds.demo.task)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from s2r.datasets.demo import demo_renderer
-from s2r.datasets.demo.policy import (GRIP_CLOSE, GRIP_OPEN, INSERT_DEPTH, LEG_WIDTH,
+from s2r.worlds.demo.dataset import demo_renderer
+from s2r.worlds.demo.policy import (GRIP_CLOSE, GRIP_OPEN, INSERT_DEPTH, LEG_WIDTH,
                                       run_episode)
-from s2r.datasets.demo.scene import (GRIPPER_OPEN, LEG_HALF, Layout, gripper_rotation,
+from s2r.worlds.demo.scene import (GRIPPER_OPEN, LEG_HALF, Layout, gripper_rotation,
                                      hole_positions, rot6d, rot_z, sample_layout)
-from s2r.closedloop.sim.task import (TaskConfig, TaskSim, grasp_point, leg_foot, replay,
+from s2r.worlds.demo.task import (TaskConfig, TaskSim, grasp_point, leg_foot, replay,
                                     turn_toward)
-from s2r.closedloop.sim.scripted import ScriptedController, rollout
+from s2r.worlds.demo.scripted import ScriptedController, rollout
 
 
 def _layout(leg_yaw: float = 0.3) -> Layout:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
-from s2r.datasets.demo import policy
-from s2r.datasets.demo.scene import (COLORS, Camera, Layout, Solid, arm_solids, leg_solid,
+from s2r.worlds.demo import policy
+from s2r.worlds.demo.scene import (COLORS, Camera, Layout, Solid, arm_solids, leg_solid,
                                      room_quads, rot_from_6d, static_solids, table_leg_solids)
 
 LIGHT_DIR = np.array([-0.35, -0.45, 1.0]) / np.linalg.norm([-0.35, -0.45, 1.0])  # to the light

@@ -1,4 +1,4 @@
-"""The built-in demo dataset: a procedural sim/real robot assembly scene.
+"""The demo world's dataset: a procedural sim/real robot assembly scene.
 
 A fixed front camera watches a robot arm with a two-finger gripper do FurnitureBench's
 ``one_leg`` task: a tabletop part lies in a black fixture, furniture legs stand on a work
@@ -8,11 +8,12 @@ position, 6-D rotation, gripper), the robot/part state, its episode and step and
 mask of the task-relevant pixels (arm, gripper, parts).
 
 ``sim`` frames are flat shaded; ``real`` frames add what separates a photo from a render
-(see :mod:`s2r.datasets.demo.realism`), all scaled by one ``gap`` in ``[0, 1]``.
+(see :mod:`s2r.worlds.demo.realism`), all scaled by one ``gap`` in ``[0, 1]``.
 
-Modules: :mod:`.scene` (geometry, camera, kinematics), :mod:`.policy` (scripted episodes),
-:mod:`.render` (flat shading), :mod:`.realism` (the real look), :mod:`.source` (renderer and
-lazy sources).
+What draws it (:data:`DRAWING_MODULES`, guarded by :data:`RENDER_ID`): this module,
+:mod:`.scene` (geometry, camera, kinematics), :mod:`.policy` (scripted episodes),
+:mod:`.render` (flat shading), :mod:`.realism` (the real look), :mod:`.sensor` (the camera's
+sensor), :mod:`.source` (renderer and lazy sources).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import numbers
 
 import numpy as np
 
-from s2r.datasets.demo.policy import (ACTION_NAMES, PROPRIO_COLUMNS, PROPRIO_NAMES, STATE_NAMES,
+from s2r.worlds.demo.policy import (ACTION_NAMES, PROPRIO_COLUMNS, PROPRIO_NAMES, STATE_NAMES,
                                       TASK_COLUMNS, run_episode)
-from s2r.datasets.demo.source import DemoRenderer, RenderedImages
+from s2r.worlds.demo.source import DemoRenderer, RenderedImages
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
 from s2r.images import ArrayImages
@@ -119,23 +120,29 @@ def demo_renderer(*, episodes: int = 8, steps: int = 40, gap: float = 0.5, seed:
 
 #: The identity of what the demo draws (pixels, masks, states, actions) for given parameters:
 #: part of every demo frame's identity (:func:`demo_identity`), so of every cache key built on
-#: demo frames. It was the digest of this package's source until the package stopped holding
-#: code that does not draw (issue 25 moved the task simulator to :mod:`s2r.closedloop.sim`);
-#: it is pinned to that value, so caches of demo frames written before stay valid. Give it a
-#: new value whenever what is drawn changes: ``tests/datasets/test_demo.py`` fails on any
-#: change of this package's source (:func:`source_digest`) until the change is recorded there.
+#: demo frames. It was the digest of the drawing package's source until that package stopped
+#: holding code that does not draw (issue 25); it is pinned to that value, so caches of demo
+#: frames written before stay valid (issue 34 moved the drawing code from ``s2r.datasets.demo``
+#: here without changing a pixel: the value stayed). Give it a new value whenever what is drawn
+#: changes: ``tests/worlds/demo/test_dataset.py`` fails on any change of the
+#: :data:`DRAWING_MODULES`' source (:func:`source_digest`) until the change is recorded there.
 RENDER_ID = bytes.fromhex("38282faede9176cb0780454abbb5ffdf")
 
 
+#: The modules of this package that draw the demo's frames and labels (:data:`RENDER_ID`'s
+#: guard); every other module of the package runs the task (:meth:`.world.DemoTask.identity`).
+DRAWING_MODULES = ("dataset", "policy", "realism", "render", "scene", "sensor", "source")
+
+
 def source_digest() -> str:
-    """Digest (hex) of this package's source files, for the test that guards
+    """Digest (hex) of the :data:`DRAWING_MODULES`' source, for the test that guards
     :data:`RENDER_ID`."""
     from pathlib import Path
 
     from s2r.identity import digest
 
-    files = sorted(Path(__file__).parent.glob("*.py"))
-    return digest(*(f.read_bytes() for f in files)).hex()
+    here = Path(__file__).parent
+    return digest(*((here / f"{name}.py").read_bytes() for name in DRAWING_MODULES)).hex()
 
 
 def demo_identity(params: dict, kind: str) -> bytes:

@@ -16,7 +16,7 @@ Per episode (drawn once from ``(seed, episode)``):
 - shadows of every object on the table (strength ``g * 0.35..0.5``, softened);
 - lighting: a brightness gradient, a spot and a vignette, and a warm colour temperature,
   interpolated from no change by ``g``;
-- optics and sensor (applied by :mod:`s2r.datasets.demo.sensor`): Gaussian blur (sigma ``g *
+- optics and sensor (applied by :mod:`s2r.worlds.demo.sensor`): Gaussian blur (sigma ``g *
 0.45..0.7`` px at 320 wide), Gaussian sensor
   noise (sigma ``g * 4..7`` grey levels; a per-episode noise field read at an offset drawn
   from ``(seed, episode, step)``),
@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, ImageChops, ImageDraw, ImageFilter
 
-from s2r.datasets.demo.render import (LABEL_FLOOR, LABEL_OBJECT, LABEL_TABLE, LABEL_TABLE_SIDE,
+from s2r.worlds.demo.render import (LABEL_FLOOR, LABEL_OBJECT, LABEL_TABLE, LABEL_TABLE_SIDE,
                                       LABEL_WALL, Layer, draw_solids, gather, render_room,
                                       render_static)
-from s2r.datasets.demo.scene import (TABLE_Y, WALL_Y, Camera, Layout, Solid, box, cylinder,
+from s2r.worlds.demo.scene import (TABLE_Y, WALL_Y, Camera, Layout, Solid, box, cylinder,
                                      make_camera, rot_z, segment_box, static_solids)
 
 # stream tags for numpy SeedSequence: each kind of randomness has its own stream

@@ -39,12 +39,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from s2r.datasets.demo.policy import (EE_POS, EE_ROT, GRIP, INSERT_DEPTH, LEG_WIDTH,
+from s2r.worlds.demo.policy import (EE_POS, EE_ROT, GRIP, INSERT_DEPTH, LEG_WIDTH,
                                       STATE_NAMES)
-from s2r.datasets.demo.scene import (GRIPPER_OPEN, LEG_HALF, TABLETOP_HALF, Layout,
+from s2r.worlds.demo.scene import (GRIPPER_OPEN, LEG_HALF, TABLETOP_HALF, Layout,
                                      gripper_rotation, hole_positions, rot6d, rot_from_6d,
                                      rot_y, rot_z, sample_layout)
-from s2r.closedloop.sim.geometry import (grasp_point, leg_foot, tilt_of, turn_toward,
+from s2r.worlds.demo.geometry import (grasp_point, leg_foot, tilt_of, turn_toward,
                                              wrap, yaw_of)
 
 __all__ = ["TaskConfig", "TaskSim", "replay", "grasp_point", "leg_foot", "turn_toward",
@@ -326,7 +326,7 @@ class TaskSim:
         image : ndarray (H, W, 3) uint8
         mask : ndarray (H, W) uint8 in {0, 1}
         """
-        from s2r.datasets.demo.source import DemoRenderer
+        from s2r.worlds.demo.source import DemoRenderer
 
         if look not in LOOKS:
             raise ValueError(f"TaskSim.render: look must be 'sim' or 'real', got {look!r}")

@@ -18,7 +18,7 @@ cannot have moved. :class:`StaticMemory` does that with what the policy itself p
   it has been held.
 
 "Holds something" is read from proprioception only: the finger gap equals the leg's width
-(:data:`s2r.datasets.demo.policy.LEG_WIDTH`; closed on nothing it goes to 0).
+(:data:`s2r.worlds.demo.policy.LEG_WIDTH`; closed on nothing it goes to 0).
 
 Measured on the demo (docs/validation.md, sim look, seed 5): pixels with 300 demonstrations,
 0.15 sim success decoding every frame afresh, 0.25 with the free-leg and tabletop memory, 0.35
@@ -37,13 +37,14 @@ import numpy as np
 
 from s2r.checks import check_number
 from s2r.errors import MetricError
+from s2r.worlds.demo.policy import LEG_WIDTH
 
 __all__ = ["StaticMemory"]
 
-#: Columns of the demo's task state (:data:`s2r.datasets.demo.TASK_COLUMNS`, 12): leg
+#: Columns of the demo's task state (:data:`s2r.worlds.demo.TASK_COLUMNS`, 12): leg
 #: position, leg rotation (6-D), tabletop x, y, yaw.
 LEG_POS, LEG_ROT, TOP = slice(0, 3), slice(3, 9), slice(9, 12)
-#: Columns of the demo's proprioception (:data:`s2r.datasets.demo.PROPRIO_COLUMNS`, 10).
+#: Columns of the demo's proprioception (:data:`s2r.worlds.demo.PROPRIO_COLUMNS`, 10).
 EE_POS, GRIP = slice(0, 3), 9
 
 
@@ -87,8 +88,6 @@ class StaticMemory:
         -------
         ndarray (B, 12) float64
         """
-        from s2r.datasets.demo.policy import LEG_WIDTH
-
         task = np.array(task, dtype=np.float64)
         proprio = np.asarray(proprio, dtype=np.float64)
         rows = np.asarray(rows, dtype=np.int64)

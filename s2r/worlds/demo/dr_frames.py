@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from s2r.datasets.demo.scene import gripper_rotation, rot6d, rot_from_6d
-from s2r.closedloop.sim.task import TaskConfig, TaskSim
-from s2r.closedloop.sim.expert import ReactiveExpert, eval_layout
-from s2r.closedloop.sim.geometry import yaw_of
+from s2r.worlds.demo.scene import gripper_rotation, rot6d, rot_from_6d
+from s2r.worlds.demo.task import TaskConfig, TaskSim
+from s2r.worlds.demo.expert import ReactiveExpert, eval_layout
+from s2r.worlds.demo.geometry import yaw_of
 
 __all__ = ["randomised_frames", "TRAINING_LOOK_SEED"]
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from s2r.datasets.demo.scene import GRASP_BELOW_TOP, LEG_HALF
+from s2r.worlds.demo.scene import GRASP_BELOW_TOP, LEG_HALF
 
 
 def yaw_of(rot: np.ndarray) -> float:

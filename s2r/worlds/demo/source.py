@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-from s2r.datasets.demo.realism import RealLook, real_static, room_delta, sample_look, shadow_mask
-from s2r.datasets.demo.sensor import Scratch, finish, gain_field, noise_field, noise_offset
-from s2r.datasets.demo.render import Layer, draw_frame, moving_solids, render_static
-from s2r.datasets.demo.scene import Camera, Layout, make_camera
+from s2r.worlds.demo.realism import RealLook, real_static, room_delta, sample_look, shadow_mask
+from s2r.worlds.demo.sensor import Scratch, finish, gain_field, noise_field, noise_offset
+from s2r.worlds.demo.render import Layer, draw_frame, moving_solids, render_static
+from s2r.worlds.demo.scene import Camera, Layout, make_camera
 from s2r.images import as_indices
 from s2r.progress import ProgressCallback, report
 

@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 
-from s2r.closedloop.policy.memory import StaticMemory
-from s2r.closedloop.rollout import run_rollouts
-from s2r.datasets.demo.policy import LEG_WIDTH
 from s2r.errors import MetricError
+from s2r.worlds.demo.memory import StaticMemory
+from s2r.worlds.demo.policy import LEG_WIDTH
 
 
 def _proprio(ee, width):
@@ -59,23 +58,3 @@ def test_bad_calls_are_refused():
     with pytest.raises(MetricError, match="look_frames"):
         StaticMemory(look_frames=0)
 
-
-def test_run_rollouts_resets_a_stateful_policy_and_names_the_rollout_of_every_row():
-    from s2r.closedloop.sim.expert import ReactiveExpert
-
-    expert, seen = ReactiveExpert(), []
-
-    class Stateful:
-        def reset(self, n):
-            seen.append(("reset", n))
-
-        def __call__(self, frames, states, rows):
-            seen.append(tuple(int(r) for r in rows))
-            return expert.act_batch(states)
-
-    r = run_rollouts(Stateful(), look="sim", n_rollouts=3, horizon=30, height=32, width=32,
-                     seed=2)
-    assert seen[0] == ("reset", 3) and seen[1] == (0, 1, 2)
-    assert r.success.all()
-    # rows shrink as rollouts succeed, and only the unfinished ones are named
-    assert len(seen[-1]) < 3

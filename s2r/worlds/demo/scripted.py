@@ -1,7 +1,7 @@
 """A closed-loop version of the demo's scripted policy, and a rollout helper for :mod:`.task`.
 
 :func:`.policy.run_episode` plans a whole trajectory from the layout (open loop).
-:class:`ScriptedController` commands the same waypoints (:func:`.policy._waypoints`: approach,
+:class:`ScriptedController` commands the same waypoints (:func:`.policy.waypoints`: approach,
 descend, close, lift, carry, insert, twist, release, retreat) but decides from the simulator's
 state each step: it keeps commanding a waypoint until the end effector is there (position,
 yaw) and the gripper has finished opening or closing, then moves on.
@@ -13,10 +13,10 @@ from typing import Callable
 
 import numpy as np
 
-from s2r.datasets.demo.policy import EE_POS, EE_ROT, GRIP, GRIP_CLOSE, LEG_WIDTH, _waypoints
-from s2r.datasets.demo.scene import GRIPPER_OPEN, Layout, gripper_rotation, rot6d, rot_from_6d
-from s2r.closedloop.sim.task import TaskSim
-from s2r.closedloop.sim.geometry import wrap, yaw_of
+from s2r.worlds.demo.policy import EE_POS, EE_ROT, GRIP, GRIP_CLOSE, LEG_WIDTH, waypoints
+from s2r.worlds.demo.scene import GRIPPER_OPEN, Layout, gripper_rotation, rot6d, rot_from_6d
+from s2r.worlds.demo.task import TaskSim
+from s2r.worlds.demo.geometry import wrap, yaw_of
 
 __all__ = ["ScriptedController", "rollout"]
 
@@ -41,7 +41,7 @@ class ScriptedController:
 
     def __init__(self, layout: Layout, rng: np.random.Generator, *, pos_tol: float = 0.004,
                  yaw_tol: float = 0.05):
-        self.waypoints = _waypoints(layout, rng)
+        self.waypoints = waypoints(layout, rng)
         self.pos_tol = float(pos_tol)
         self.yaw_tol = float(yaw_tol)
         self.phase = 1

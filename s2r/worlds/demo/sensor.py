@@ -2,7 +2,7 @@
 
 Lighting gain (gradient, spot, vignette, colour temperature), Gaussian blur, Gaussian sensor
 noise (one field per seed, read at a per-frame offset) and JPEG compression, each scaled by
-the gap and each exactly the identity at gap 0 (:mod:`s2r.datasets.demo.realism` draws the
+the gap and each exactly the identity at gap 0 (:mod:`s2r.worlds.demo.realism` draws the
 look; :func:`finish` applies it to a drawn frame).
 """
 
@@ -13,7 +13,7 @@ import io
 import numpy as np
 from PIL import Image
 
-from s2r.datasets.demo.realism import _REFERENCE_WIDTH, _TAG_NOISE, RealLook
+from s2r.worlds.demo.realism import _REFERENCE_WIDTH, _TAG_NOISE, RealLook
 
 def gain_field(look: RealLook, height: int, width: int) -> np.ndarray | None:
     """Per-pixel, per-channel gain ``(H, W, 3)`` float32 of lighting and colour temperature.

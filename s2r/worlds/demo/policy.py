@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from s2r.datasets.demo.scene import (GRASP_BELOW_TOP, GRIPPER_OPEN, LEG_HALF, Layout,
+from s2r.worlds.demo.scene import (GRASP_BELOW_TOP, GRIPPER_OPEN, LEG_HALF, Layout,
                                      gripper_rotation, rot6d, rot_z, sample_layout)
 
 ACTION_NAMES = ["pos_x", "pos_y", "pos_z", "rot6d_0", "rot6d_1", "rot6d_2", "rot6d_3",
@@ -63,7 +63,7 @@ def _nearest_grasp_yaw(leg_yaw: float, reference: float) -> float:
     return leg_yaw + k * math.pi / 2
 
 
-def _waypoints(layout: Layout, rng: np.random.Generator) -> list[tuple[np.ndarray, float, float]]:
+def waypoints(layout: Layout, rng: np.random.Generator) -> list[tuple[np.ndarray, float, float]]:
     """Targets ``(position (3,), yaw, gripper command)`` at the end of each phase, plus home."""
     home = np.array([rng.uniform(-0.08, 0.08), rng.uniform(0.22, 0.32), rng.uniform(0.22, 0.30)])
     home_yaw = float(rng.uniform(-0.4, 0.4))
@@ -110,7 +110,7 @@ def run_episode(rng: np.random.Generator, steps: int) -> Episode:
     Episode
     """
     layout = sample_layout(rng)
-    wps = _waypoints(layout, rng)
+    wps = waypoints(layout, rng)
     weights = np.array([w for _, w in PHASES]) * rng.uniform(0.75, 1.3, len(PHASES))
     ends = np.concatenate([[0.0], np.cumsum(weights) / weights.sum()])
     wobble_amp = rng.uniform(0.01, 0.05, 2)

@@ -1,0 +1,135 @@
+"""World dataset specs: ``NAME`` or ``NAME:key=value,...`` for every world ``NAME`` of
+:data:`s2r.worlds.WORLDS` (``demo:gap=0.5,episodes=8``) reads the world's expert episodes in
+both looks (:meth:`~s2r.worlds.base.World.dataset`).
+
+The options are the world's (:attr:`~s2r.worlds.base.World.options`), each typed by its
+default (int, float, bool or str); the world checks their values
+(:meth:`~s2r.worlds.base.World.check_options`). The size is bounded here for every world
+before anything is rendered: ``2 * episodes * steps`` frames (both domains) of
+``height x width`` pixels, at most :data:`MAX_WORLD_FRAMES` frames and
+:data:`MAX_WORLD_BYTES` bytes decoded; ``large=true`` lifts the limit, explicitly.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from s2r.errors import DataError
+from s2r.frameset import FrameSet
+from s2r.progress import ProgressCallback
+from s2r.worlds import WORLDS
+
+__all__ = ["LARGE_OPTION", "MAX_WORLD_BYTES", "MAX_WORLD_FRAMES", "check_size", "is_world",
+           "is_world_spec", "load_world", "parse_world", "world_identity"]
+
+#: The size limit of a world's dataset, checked before rendering: frames in both domains, and
+#: the bytes they take decoded (frames x height x width x 3).
+MAX_WORLD_FRAMES = 50_000
+MAX_WORLD_BYTES = 2 * 1024**3
+#: The option that lifts the limit (``python -m s2r demo --large``).
+LARGE_OPTION = "large"
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def is_world(kind: str) -> bool:
+    """Whether ``kind`` (a parsed spec's) names a world."""
+    return kind in WORLDS
+
+
+def is_world_spec(text: str) -> bool:
+    """Whether the spec string ``text`` names a world: ``NAME`` or ``NAME:...``."""
+    return is_world(text.partition(":")[0]) if isinstance(text, str) else False
+
+
+def _parse_bool(key: str, text: str, spec: str) -> bool:
+    low = text.strip().lower()
+    if low in _TRUE + _FALSE:
+        return low in _TRUE
+    raise DataError(f"dataset spec {spec!r}: option {key}={text!r} must be true or false")
+
+
+def _parse_value(default, key: str, text: str, spec: str):
+    """One ``key=value`` of a world spec, converted to the type of its ``default``."""
+    if isinstance(default, bool):
+        return _parse_bool(key, text, spec)
+    if isinstance(default, str):
+        return text
+    try:
+        return int(text) if isinstance(default, int) else float(text)
+    except ValueError:
+        kind = "an integer" if isinstance(default, int) else "a number"
+        raise DataError(f"dataset spec {spec!r}: option {key}={text!r} must be {kind}") from None
+
+
+def check_size(options: dict, where: str, name: str) -> None:
+    """Raise :class:`DataError` when a world's ``options`` ask for more than the size limit
+    (``where`` starts the message, ``name`` is the world's)."""
+    frames = 2 * int(options["episodes"]) * int(options["steps"])
+    nbytes = frames * int(options["height"]) * int(options["width"]) * 3
+    if frames > MAX_WORLD_FRAMES or nbytes > MAX_WORLD_BYTES:
+        raise DataError(f"{where}: {options['episodes']} episodes x {options['steps']} steps x 2 "
+                        f"domains = {frames:,} frames of {options['height']}x{options['width']} "
+                        f"({nbytes / 1024**3:.1f} GiB) is over the {name}'s limit of "
+                        f"{MAX_WORLD_FRAMES:,} frames and {MAX_WORLD_BYTES // 1024**3} GiB; add "
+                        f"{LARGE_OPTION}=true to render it anyway")
+
+
+def parse_world(spec: str) -> dict:
+    """Validate a world's spec string without rendering anything.
+
+    Returns
+    -------
+    dict
+        ``{"kind": NAME, "options": {every option of the world}}``.
+
+    Raises
+    ------
+    DataError
+        A world that cannot run here (what to install), an unknown or repeated option, a
+        value of the wrong type or out of range, or a size over the limit without
+        ``large=true``; one line, naming the spec and the option.
+    """
+    name, _, rest = spec.partition(":")
+    world = WORLDS[name]
+    missing = world.unavailable()
+    if missing:
+        raise DataError(f"dataset spec {spec!r}: {missing}")
+    options = dict(world.options)
+    seen, large = set(), False
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if key in seen:
+            raise DataError(f"dataset spec {spec!r}: option {key!r} is given twice; give each "
+                            "option once")
+        seen.add(key)
+        if key == LARGE_OPTION:
+            large = _parse_bool(key, value.strip(), spec)
+            continue
+        if key not in world.options:
+            raise DataError(f"dataset spec {spec!r}: unknown {name} option {key!r}; known "
+                            f"options: {', '.join(world.options)}")
+        if not eq or not value.strip():
+            raise DataError(f"dataset spec {spec!r}: option {key!r} needs a value ({key}=...)")
+        options[key] = _parse_value(world.options[key], key, value.strip(), spec)
+    try:
+        checked = world.check_options(options)
+    except DataError as exc:
+        raise DataError(f"dataset spec {spec!r}: {exc}") from None
+    options = {key: checked[key] for key in world.options}
+    if not large:
+        check_size(options, f"dataset spec {spec!r}", name)
+    return {"kind": name, "options": options}
+
+
+def load_world(parsed: dict, progress: Optional[ProgressCallback] = None) -> FrameSet:
+    """The FrameSet of a parsed world spec (:func:`parse_world`)."""
+    return WORLDS[parsed["kind"]].dataset(dict(parsed["options"]), progress)
+
+
+def world_identity(parsed: dict) -> bytes:
+    """A world's storage identity: constant (its frames are made, not read from storage)."""
+    from s2r.identity import digest
+
+    return digest(parsed["kind"])
+

@@ -1,0 +1,132 @@
+"""The demo world (:class:`DemoWorld`) and its one task (:class:`DemoTask`): the
+:mod:`s2r.worlds.base` protocol over the demo's renderer (:mod:`.dataset`), kinematic task
+simulator (:mod:`.task`), reactive expert (:mod:`.expert`), evaluation rollouts
+(:mod:`.evaluation`), static-scene memory (:mod:`.memory`), domain-randomised frames
+(:mod:`.dr_frames`) and controls (:mod:`.controls`).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Iterator, Optional
+
+import numpy as np
+
+from s2r.errors import DataError
+from s2r.worlds.base import Demonstration, TaskColumns
+from s2r.worlds.demo import evaluation
+from s2r.worlds.demo.controls import CONTROLS
+from s2r.worlds.demo.policy import ACTION_NAMES, PROPRIO_COLUMNS, STATE_NAMES, TASK_COLUMNS
+
+__all__ = ["DemoTask", "DemoWorld", "WORLD"]
+
+
+def _columns(s: slice) -> tuple:
+    return tuple(range(s.start, s.stop))
+
+
+@functools.lru_cache(maxsize=1)
+def task_identity() -> str:
+    """Digest (hex, 16) of what draws the demo's frames (:data:`.dataset.RENDER_ID`) and of
+    every other module of this package (the task simulator, expert, evaluation rollouts,
+    memory: what runs the task), read once per process."""
+    from pathlib import Path
+
+    from s2r.identity import digest
+    from s2r.worlds.demo.dataset import DRAWING_MODULES, RENDER_ID
+
+    here = Path(__file__).resolve().parent
+    files = sorted(f for f in here.glob("*.py") if f.stem not in DRAWING_MODULES)
+    return digest("demo", RENDER_ID, *(f.read_bytes() for f in files)).hex()[:16]
+
+
+class DemoTask:
+    """The demo's closed-loop task: the one-leg insertion with the target hole fixed to the
+    tabletop's back-right corner, judged with a compliant gripper and a chamfered hole
+    (:data:`.evaluation.EVAL_CONFIG`); see :class:`~s2r.worlds.base.SimTask`."""
+
+    world = "demo"
+    columns = TaskColumns(state_names=tuple(STATE_NAMES), action_names=tuple(ACTION_NAMES),
+                          proprio=_columns(PROPRIO_COLUMNS), task=_columns(TASK_COLUMNS))
+    stages = evaluation.STAGES
+    #: The expert needs <= 15 steps; 30 leaves a policy room to correct itself.
+    horizon = 30
+    demo_steps = 24
+
+    def identity(self) -> str:
+        return task_identity()
+
+    def describe(self) -> dict:
+        return {"proprioception": "state columns 0..9 (end effector, gripper)",
+                "task": "reactive expert demonstrations in the sim look; target hole fixed; "
+                        "compliant gripper and chamfered hole (TaskConfig.compliant)"}
+
+    def demonstrations(self, n: int, steps: int, *, seed: int, height: int, width: int
+                       ) -> Iterator[Demonstration]:
+        return evaluation.demonstrations(n, steps, seed=seed, height=height, width=width)
+
+    def state_demonstrations(self, n: int, steps: int, *, seed: int, noise: float = 0.0
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return evaluation.state_demonstrations(n, steps, seed=seed, noise=noise)
+
+    def rollouts(self, n: int, *, look: str, gap: float, seed: int, height: int, width: int
+                 ) -> evaluation.DemoBatch:
+        return evaluation.DemoBatch(n, look=look, gap=gap, seed=seed, height=height,
+                                    width=width)
+
+    def render_state(self, state: np.ndarray, *, k: int, look: str, gap: float, seed: int,
+                     height: int, width: int, step: int = 0) -> np.ndarray:
+        return evaluation.render_rollout_frame(state, k=k, look=look, gap=gap, seed=seed,
+                                               height=height, width=width, step=step)
+
+    def randomised_frames(self, n: int, steps: int, *, strength: float, seed: int,
+                          height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+        from s2r.worlds.demo.dr_frames import randomised_frames
+
+        frames, states = randomised_frames(n, steps, strength=strength, seed=seed,
+                                           height=height, width=width)
+        return frames, self.columns.task_of(states)
+
+    def memory(self, look_frames: int):
+        from s2r.worlds.demo.memory import StaticMemory
+
+        return StaticMemory(look_frames)
+
+
+class DemoWorld:
+    """The built-in demo (see :class:`~s2r.worlds.base.World`): a procedural sim/real robot
+    assembly scene drawn by s2r's own renderer, its kinematic one-leg task and expert."""
+
+    name = "demo"
+    title = "Demo (procedural one-leg assembly)"
+    #: ``make_demo``'s keyword arguments and defaults, in its order (the size was chosen by
+    #: measurement, ``bench/choose_demo_size.py``; tests/worlds/demo/test_dataset.py checks
+    #: they are make_demo's).
+    options = {"episodes": 12, "steps": 24, "gap": 0.5, "seed": 0, "paired": False,
+               "height": 240, "width": 320}
+    controls = CONTROLS
+    _task = DemoTask()
+
+    def check_options(self, options: dict) -> dict:
+        from s2r.worlds.demo.dataset import check_demo_params
+
+        try:
+            return check_demo_params(**options)
+        except DataError as exc:
+            raise DataError(str(exc).replace("make_demo: ", "")) from None
+
+    def unavailable(self) -> Optional[str]:
+        return None
+
+    def dataset(self, options: dict, progress=None):
+        """:func:`.dataset.make_demo` at ``options`` (a FrameSet)."""
+        from s2r.worlds.demo.dataset import make_demo
+
+        return make_demo(**options, progress=progress)
+
+    def task(self, options: Optional[dict] = None) -> DemoTask:
+        return self._task
+
+
+#: The demo world (registered in :data:`s2r.worlds.WORLDS`).
+WORLD = DemoWorld()
