@@ -19,9 +19,9 @@ The word ``demo`` always means the built-in demo; write ``./demo`` for a folder 
 
 Each kind of dataset is a format (:mod:`s2r.datasets.format`): one module and one line of
 :data:`FORMATS`, whose order is the detection order (the first format that claims a spec wins:
-words first, then file names, then marker files, the folder layout last). ``state_key`` means
-the same for every format that takes it: None the usual state when both domains have it, ``""``
-no state, ``"a,b"`` those keys, required.
+the word ``demo``, then file names, then LeRobot's ``hf:`` prefix and marker file, the folder
+layout last). ``state_key`` means the same for every format that takes it: None the usual
+state when both domains have it, ``""`` no state, ``"a,b"`` those keys, required.
 """
 
 from __future__ import annotations

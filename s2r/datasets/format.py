@@ -29,10 +29,11 @@ settings)``            times, :mod:`s2r.identity`), without loading
 =====================  ===========================================================================
 
 **Detection order** is the order of :data:`s2r.datasets.FORMATS`: the first format that claims
-a part wins. Words and prefixes come first (``demo``, ``hf:``), then file names by extension
-(``.zarr``, ``.hdf5``), then marker files (``meta/info.json``), and the folder layout last: it
-claims any single path. For two parts only pair formats are asked, and both parts must be
-claimed by the same one.
+a part wins: the word ``demo`` first, then file names by extension (``.zarr``, ``.zarr.zip``,
+``.hdf5``, ``.h5``), then LeRobot's ``hf:`` prefix and marker file (``meta/info.json``), and
+the folder layout last: it claims any single path. A name is looked at before what a folder
+holds (a ``.zarr`` folder that holds ``meta/info.json`` is a zarr store). For two parts only
+pair formats are asked, and both parts must be claimed by the same one.
 
 **The state** (``state_key``, one rule for every pair format): ``None`` is the format's usual
 state, kept when both domains have it; ``""`` is no state at all (pairing by actions);

@@ -167,7 +167,8 @@ def test_every_pair_format_refuses_different_state_widths_in_one_line(tmp_path, 
         load_dataset(spec)
     message = str(err.value)
     assert "'state' is 3-D in sim (" in message and "s.npz) but 7-D in real (" in message
-    assert "--state-key" in message and "\n" not in message
+    assert "--state-key" in message and "--state-key '' for none" in message
+    assert "\n" not in message
     assert load_dataset(spec, state_key="").state is None  # the way out the message offers
 
 
