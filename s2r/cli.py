@@ -160,8 +160,9 @@ def add_runtime_args(parser, *, no_cache: bool = True, precision: bool = False) 
 
 
 def cache_from_args(args: argparse.Namespace):
-    """The :class:`s2r.cache.Cache` the runtime arguments ask for (False for ``--no-cache``);
-    checks that ``--device cuda`` is available."""
+    """The :class:`s2r.cache.Cache` the runtime arguments ask for (``--cache-dir``, else the
+    settings' ``cache_dir``; False for ``--no-cache``); checks that ``--device cuda`` is
+    available."""
     from s2r.cache import Cache
 
     if getattr(args, "device", None) == "cuda":
@@ -171,7 +172,13 @@ def cache_from_args(args: argparse.Namespace):
             raise S2RError("--device cuda: no CUDA device is available here; use --device cpu")
     if getattr(args, "no_cache", False):
         return False
-    return Cache(args.cache_dir)
+    return Cache(cache_dir_from_args(args))
+
+
+def cache_dir_from_args(args: argparse.Namespace):
+    """``--cache-dir``, else the settings' ``cache_dir`` (``$S2R_CACHE_DIR`` or ``./cache``)."""
+    given = getattr(args, "cache_dir", None)
+    return given if given is not None else settings_from_args(args).cache_dir
 
 
 #: The longest path the usual file systems take, in bytes (Linux PATH_MAX, less the NUL).

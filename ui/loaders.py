@@ -32,9 +32,9 @@ GALLERY_PAIRS = 3
 
 def cache_root() -> str:
     """Absolute path of the disk cache (``$S2R_CACHE_DIR`` or ``./cache``)."""
-    from s2r.cache import default_cache_dir
+    from s2r.settings import current
 
-    return str(Path(default_cache_dir()).resolve())
+    return str(Path(current().cache_dir).resolve())
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -58,16 +58,18 @@ def _spec(key: str) -> Spec:
 def _frameset(key: str, image_key: Optional[str], action_key: Optional[str],
               state_key: Optional[str], stamp: bytes):
     from s2r.datasets import load_dataset
+    from s2r.settings import current
 
     return load_dataset(_spec(key), image_key=image_key, action_key=action_key,
-                        state_key=state_key)
+                        state_key=state_key, settings=current())
 
 
 @st.cache_data(ttl=2, max_entries=8, show_spinner=False)
 def _stamp(key: str) -> bytes:
     from s2r.datasets import storage_identity
+    from s2r.settings import current
 
-    return storage_identity(_spec(key))
+    return storage_identity(_spec(key), settings=current())
 
 
 def load_frameset(spec: Spec, keys: Optional[dict] = None):
@@ -103,8 +105,9 @@ def paired_real(frameset, sim_indices: Sequence[int]) -> np.ndarray:
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _encoder(encoder_id: str, device: str):
     from s2r.encoders import build_encoder
+    from s2r.settings import current
 
-    return build_encoder(encoder_id, device=device)
+    return build_encoder(encoder_id, device=device, settings=current())
 
 
 def device() -> str:
@@ -132,8 +135,10 @@ def embedder(encoder_id: str):
     cache without building the model again), or the id of an encoder without an image model
     (the ``state`` reference: nothing to build)."""
     from s2r.encoders import get_spec
+    from s2r.settings import current
 
-    return get_encoder(encoder_id) if get_spec(encoder_id).has_image_model else encoder_id
+    image_model = get_spec(encoder_id, settings=current()).has_image_model
+    return get_encoder(encoder_id) if image_model else encoder_id
 
 
 @st.cache_data(ttl=60, show_spinner=False)
@@ -148,18 +153,22 @@ def downloads_possible() -> bool:
     (``$S2R_WEIGHTS_MIRROR``) or the model hub answers (checked at most once a minute)."""
     from s2r.encoders.fetch import mirror
     from s2r.encoders.locate import hub_offline
+    from s2r.settings import current
 
-    return bool(mirror()) or (not hub_offline() and _hub_reachable())
+    settings = current()
+    return bool(mirror(settings)) or (not hub_offline(settings) and _hub_reachable())
 
 
 def encoder_table(ids: Sequence[str]) -> list[dict]:
     """Registry metadata and weight status of each encoder id, one dict per id."""
     from s2r.encoders import get_spec, status
+    from s2r.settings import current
 
+    settings = current()
     rows = []
     for eid in ids:
-        spec = get_spec(eid)
-        st_ = status(eid)
+        spec = get_spec(eid, settings=settings)
+        st_ = status(spec, settings=settings)
         rows.append({"encoder": spec.id, "name": spec.name, "table_number": spec.table_number,
                      "architecture": spec.architecture, "pretraining_group": spec.pretraining_group,
                      "pretraining_data": spec.pretraining_data, "params_m": spec.params_m,
@@ -173,9 +182,10 @@ def encoder_table(ids: Sequence[str]) -> list[dict]:
 def _embeddings(root: str, fingerprint: str, encoder_id: str, _frameset,
                 precision: str = "auto"):
     from s2r.embed import embed_frameset
+    from s2r.settings import current
 
     return embed_frameset(_frameset, embedder(encoder_id), cache=_cache(root),
-                          precision=precision)
+                          precision=precision, settings=current())
 
 
 def embeddings(frameset, encoder_id: str, *, precision: str = "auto") -> np.ndarray:
@@ -236,8 +246,9 @@ def make_targets(frameset, encoder_id: str, target: str, *, sim_indices: Sequenc
 def default_method(encoder_id: str) -> str:
     """``"gradcam"`` when the encoder has a Grad-CAM layer, else ``"ig"`` (the pixel baseline)."""
     from s2r.encoders import get_spec
+    from s2r.settings import current
 
-    return "gradcam" if get_spec(encoder_id).cam_layer else "ig"
+    return "gradcam" if get_spec(encoder_id, settings=current()).cam_layer else "ig"
 
 
 @st.cache_resource(show_spinner=False)
@@ -393,16 +404,19 @@ def run_validation(spec: str, ids: tuple, gaps: tuple, params: dict, progress=No
 
 def _rollout_record(root: str, encoder_id: str, params: dict, gap: float) -> dict:
     from s2r.closedloop.encoder_rollouts import RolloutParams, rollout_key
+    from s2r.settings import current
 
-    key = rollout_key(encoder_id, RolloutParams(**params).validate(), "real", gap)
+    key = rollout_key(encoder_id, RolloutParams(**params).validate(), "real", gap, current())
     return (_cache(root).get_json(key, {}) or {}).get("record", {})
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _rollout(root: str, encoder_id: str, params: dict, gap: float):
     from s2r.closedloop.encoder_rollouts import RolloutParams, recorded_rollout
+    from s2r.settings import current
 
-    frames = recorded_rollout(encoder_id, RolloutParams(**params), "real", gap, _cache(root))
+    frames = recorded_rollout(encoder_id, RolloutParams(**params), "real", gap, _cache(root),
+                              current())
     actions = _rollout_record(root, encoder_id, params, gap).get("actions", [])
     return (None if frames is None else np.asarray(frames)), actions
 

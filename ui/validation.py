@@ -32,8 +32,9 @@ def encoder_kind(encoder_id: str) -> str:
     """``reference`` (no image model: shown, not ranked), ``control`` (random init or trained
     on the sim frames: transfer known by construction) or ``image encoder``."""
     from s2r.encoders import get_spec
+    from s2r.settings import current
 
-    spec = get_spec(encoder_id)
+    spec = get_spec(encoder_id, settings=current())
     if not spec.has_image_model:
         return "reference"
     if spec.random_init or spec.backend == "simcnn":
@@ -150,12 +151,14 @@ def success_scatter(df: pd.DataFrame, score: str, *,
 def best_image_encoder(df: pd.DataFrame) -> Optional[str]:
     """The encoder with an image model and the highest mean real progress (None if none)."""
     from s2r.encoders import get_spec
+    from s2r.settings import current
 
     if not len(df):
         return None
     col = "progress_real" if "progress_real" in df else "success_real"
     means = df.groupby("encoder")[col].mean().sort_values(ascending=False)
-    return next((e for e in means.index if get_spec(e).has_image_model), None)
+    settings = current()
+    return next((e for e in means.index if get_spec(e, settings=settings).has_image_model), None)
 
 
 def action_frame(actions, names) -> pd.DataFrame:
@@ -173,7 +176,10 @@ def offline_encoders() -> list:
     """Encoders that run here without downloading weights (ready ones and the random-init
     controls of every architecture)."""
     from s2r.encoders import list_encoders, status
+    from s2r.settings import current
 
-    ready = [s.id for s in list_encoders() if str(status(s.id).state) == "ready"]
-    randoms = [s.id for s in list_encoders("*@random", include_random=True)]
+    settings = current()
+    ready = [s.id for s in list_encoders(settings=settings)
+             if str(status(s, settings=settings).state) == "ready"]
+    randoms = [s.id for s in list_encoders("*@random", include_random=True, settings=settings)]
     return ready + [r for r in randoms if r not in ready]

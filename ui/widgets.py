@@ -25,8 +25,9 @@ def encoder_label(encoder_id: str, records: Optional[dict] = None) -> str:
     """``"#14 ResNet18 (resnet18)"``-style label of an encoder id."""
     try:
         from s2r.encoders import get_spec
+        from s2r.settings import current
 
-        spec = get_spec(encoder_id)
+        spec = get_spec(encoder_id, settings=current())
     except S2RError:
         return encoder_id
     number = f"#{spec.table_number} " if spec.table_number else ""
@@ -39,8 +40,9 @@ def has_image_model(encoder_id: str) -> bool:
     library then reports them)."""
     try:
         from s2r.encoders import get_spec
+        from s2r.settings import current
 
-        return get_spec(encoder_id).has_image_model
+        return get_spec(encoder_id, settings=current()).has_image_model
     except S2RError:
         return True
 
@@ -117,9 +119,10 @@ def encoder_config_or_stop() -> None:
     broken, say what is wrong in it and stop the page (every page lists encoders)."""
     from s2r.encoders import list_encoders
     from s2r.errors import S2RError
+    from s2r.settings import current
 
     try:
-        list_encoders(include_random=True)
+        list_encoders(include_random=True, settings=current())
     except S2RError as exc:
         st.error(f"**The encoder config cannot be used:** {exc}", icon=":material/error:")
         st.caption("Fix the file (or point `S2R_ENCODERS` at another one) and reload the page.")

@@ -129,22 +129,24 @@ def _code_digest() -> str:
     return digest(RENDER_ID, *(f.read_bytes() for f in files)).hex()[:16]
 
 
-def _encoder_key(encoder_id: str) -> dict:
-    spec, _ = spec_of(encoder_id)
-    return {"encoder": spec.id, "weights": weights_fingerprint(spec)}
+def _encoder_key(encoder_id: str, settings=None) -> dict:
+    spec, _ = spec_of(encoder_id, settings)
+    return {"encoder": spec.id, "weights": weights_fingerprint(spec, settings=settings)}
 
 
-def rollout_key(encoder_id: str, params: RolloutParams, look: str, gap: float) -> dict:
-    """Cache key of one (encoder, look, gap) outcome record (the sim look ignores ``gap``)."""
+def rollout_key(encoder_id: str, params: RolloutParams, look: str, gap: float,
+                settings=None) -> dict:
+    """Cache key of one (encoder, look, gap) outcome record (the sim look ignores ``gap``);
+    ``settings`` (handed down): where the encoder's weights file is (its fingerprint)."""
     return {"kind": "rollouts", "rollout_version": ROLLOUT_VERSION, "code": _code_digest(),
-            **_encoder_key(encoder_id), "params": params.to_dict(), "look": look,
+            **_encoder_key(encoder_id, settings), "params": params.to_dict(), "look": look,
             "gap": None if look == "sim" else float(gap)}
 
 
-def _demo_key(encoder_id: str, params: RolloutParams) -> dict:
+def _demo_key(encoder_id: str, params: RolloutParams, settings=None) -> dict:
     p = params.to_dict()
     return {"kind": "demo-embeddings", "rollout_version": ROLLOUT_VERSION,
-            "code": _code_digest(), **_encoder_key(encoder_id),
+            "code": _code_digest(), **_encoder_key(encoder_id, settings),
             "demos": {k: p[k] for k in ("demos", "demo_steps", "seed", "height", "width")}}
 
 
@@ -152,16 +154,16 @@ class _Embedder:
     """``embed(frames, states) -> Z``: the encoder on rendered frames (the state reference
     encoder: the state itself). Built on first use."""
 
-    def __init__(self, encoder_id: str, device=None):
-        self.spec, _ = spec_of(encoder_id)
-        self.device = device
+    def __init__(self, encoder_id: str, device=None, settings=None):
+        self.spec, _ = spec_of(encoder_id, settings)
+        self.device, self.settings = device, settings
         self._encoder = None
 
     def __call__(self, frames: np.ndarray, states: np.ndarray) -> np.ndarray:
         if self.spec.build.backend == "state":
             return np.asarray(states, dtype=np.float32)
         if self._encoder is None:
-            self._encoder = build(self.spec, self.device)
+            self._encoder = build(self.spec, self.device, self.settings)
         return embed_frames(self._encoder, frames)
 
 
@@ -181,8 +183,9 @@ def _demonstration_data(embedder: _Embedder, params: RolloutParams, cache,
     def compute() -> np.ndarray:
         return np.concatenate([embedder(f, s) for f, s in frames_z]).astype(np.float32)
 
-    Z = get_or_compute(cache, "array", lambda: _demo_key(embedder.spec.id, params), compute,
-                       encoder=embedder.spec)
+    Z = get_or_compute(cache, "array",
+                       lambda: _demo_key(embedder.spec.id, params, embedder.settings), compute,
+                       encoder=embedder.spec, settings=embedder.settings)
     episode = np.repeat(np.arange(len(states)), [len(s) for s in states])
     return np.asarray(Z), np.concatenate(states), np.concatenate(actions), episode
 
@@ -273,7 +276,7 @@ def _outcome(rollouts) -> dict:
 
 def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
                      params: Optional[RolloutParams] = None, cache=None, device=None,
-                     progress: Optional[ProgressCallback] = None) -> dict:
+                     progress: Optional[ProgressCallback] = None, settings=None) -> dict:
     """Closed-loop outcomes of ``encoder_id``'s sim-trained policy in the sim look and in the
     real look at every gap.
 
@@ -284,9 +287,11 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
     gaps : sequence of float in [0, 1]
     params : RolloutParams, optional
     cache : Cache, False or None
-        None = ``Cache()``; False = no caching.
+        None = the cache folder of ``settings`` (none without); False = no caching.
     device : str, optional
     progress : ProgressCallback, optional
+    settings : s2r.settings.Settings, optional
+        Handed down (never read here): where the encoder's weights file is.
 
     Returns
     -------
@@ -303,27 +308,29 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *,
     params = (params or RolloutParams()).validate()
     for g in gaps:
         check_number("gap", g, low=0, high=1)
-    cache = as_cache(cache)
-    embedder = _Embedder(encoder_id, device)
+    cache = as_cache(cache, settings)
+    embedder = _Embedder(encoder_id, device, settings)
     act = _Act(lambda: _fit(embedder, params, cache, progress), embedder, params)
 
     def one(look: str, gap: float) -> dict:
         if _is_sim_look(look, gap):       # the same frames, so the same policy's same outcome
             return get_or_compute(cache, "json",
-                                  lambda: rollout_key(encoder_id, params, look, gap),
+                                  lambda: rollout_key(encoder_id, params, look, gap, settings),
                                   lambda: {**sim, "look": look, "gap": float(gap)},
-                                  encoder=encoder_id)   # kept under its own key for readers
+                                  encoder=encoder_id,   # kept under its own key for readers
+                                  settings=settings)
 
         def compute() -> dict:
             r = run_rollouts(act, look=look, gap=gap, n_rollouts=params.rollouts,
                              horizon=params.horizon, seed=params.seed, height=params.height,
                              width=params.width, record=0, progress=progress)
-            cache.get_or_compute_array(_record_key(encoder_id, params, look, gap),
+            cache.get_or_compute_array(_record_key(encoder_id, params, look, gap, settings),
                                        lambda: r.record["frames"])
             return _outcome(r)
 
-        return get_or_compute(cache, "json", lambda: rollout_key(encoder_id, params, look, gap),
-                              compute, encoder=encoder_id)
+        return get_or_compute(cache, "json",
+                              lambda: rollout_key(encoder_id, params, look, gap, settings),
+                              compute, encoder=encoder_id, settings=settings)
 
     sim = one("sim", 0.0)
     return {"sim": sim, "real": {float(g): one("real", float(g)) for g in gaps}}
@@ -336,13 +343,14 @@ def _is_sim_look(look: str, gap: float) -> bool:
     return look == "real" and float(gap) == 0.0
 
 
-def _record_key(encoder_id: str, params: RolloutParams, look: str, gap: float) -> dict:
-    return {**rollout_key(encoder_id, params, look, gap), "kind": "rollout-frames"}
+def _record_key(encoder_id: str, params: RolloutParams, look: str, gap: float,
+                settings=None) -> dict:
+    return {**rollout_key(encoder_id, params, look, gap, settings), "kind": "rollout-frames"}
 
 
 def recorded_rollout(encoder_id: str, params: RolloutParams, look: str, gap: float,
-                     cache) -> Optional[np.ndarray]:
+                     cache, settings=None) -> Optional[np.ndarray]:
     """The cached frames ``(T, H, W, 3) uint8`` of the recorded rollout, or None."""
     if _is_sim_look(look, gap):
         look, gap = "sim", 0.0
-    return cache.get_array(_record_key(encoder_id, params.validate(), look, gap))
+    return cache.get_array(_record_key(encoder_id, params.validate(), look, gap, settings))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 
 from s2r.cli import (add_command, add_dataset_args, add_runtime_args, atomic_output,
-                     cache_from_args, output_file)
+                     cache_from_args, output_file, settings_from_args)
 from s2r.errors import S2RError
 
 
@@ -138,7 +138,8 @@ def run(args) -> int:
     args.dataset = args.dataset[0]
     out = output_file(args.out, (".json",))
     gaps = _gaps(args.gaps)
-    ids = expand_encoder_ids(args.encoders)
+    settings = settings_from_args(args)
+    ids = expand_encoder_ids(args.encoders, settings)
     if len(ids) < 3:
         raise S2RError(f"--encoders: validate ranks encoders, give at least 3 (got {len(ids)})")
     if not 1 <= args.n_boot <= MAX_N_BOOT:
@@ -153,7 +154,8 @@ def run(args) -> int:
     cache = cache_from_args(args)
     with tqdm_progress("validate") as progress:
         report = validate(args.dataset, ids, gaps, params=params, cache=cache,
-                          device=args.device, n_boot=args.n_boot, progress=progress)
+                          device=args.device, n_boot=args.n_boot, progress=progress,
+                          settings=settings)
     with atomic_output(out) as tmp:
         tmp.write_text(json.dumps(report, indent=1))
     _print_summary(report)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from s2r.errors import DataError
+from s2r.settings import need
 
 HUB_PREFIX = "hf:"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -30,15 +31,6 @@ def hub_repo(text: str) -> tuple[str, Optional[str]]:
         raise DataError(f"{text!r}: a hub dataset is hf:ORG/NAME (optionally @REVISION), e.g. "
                         "hf:lerobot/aloha_sim_insertion_human")
     return repo, revision or None
-
-
-def _needs_settings(text: str, settings):
-    """``settings``, or TypeError: where the hub cache is and whether s2r is offline are
-    settings the caller hands down (:func:`s2r.settings.current` reads them)."""
-    if settings is None:
-        raise TypeError(f"{text}: a hub dataset needs the settings (the hub cache, offline "
-                        "mode): pass settings=s2r.settings.current()")
-    return settings
 
 
 def hub_snapshot(text: str, *, settings, image_key: Optional[str] = None,
@@ -64,7 +56,7 @@ def hub_snapshot(text: str, *, settings, image_key: Optional[str] = None,
         from huggingface_hub import snapshot_download
     except ImportError:  # pragma: no cover - a dependency of s2r
         raise DataError(f"{text}: hub datasets need the huggingface_hub package") from None
-    settings = _needs_settings(text, settings)
+    settings = need(settings, f"hub dataset {text} (the hub cache, offline mode)")
     offline = settings.hf_offline
     cache = str(settings.hf_hub_cache) if settings.hf_hub_cache_set else None
 

@@ -404,7 +404,7 @@ def test_hub_ids_are_found_in_the_cache_offline(tmp_path, truth):
     with_rev = load_dataset([f"{spec[0]}@{REVISION}", spec[1]], settings=settings)
     assert len(with_rev) == len(fs)
     # the settings are handed down, never read from the environment by the library
-    with pytest.raises(TypeError, match="pass settings="):
+    with pytest.raises(TypeError, match="needs s2r.s settings.*pass settings="):
         load_dataset(spec)
 
 
