@@ -144,9 +144,10 @@ with st.expander("Sample frames (sim above, real below)", expanded=True):
 # ----------------------------------------------------------------------------- 2. encoders
 st.header("2. Encoders")
 from s2r.encoders import list_encoders
+from s2r.settings import current
 
 # The robot-state reference is offered only for a dataset that has state.
-all_ids = [s.id for s in list_encoders(include_random=True)
+all_ids = [s.id for s in list_encoders(include_random=True, settings=current())
            if s.has_image_model or frameset.state is not None]
 selected_now = [e for e in state[S.ENCODERS_SELECTED] if e in all_ids]
 stateless = [e for e in state[S.ENCODERS_SELECTED]

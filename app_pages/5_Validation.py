@@ -9,6 +9,7 @@ from s2r.cache import NotCached
 from s2r.errors import S2RError
 from s2r.figures import validation as V
 from s2r.metrics import catalogue
+from s2r.settings import current
 from ui import figures, guards, page_url, real_results, widgets
 from ui import state as S
 from ui.loaders import encoders, saliency
@@ -132,7 +133,7 @@ st.caption("Real outcome with its 95% interval, per gap; sim = the same policy i
            "**reference**: not an image encoder (shown, not ranked); **control**: random "
            "init, or a small CNN trained on the sim frames (`simcnn-drS`: appearance "
            "randomisation S, so more S = smaller gap, by construction).")
-st.dataframe(V.success_table(df, outcome), width="stretch")
+st.dataframe(V.success_table(df, outcome, settings=current()), width="stretch")
 with st.expander("Stage breakdown (share of real-look rollouts that reached each stage)"):
     stage_gap = st.radio("Gap", gaps, horizontal=True, key=S.VALIDATION_STAGE_GAP,
                          format_func=lambda g: f"gap {g:g}")

@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from s2r.embed import compute_embeddings
 from s2r.frameset import FrameSet
+from s2r.settings import current
 
 DEFAULT_ENCODERS = ("resnet18@random", "efficientnet-lite0", "vit@random", "pixels")
 
@@ -192,7 +193,7 @@ def main(argv=None) -> int:
 
     rows = []
     for encoder_id in [e.strip() for e in args.encoders.split(",") if e.strip()]:
-        enc = build_encoder(encoder_id, device=args.device)
+        enc = build_encoder(encoder_id, device=args.device, settings=current())
         ref_model = reference_model(enc)
         warm = frames[:min(bs, n)]
         compute_embeddings(frameset_of(warm), enc, batch_size=bs)

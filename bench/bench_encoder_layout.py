@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from s2r.encoders import build_encoder
+from s2r.settings import current
 
 
 def best_of(fn, repeats: int) -> float:
@@ -44,7 +45,7 @@ def main() -> None:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {batch} of "
           f"240x320 frames, best of {repeats}")
     for encoder_id in ids:
-        enc = build_encoder(encoder_id, device="cpu")
+        enc = build_encoder(encoder_id, device="cpu", settings=current())
         t_pre = best_of(lambda: enc.preprocess(frames), repeats)
         x = enc.preprocess(frames)
         with torch.inference_mode():

@@ -21,6 +21,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from s2r.encoders import build_encoder
+from s2r.settings import current
 
 DEFAULT = ("efficientnet-lite0,efficientnet-lite1,efficientnet-lite2,resnet18@random,"
            "mobilenetv3@random,efficientnet-b0@random")
@@ -35,7 +36,7 @@ def main() -> None:
     frames = np.random.default_rng(0).integers(0, 256, (args.batch, 96, 128, 3), dtype=np.uint8)
     print(f"{torch.get_num_threads()} threads, batch {args.batch} of 96 x 128 frames")
     for encoder_id in args.encoders.split(","):
-        enc = build_encoder(encoder_id, device="cpu")
+        enc = build_encoder(encoder_id, device="cpu", settings=current())
         x = enc.preprocess(frames)
         folded = enc.inference_model(x[:1])
         times = {"original": [], "folded": []}

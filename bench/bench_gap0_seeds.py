@@ -27,6 +27,7 @@ from s2r.embed import embed_frameset
 from s2r.metrics.params import ScoreParams
 from s2r.metrics.scoring import score_embeddings
 from s2r.pairing import pair_frames
+from s2r.settings import current
 
 
 def seeds(text: str) -> list:
@@ -37,7 +38,8 @@ def seeds(text: str) -> list:
 def embeddings(fs, encoder: str, path=None) -> np.ndarray:
     if path and os.path.exists(path):
         return np.load(path)
-    Z = np.asarray(embed_frameset(fs, encoder, cache=False, device="cpu"), dtype=np.float32)
+    Z = np.asarray(embed_frameset(fs, encoder, cache=False, device="cpu",
+                                  settings=current()), dtype=np.float32)
     if path:
         np.save(path, Z)
     return Z

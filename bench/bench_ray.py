@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from s2r.settings import current
 
 DEFAULT_ENCODERS = ("resnet18@random", "pixels")
 
@@ -105,7 +106,8 @@ def main(argv=None) -> int:
             same = True
             for _ in range(rounds):
                 t_local, r_local, z_local = timed_with_rate(lambda cb, e=encoder_id: embed_frameset(
-                    fs, e, cache=False, batch_size=args.batch_size, progress=cb))
+                    fs, e, cache=False, batch_size=args.batch_size, progress=cb,
+                    settings=current()))
                 t_ray, r_ray, z_ray = timed_with_rate(lambda cb, e=encoder_id: embed_frameset_ray(
                     fs, e, cache=False, batch_size=args.batch_size,
                     shard_frames=args.shard_frames, num_cpus=args.cpus, progress=cb))

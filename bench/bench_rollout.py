@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from s2r.embed import embed_frames
 from s2r.encoders import build_encoder
 from s2r.closedloop.rollout import run_rollouts
+from s2r.settings import current
 
 
 def bench_validation(spec: str, out: str = "") -> None:
@@ -81,7 +82,7 @@ def main() -> None:
         bench_validation(args.spec, args.out)
         return
     h, w = (int(v) for v in args.size.split("x"))
-    encoder = build_encoder(args.encoder, device="cpu")
+    encoder = build_encoder(args.encoder, device="cpu", settings=current())
     rng = np.random.default_rng(0)
     W = rng.normal(0, 0.01, (int(encoder.spec.dim), 10))
     base = np.array([0.0, 0.3, 0.25, 1, 0, 0, 0, -1, 0, -1.0])

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from s2r.encoders import build_encoder
 from s2r.saliency import activations_to_grid, compute_saliency, normalize_maps
+from s2r.settings import current
 
 
 def timed(fn, repeat: int) -> float:
@@ -81,7 +82,7 @@ def main(argv=None) -> int:
     print(f"{'encoder':<16} {'forward ms':>10} {'manual ms':>9} {'s2r gradcam ms':>14} "
           f"{'ratio':>6} {'ig ms':>8} {'occlusion ms':>12}")
     for encoder_id in ("resnet18@random", "vit@random"):
-        enc = build_encoder(encoder_id, device="cpu")
+        enc = build_encoder(encoder_id, device="cpu", settings=current())
         per_pair = 1000.0 / args.pairs
         t_fwd = timed(lambda: enc.embed(frames), repeat) * per_pair
         t_manual = timed(lambda: manual_gradcam(enc, frames), repeat) * per_pair

@@ -58,6 +58,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from s2r.settings import current
 
 ENCODERS = ("pixels", "resnet18@random", "state")
 STAGES = ("load", "embed", "score", "tsne-joint", "tsne-place", "saliency")
@@ -92,13 +93,13 @@ def _encoder(encoder_id: str):
         return encoder_id
     if spec.family == "cnn":
         spec = dataclasses.replace(spec, input_size=(HEIGHT, WIDTH))
-    return build_encoder(spec, device="cpu")
+    return build_encoder(spec, device="cpu", settings=current())
 
 
 def _cache():
-    from s2r.cache import Cache, default_cache_dir
+    from s2r.cache import Cache
 
-    return Cache(Path(default_cache_dir()) / "bench_scale")
+    return Cache(Path(current().cache_dir) / "bench_scale")
 
 
 def run_stage(stage: str, n: int, encoder_id: str) -> dict:
@@ -113,9 +114,9 @@ def run_stage(stage: str, n: int, encoder_id: str) -> dict:
     encoder = _encoder(encoder_id)
     if stage == "embed":
         t0 = time.perf_counter()
-        Z = embed_frameset(fs, encoder, cache=_cache())
+        Z = embed_frameset(fs, encoder, cache=_cache(), settings=current())
         return {"seconds": time.perf_counter() - t0, "dim": int(Z.shape[1])}
-    Z = embed_frameset(fs, encoder, cache=_cache())  # a cache read (memory map)
+    Z = embed_frameset(fs, encoder, cache=_cache(), settings=current())  # a cache read
     t0 = time.perf_counter()
     if stage == "score":
         from s2r.metrics.params import ScoreParams

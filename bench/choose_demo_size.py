@@ -28,6 +28,7 @@ from s2r.cache import Cache
 from s2r.datasets import load_dataset
 from s2r.metrics.params import ScoreParams
 from s2r.pipeline import score_encoder
+from s2r.settings import current
 
 ENCODERS = ("pixels", "efficientnet-lite0", "resnet18@random", "state")
 PRETRAINED = ("efficientnet-lite0",)
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
     parser.add_argument("--width", type=int, default=160)
     parser.add_argument("--cache-dir", default=None)
     args = parser.parse_args(argv)
-    cache = Cache(args.cache_dir)
+    cache = Cache(args.cache_dir if args.cache_dir is not None else current().cache_dir)
     seeds = [int(s) for s in args.seeds.split(",")]
     params = ScoreParams()
     chosen = None

@@ -58,8 +58,20 @@ def add_dataset_args(parser: argparse.ArgumentParser) -> None:
                        help="zarr action key (default action/pos), robomimic key (default "
                             "actions) or LeRobot column (default action)")
     group.add_argument("--state-key", default=None,
-                       help="state key used to pair frames (default robot_state, robomimic "
-                            "eef pose, LeRobot observation.state, when present)")
+                       help="state keys used to pair frames, comma-separated (default "
+                            "robot_state, robomimic eef pose and gripper, LeRobot "
+                            "observation.state, when both domains have it; '' for no state)")
+
+
+def settings_from_args(args: argparse.Namespace):
+    """The :class:`s2r.settings.Settings` of this command: read once by :func:`main` before
+    the command runs (a bad variable is one line there) and handed down from here."""
+    settings = getattr(args, "settings", None)
+    if settings is None:  # a command function called without main (a test)
+        from s2r.settings import current
+
+        settings = args.settings = current()
+    return settings
 
 
 def dataset_from_args(args: argparse.Namespace):
@@ -81,7 +93,7 @@ def dataset_from_args(args: argparse.Namespace):
                 with tqdm_progress("loading dataset") as progress:
                     return load_dataset(args.dataset, image_key=args.image_key,
                                         action_key=args.action_key, state_key=args.state_key,
-                                        progress=progress)
+                                        progress=progress, settings=settings_from_args(args))
             finally:
                 caught = list(recorded)
     finally:
@@ -148,8 +160,9 @@ def add_runtime_args(parser, *, no_cache: bool = True, precision: bool = False) 
 
 
 def cache_from_args(args: argparse.Namespace):
-    """The :class:`s2r.cache.Cache` the runtime arguments ask for (False for ``--no-cache``);
-    checks that ``--device cuda`` is available."""
+    """The :class:`s2r.cache.Cache` the runtime arguments ask for (``--cache-dir``, else the
+    settings' ``cache_dir``; False for ``--no-cache``); checks that ``--device cuda`` is
+    available."""
     from s2r.cache import Cache
 
     if getattr(args, "device", None) == "cuda":
@@ -159,7 +172,13 @@ def cache_from_args(args: argparse.Namespace):
             raise S2RError("--device cuda: no CUDA device is available here; use --device cpu")
     if getattr(args, "no_cache", False):
         return False
-    return Cache(args.cache_dir)
+    return Cache(cache_dir_from_args(args))
+
+
+def cache_dir_from_args(args: argparse.Namespace):
+    """``--cache-dir``, else the settings' ``cache_dir`` (``$S2R_CACHE_DIR`` or ``./cache``)."""
+    given = getattr(args, "cache_dir", None)
+    return given if given is not None else settings_from_args(args).cache_dir
 
 
 #: The longest path the usual file systems take, in bytes (Linux PATH_MAX, less the NUL).
@@ -359,7 +378,9 @@ def _run(argv: Optional[Sequence[str]]) -> int:
     try:
         from s2r.settings import current
 
-        current()  # a bad S2R_* setting fails every command here, before any work
+        # a bad S2R_* setting fails every command here, before any work; the command and
+        # the library below it get these settings handed down (settings_from_args)
+        args.settings = current()
         result = args.func(args)
     except S2RError as exc:
         if args.debug:

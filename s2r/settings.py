@@ -1,9 +1,14 @@
 """Every setting s2r reads from the environment, in one place.
 
-:func:`current` reads the environment once into a frozen :class:`Settings`; the CLI reads it
-once per command and the dashboard once per script run, and hand it down. A library function
-that needs a setting takes ``settings=None`` and reads :func:`current` only when its caller
-gave none. No other module reads ``os.environ`` (``tests/architecture`` checks it).
+:func:`current` reads the environment once into a frozen :class:`Settings`. Settings live at
+the edges: only the CLI (``s2r/cli.py``, ``s2r/commands/``; once per command, before any
+work), the pipeline's entry points (``s2r/pipeline/``, ``s2r.closedloop.validation``) and the
+dashboard (``ui/``, ``app_pages/``, ``app.py``) call :func:`current`, and hand the settings
+down: a library function takes the setting it needs as an argument (``settings=``, or the one
+value: ``Cache(root)``, ``address=``) and never reads the environment. One it was not handed
+is a ``TypeError`` where it is needed (:func:`need`), never a silent default. No other module
+reads ``os.environ``, and no other module calls :func:`current` (``tests/tools/import_graph.py``
+checks both).
 
 ======================  ======================  ============================================
 variable                field                   meaning (default)
@@ -64,8 +69,8 @@ from typing import Mapping, Optional
 from s2r.errors import S2RError
 from s2r.inputs import quoted
 
-__all__ = ["Settings", "SettingsError", "current", "child_environment", "prefer_passive_openmp",
-           "MAX_VALUE_CHARS"]
+__all__ = ["Settings", "SettingsError", "current", "need", "child_environment",
+           "prefer_passive_openmp", "MAX_VALUE_CHARS"]
 
 _ON, _OFF = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 #: The longest value a variable may hold (characters; a path is at most 4,096 bytes on Linux).
@@ -251,6 +256,23 @@ def current() -> Settings:
         A variable holds a value s2r cannot use.
     """
     return Settings.from_environ(os.environ)
+
+
+def need(settings: Optional[Settings], what: str) -> Settings:
+    """``settings``, handed down to a library function because ``what`` needs one of them.
+
+    Raises
+    ------
+    TypeError
+        When the caller handed none: the library never reads the environment itself (the
+        edges read it with :func:`current` and hand it down).
+    """
+    if settings is None:
+        raise TypeError(f"{what} needs s2r's settings, which the library never reads itself: "
+                        "pass settings= (s2r.settings.current() reads them from the environment)")
+    if not isinstance(settings, Settings):
+        raise TypeError(f"settings must be s2r.settings.Settings, got {type(settings).__name__}")
+    return settings
 
 
 def child_environment(**variables: str) -> dict[str, str]:

@@ -98,7 +98,7 @@ def test_a_cache_dir_with_a_tilde_is_made_in_the_home_folder_not_in_a_folder_nam
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("S2R_CACHE_DIR", "~/x")
     monkeypatch.chdir(tmp_path)
-    Cache().get_or_compute_json({"kind": "k"}, lambda: 1)
+    Cache(current().cache_dir).get_or_compute_json({"kind": "k"}, lambda: 1)
     assert (tmp_path / "home" / "x" / ".s2r-cache").is_file()
     assert not (tmp_path / "~").exists()
 

@@ -48,13 +48,15 @@ def int8_notes(frameset, records: dict, cache) -> list[str]:
     per encoder, from the cached fidelity check (:func:`s2r.embed.int8_check`)."""
     from s2r.embed import int8_check
     from s2r.encoders import get_spec
+    from s2r.settings import current
 
+    settings = current()
     notes = []
     for eid, rec in records.items():
-        if rec.get("precision") == "int8" or not get_spec(eid).int8:
+        if rec.get("precision") == "int8" or not get_spec(eid, settings=settings).int8:
             continue
         try:
-            check = int8_check(frameset, eid, cache=ReadOnlyCache(cache))
+            check = int8_check(frameset, eid, cache=ReadOnlyCache(cache), settings=settings)
         except NotCached:
             continue
         notes.append(f"{eid}: int8 would be off by {check['error']:.0%} of the spread of the "

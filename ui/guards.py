@@ -60,10 +60,11 @@ def encoder_config_or_stop() -> None:
     """Read the user's encoder config (``$S2R_ENCODERS`` / ``./s2r_encoders.toml``); when it is
     broken, say what is wrong in it and stop the page (every page lists encoders)."""
     from s2r.encoders import list_encoders
+    from s2r.settings import current as settings_now
     from s2r.errors import S2RError
 
     try:
-        list_encoders(include_random=True)
+        list_encoders(include_random=True, settings=settings_now())
     except S2RError as exc:
         st.error(f"**The encoder config cannot be used:** {exc}", icon=":material/error:")
         st.caption("Fix the file (or point `S2R_ENCODERS` at another one) and reload the page.")

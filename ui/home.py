@@ -52,10 +52,13 @@ class Plan:
 def plan(state: MutableMapping, selected: Sequence[str], held: dict) -> Plan:
     """The :class:`Plan` of a run of the home page."""
     from s2r.encoders import status
+    from s2r.settings import current
 
+    settings = current()
     todo = [e for e in selected if e not in held]
     auto = S.autocompute_enabled() and bool(todo) and state.get(S.HOME_AUTOCOMPUTED) != "done"
-    missing = tuple(e for e in todo if str(status(e).state) == "weights-missing")
+    missing = tuple(e for e in todo
+                    if str(status(e, settings=settings).state) == "weights-missing")
     return Plan(todo=todo, auto=auto, resume=bool(todo) and bool(state.get(S.HOME_PENDING)),
                 missing=missing)
 
@@ -156,13 +159,14 @@ def download(encoder_ids: Sequence[str]) -> None:
     """Fetch the weights of ``encoder_ids`` (:func:`s2r.encoders.fetch.fetch_many`) with a
     progress bar; each failure is shown, the others go on."""
     from s2r.encoders.fetch import fetch_many
+    from s2r.settings import current
 
     with st.status(f"Downloading the weights of {len(encoder_ids)} encoder(s)",
                    expanded=True) as box:
         progress = progress_bar(box.progress(0.0, text="starting"), text=megabytes_text)
 
         try:
-            fetch_many(encoder_ids, progress=progress, report=box.write)
+            fetch_many(encoder_ids, settings=current(), progress=progress, report=box.write)
         except S2RError as exc:
             box.update(state="error")
             box.error(str(exc))

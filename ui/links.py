@@ -216,7 +216,7 @@ def _known_encoders(ids: Sequence[str], param: str, warnings: list[str]) -> list
     known, problems = [], []
     for eid in dict.fromkeys(ids):
         try:
-            get_spec(eid)
+            get_spec(eid, settings=current())
         except S2RError as exc:
             problems.append(str(exc).split(" Known ids:")[0])
         else:

@@ -26,8 +26,9 @@ def encoder_label(encoder_id: str, records: Optional[dict] = None) -> str:
     """``"#14 ResNet18 (resnet18)"``-style label of an encoder id."""
     try:
         from s2r.encoders import get_spec
+        from s2r.settings import current
 
-        spec = get_spec(encoder_id)
+        spec = get_spec(encoder_id, settings=current())
     except S2RError:
         return encoder_id
     number = f"#{spec.table_number} " if spec.table_number else ""
@@ -40,8 +41,9 @@ def has_image_model(encoder_id: str) -> bool:
     library then reports them)."""
     try:
         from s2r.encoders import get_spec
+        from s2r.settings import current
 
-        return get_spec(encoder_id).has_image_model
+        return get_spec(encoder_id, settings=current()).has_image_model
     except S2RError:
         return True
 

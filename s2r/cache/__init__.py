@@ -34,12 +34,10 @@ Warnings go to the ``s2r.cache`` logger (printed on stderr by the CLI, once each
 from __future__ import annotations
 
 from s2r.cache.keys import CacheError, canonical_json, describe_key, key_hash
-from s2r.cache.layout import default_cache_dir
 from s2r.cache.listing import CacheEntry
 from s2r.cache.records import FORMAT_VERSION
 from s2r.cache.store import DEFAULT_LOCK_TIMEOUT, Cache
 from s2r.cache.views import CacheLike, NotCached, NullCache, ReadOnlyCache, as_cache
 
 __all__ = ["Cache", "CacheLike", "NullCache", "ReadOnlyCache", "NotCached", "as_cache",
-           "CacheEntry", "CacheError", "canonical_json", "key_hash", "default_cache_dir",
-           "describe_key"]
+           "CacheEntry", "CacheError", "canonical_json", "key_hash", "describe_key"]

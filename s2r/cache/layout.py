@@ -32,7 +32,7 @@ from s2r.cache.files import atomic_write_text
 from s2r.cache.keys import CacheError
 from s2r.inputs import quoted
 
-__all__ = ["Layout", "default_cache_dir", "check_root", "check_owned", "claim_root",
+__all__ = ["Layout", "check_root", "check_owned", "claim_root",
            "check_clearable", "MARKER_NAME", "ENTRY_NAME", "PEEK_NAMES"]
 
 #: The marker file that says "s2r created this folder as a cache".
@@ -50,14 +50,6 @@ _OWN_FILE = re.compile(r"^(\.gitkeep|\.s2r-cache\.[A-Za-z0-9_]+\.tmp|\.s2r-probe
 #: The most names of an unmarked folder read to decide whether s2r may claim it: a folder
 #: such as ``/`` or a home folder is refused after reading a few names, never walked.
 PEEK_NAMES = 64
-
-
-def default_cache_dir() -> Path:
-    """``$S2R_CACHE_DIR`` if set, else ``./cache`` relative to the working directory
-    (:mod:`s2r.settings`)."""
-    from s2r.settings import current
-
-    return current().cache_dir
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import numpy as np
 
 from s2r.cache.index import Index
 from s2r.cache.keys import CacheError, canonical_json, describe_key, key_hash
-from s2r.cache.layout import Layout, check_clearable, check_root, default_cache_dir
+from s2r.cache.layout import Layout, check_clearable, check_root
 from s2r.cache.listing import (CacheEntry, clear_entries, disk_usage, list_entries,
                                moved_aside_indexes)
 from s2r.cache.locks import WRITERS_LOCK, exclusive_lock_now, key_lock, shared_lock
@@ -40,8 +40,10 @@ class Cache:
 
     Parameters
     ----------
-    root : str or Path, optional
-        Cache folder; created on first use. Default: :func:`default_cache_dir`.
+    root : str or Path
+        Cache folder; created on first use (``~`` expands). The user's is a setting,
+        ``Settings.cache_dir`` (``$S2R_CACHE_DIR`` or ``./cache``), which the caller hands
+        down: the cache never reads the environment.
     lock_timeout : float
         Seconds a miss waits for another process computing the same key before computing it
         anyway (see :mod:`s2r.cache.locks`).
@@ -62,8 +64,11 @@ class Cache:
     #: A cache that computes and stores (:class:`~s2r.cache.views.CacheLike`).
     read_only = False
 
-    def __init__(self, root=None, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT):
-        root = Path(root).expanduser() if root is not None else default_cache_dir()
+    def __init__(self, root, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT):
+        if root is None:
+            raise TypeError("Cache(root): give the cache folder (the user's is "
+                            "s2r.settings.current().cache_dir)")
+        root = Path(root).expanduser()
         if not (lock_timeout >= 0):
             raise CacheError(f"lock_timeout must be >= 0 seconds, got {lock_timeout!r}")
         check_root(root)

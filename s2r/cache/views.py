@@ -9,8 +9,9 @@ what it is:
   raises :class:`NotCached` instead of computing, so "is it on disk?" is asked through the
   very code path that would compute it (the dashboard's pages).
 
-:func:`as_cache` turns what a caller may hand a public function (a cache, ``None`` for the
-default :class:`Cache`, ``False`` for none) into one of these, once, at the API boundary.
+:func:`as_cache` turns what a caller may hand a public function (a cache; ``None`` for the
+:class:`Cache` of the settings handed down, or none without settings; ``False`` for none) into
+one of these, once, at the API boundary.
 """
 
 from __future__ import annotations
@@ -111,20 +112,23 @@ class ReadOnlyCache:
         return f"ReadOnlyCache({self._cache!r})"
 
 
-def as_cache(cache: Union[CacheLike, None, bool] = None) -> CacheLike:
-    """The cache a public function works with: ``cache`` itself, a :class:`~s2r.cache.Cache`
-    in the default folder for ``None``, a :class:`NullCache` for ``False``.
+def as_cache(cache: Union[CacheLike, None, bool] = None, settings=None) -> CacheLike:
+    """The cache a public function works with: ``cache`` itself; for ``None`` the
+    :class:`~s2r.cache.Cache` in ``settings.cache_dir`` when the caller handed settings down
+    (the CLI, the pipeline's entry points and the dashboard do), else a :class:`NullCache`
+    (the library never picks a folder from the environment); a :class:`NullCache` for
+    ``False``.
 
     Raises
     ------
     TypeError
         For anything else (``True``, a path: pass ``Cache(path)``).
     """
-    if cache is None:
+    if cache is None and settings is not None:
         from s2r.cache.store import Cache
 
-        return Cache()
-    if cache is False:
+        return Cache(settings.cache_dir)
+    if cache is None or cache is False:
         return NullCache()
     if isinstance(cache, CacheLike) and not isinstance(cache, bool):
         return cache

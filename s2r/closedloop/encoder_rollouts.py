@@ -172,29 +172,30 @@ def _loop_key(task: SimTask) -> dict:
     return {"rollout_version": ROLLOUT_VERSION, "code": _code_digest(), "task": task.identity()}
 
 
-def _encoder_key(encoder_id: str) -> dict:
-    spec, _ = spec_of(encoder_id)
-    return {"encoder": spec.id, "weights": weights_fingerprint(spec)}
+def _encoder_key(encoder_id: str, settings=None) -> dict:
+    spec, _ = spec_of(encoder_id, settings)
+    return {"encoder": spec.id, "weights": weights_fingerprint(spec, settings=settings)}
 
 
 def rollout_key(encoder_id: str, params: RolloutParams, look: str, gap: float, *,
-                spec) -> dict:
+                spec, settings=None) -> dict:
     """Cache key of one (encoder, look, gap) outcome record of the task of the world spec
-    ``spec`` (the sim look ignores ``gap``)."""
+    ``spec`` (the sim look ignores ``gap``); ``settings`` (handed down): where the encoder's
+    weights file is (its fingerprint)."""
     task = task_of(spec)
-    return _rollout_key(task, encoder_id, params.for_task(task), look, gap)
+    return _rollout_key(task, encoder_id, params.for_task(task), look, gap, settings)
 
 
 def _rollout_key(task: SimTask, encoder_id: str, params: RolloutParams, look: str,
-                 gap: float) -> dict:
-    return {"kind": "rollouts", **_loop_key(task), **_encoder_key(encoder_id),
+                 gap: float, settings=None) -> dict:
+    return {"kind": "rollouts", **_loop_key(task), **_encoder_key(encoder_id, settings),
             "params": params.to_dict(), "look": look,
             "gap": None if look == "sim" else float(gap)}
 
 
-def _demo_key(task: SimTask, encoder_id: str, params: RolloutParams) -> dict:
+def _demo_key(task: SimTask, encoder_id: str, params: RolloutParams, settings=None) -> dict:
     p = params.to_dict()
-    return {"kind": "demo-embeddings", **_loop_key(task), **_encoder_key(encoder_id),
+    return {"kind": "demo-embeddings", **_loop_key(task), **_encoder_key(encoder_id, settings),
             "demos": {k: p[k] for k in ("demos", "demo_steps", "seed", "height", "width")}}
 
 
@@ -202,16 +203,16 @@ class _Embedder:
     """``embed(frames, states) -> Z``: the encoder on rendered frames (the state reference
     encoder: the state itself). Built on first use."""
 
-    def __init__(self, encoder_id: str, device=None):
-        self.spec, _ = spec_of(encoder_id)
-        self.device = device
+    def __init__(self, encoder_id: str, device=None, settings=None):
+        self.spec, _ = spec_of(encoder_id, settings)
+        self.device, self.settings = device, settings
         self._encoder = None
 
     def __call__(self, frames: np.ndarray, states: np.ndarray) -> np.ndarray:
         if self.spec.build.backend == "state":
             return np.asarray(states, dtype=np.float32)
         if self._encoder is None:
-            self._encoder = build(self.spec, self.device)
+            self._encoder = build(self.spec, self.device, self.settings)
         return embed_frames(self._encoder, frames)
 
 
@@ -229,8 +230,9 @@ def _demonstration_data(task: SimTask, embedder: _Embedder, params: RolloutParam
     def compute() -> np.ndarray:
         return np.concatenate([embedder(f, s) for f, s in frames_z]).astype(np.float32)
 
-    Z = get_or_compute(cache, "array", lambda: _demo_key(task, embedder.spec.id, params),
-                       compute, encoder=embedder.spec)
+    Z = get_or_compute(cache, "array",
+                       lambda: _demo_key(task, embedder.spec.id, params, embedder.settings),
+                       compute, encoder=embedder.spec, settings=embedder.settings)
     episode = np.repeat(np.arange(len(states)), [len(s) for s in states])
     return np.asarray(Z), np.concatenate(states), np.concatenate(actions), episode
 
@@ -317,7 +319,7 @@ def _outcome(rollouts) -> dict:
 
 def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
                      params: Optional[RolloutParams] = None, cache=None, device=None,
-                     progress: Optional[ProgressCallback] = None) -> dict:
+                     progress: Optional[ProgressCallback] = None, settings=None) -> dict:
     """Closed-loop outcomes of ``encoder_id``'s sim-trained policy in the sim look and in the
     real look at every gap, in the task of the world spec ``spec``.
 
@@ -332,9 +334,11 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
     params : RolloutParams, optional
         Its None horizon and demonstration length are the task's.
     cache : Cache, False or None
-        None = ``Cache()``; False = no caching.
+        None = the cache folder of ``settings`` (none without); False = no caching.
     device : str, optional
     progress : ProgressCallback, optional
+    settings : s2r.settings.Settings, optional
+        Handed down (never read here): where the encoder's weights file is.
 
     Returns
     -------
@@ -352,18 +356,19 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
     params = (params or RolloutParams()).for_task(task)
     for g in gaps:
         check_number("gap", g, low=0, high=1)
-    cache = as_cache(cache)
-    embedder = _Embedder(encoder_id, device)
+    cache = as_cache(cache, settings)
+    embedder = _Embedder(encoder_id, device, settings)
     act = _Act(lambda: _fit(task, embedder, params, cache, progress), embedder, task, params)
 
     def key(look: str, gap: float) -> dict:
-        return _rollout_key(task, encoder_id, params, look, gap)
+        return _rollout_key(task, encoder_id, params, look, gap, settings)
 
     def one(look: str, gap: float) -> dict:
         if _is_sim_look(look, gap):       # the same frames, so the same policy's same outcome
             return get_or_compute(cache, "json", lambda: key(look, gap),
                                   lambda: {**sim, "look": look, "gap": float(gap)},
-                                  encoder=encoder_id)   # kept under its own key for readers
+                                  encoder=encoder_id,   # kept under its own key for readers
+                                  settings=settings)
 
         def compute() -> dict:
             r = run_rollouts(act, task, look=look, gap=gap, n_rollouts=params.rollouts,
@@ -374,7 +379,7 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
             return _outcome(r)
 
         return get_or_compute(cache, "json", lambda: key(look, gap), compute,
-                              encoder=encoder_id)
+                              encoder=encoder_id, settings=settings)
 
     sim = one("sim", 0.0)
     return {"sim": sim, "real": {float(g): one("real", float(g)) for g in gaps}}
@@ -388,10 +393,10 @@ def _is_sim_look(look: str, gap: float) -> bool:
 
 
 def recorded_rollout(encoder_id: str, params: RolloutParams, look: str, gap: float,
-                     cache, *, spec) -> Optional[np.ndarray]:
+                     cache, *, spec, settings=None) -> Optional[np.ndarray]:
     """The cached frames ``(T, H, W, 3) uint8`` of the recorded rollout in the task of the
     world spec ``spec``, or None."""
     if _is_sim_look(look, gap):
         look, gap = "sim", 0.0
-    key = rollout_key(encoder_id, params, look, gap, spec=spec)
+    key = rollout_key(encoder_id, params, look, gap, spec=spec, settings=settings)
     return cache.get_array({**key, "kind": "rollout-frames"})

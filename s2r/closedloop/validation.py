@@ -65,11 +65,12 @@ def _scalars(record: dict) -> dict:
             if v is None or isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def _row(encoder_id: str, gap: float, outcome: dict, sim: dict, record: dict) -> dict:
+def _row(encoder_id: str, gap: float, outcome: dict, sim: dict, record: dict,
+         settings=None) -> dict:
     from s2r.encoders import get_spec
 
     return {"encoder": encoder_id, "gap": gap,
-            "image_encoder": bool(get_spec(encoder_id).has_image_model),
+            "image_encoder": bool(get_spec(encoder_id, settings=settings).has_image_model),
             "success_real": outcome["success_rate"], "success_real_ci_low": outcome["ci_low"],
             "success_real_ci_high": outcome["ci_high"],
             "success_sim": sim["success_rate"], "success_sim_ci_low": sim["ci_low"],
@@ -116,7 +117,7 @@ def correlations(rows: Sequence[dict], outcomes: Sequence[dict], *,
     return out
 
 
-def _embed_once(framesets, encoder_id: str, cache, device) -> None:
+def _embed_once(framesets, encoder_id: str, cache, device, settings=None) -> None:
     """Cache every gap's embeddings, each distinct frame embedded once
     (:func:`s2r.embed.distinct.embed_distinct`: the sim frames are the same at every gap, the
     real ones at gap 0 too), so the scores that follow read them from the cache."""
@@ -125,15 +126,15 @@ def _embed_once(framesets, encoder_id: str, cache, device) -> None:
     from s2r.encoders import get_spec
 
     if (isinstance(cache, NullCache) or getattr(cache, "read_only", False)
-            or not get_spec(encoder_id).has_image_model):
+            or not get_spec(encoder_id, settings=settings).has_image_model):
         return                              # nothing to keep, or nothing to embed
-    embed_distinct(framesets, encoder_id, cache=cache, device=device)
+    embed_distinct(framesets, encoder_id, cache=cache, device=device, settings=settings)
 
 
 def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
              params: Optional[RolloutParams] = None, score_params=None, cache=None,
              device=None, n_boot: int = 2000,
-             progress: Optional[ProgressCallback] = None) -> ValidationReport:
+             progress: Optional[ProgressCallback] = None, settings=None) -> ValidationReport:
     """Score every encoder at every gap and measure its closed-loop real success.
 
     Parameters
@@ -154,6 +155,8 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
         Bootstrap replicates of each correlation.
     progress : ProgressCallback, optional
         ``progress(done, total, message)`` over (encoder, stage) units.
+    settings : s2r.settings.Settings, optional
+        Default :func:`s2r.settings.current` (an entry point); handed down.
 
     Returns
     -------
@@ -169,7 +172,9 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     from s2r.cache import as_cache
     from s2r.metrics.scoring import ScoreParams
     from s2r.pipeline.scores import score_encoder
+    from s2r.settings import current
 
+    settings = settings if settings is not None else current()
     ids = list(dict.fromkeys(encoder_ids))
     if len(ids) < 3:
         raise MetricError(f"validate needs at least 3 encoders to rank, got {len(ids)}")
@@ -182,17 +187,18 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
                               "height": int(options["height"]),
                               "width": int(options["width"])}).for_task(task)
     score_params = (score_params or ScoreParams()).validate()
-    cache = as_cache(cache)
+    cache = as_cache(cache, settings)
     total = len(ids) * (2 * len(gaps) + 1)
     done = 0
     records = {}
     framesets = {gap: world.dataset({**options, "gap": gap}) for gap in gaps}
     for encoder_id in ids:
-        _embed_once(list(framesets.values()), encoder_id, cache, device)
+        _embed_once(list(framesets.values()), encoder_id, cache, device, settings)
         for gap, frameset in framesets.items():
             report(progress, done, total, f"{encoder_id}: scores at gap {gap:g}")
             records[(encoder_id, gap)] = score_encoder(frameset, encoder_id, params=score_params,
-                                                       cache=cache, device=device)
+                                                       cache=cache, device=device,
+                                                       settings=settings)
             done += 1
     rows, outcomes = [], []
     for encoder_id in ids:
@@ -201,12 +207,12 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
 
         report(progress, done, total, f"{encoder_id}: rollouts")
         result = encoder_rollouts(encoder_id, gaps, spec=spec, params=params, cache=cache,
-                                  device=device, progress=inner)
+                                  device=device, progress=inner, settings=settings)
         done += len(gaps) + 1
         for gap in gaps:
             outcome = result["real"][gap]
             rows.append(_row(encoder_id, gap, outcome, result["sim"],
-                             records[(encoder_id, gap)]))
+                             records[(encoder_id, gap)], settings))
             outcomes.append({"successes": outcome["successes"],
                              "progress": [k / len(task.stages) for k in outcome["stages"]]})
     report(progress, total, total, "rank correlations")

@@ -56,8 +56,9 @@ def _moved_aside_note(paths) -> str:
 
 def run(args) -> int:
     from s2r.cache import Cache
+    from s2r.cli import cache_dir_from_args
 
-    cache = Cache(args.cache_dir)  # a --cache-dir that is not a folder fails here, at once
+    cache = Cache(cache_dir_from_args(args))  # not a folder: fails here, at once
     if args.action == "ls":
         entries = cache.ls()
         total = cache.size_bytes()

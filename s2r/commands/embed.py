@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, output_file)
+                     dataset_from_args, output_file, settings_from_args)
 from s2r.errors import S2RError
 
 
@@ -51,11 +51,13 @@ def backend_from_args(args) -> dict:
     if args.precision != "auto":
         raise S2RError(f"--precision {args.precision} runs on the local backend only; use "
                        "--precision auto with --backend ray")
-    address = check_address(args.address)
+    settings = settings_from_args(args)
+    address = check_address(args.address, settings.ray_address)
     import_ray()
     keys = {"image_key": args.image_key, "action_key": args.action_key,
             "state_key": args.state_key}
-    return {"address": address, "dataset": {"spec": list(args.dataset), "keys": keys}}
+    return {"address": address, "dataset": {"spec": list(args.dataset), "keys": keys},
+            "settings": settings}
 
 
 def runtime_cache(args):
@@ -92,7 +94,8 @@ def run(args) -> int:
     out = output_file(args.out, (".npz",))
     if args.batch_size is not None and args.batch_size < 1:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
-    get_spec(args.encoder)  # an unknown id fails before any work
+    settings = settings_from_args(args)
+    get_spec(args.encoder, settings=settings)  # an unknown id fails before any work
     ray_options = backend_from_args(args)
     cache = runtime_cache(args)
     frameset = dataset_from_args(args)
@@ -106,9 +109,9 @@ def run(args) -> int:
         else:
             Z = embed_frameset(frameset, args.encoder, cache=cache, device=args.device,
                                batch_size=args.batch_size, precision=args.precision,
-                               progress=progress)
+                               progress=progress, settings=settings)
     used = embedding_precision(frameset, args.encoder, precision=args.precision,
-                               device=args.device, cache=cache)
+                               device=args.device, cache=cache, settings=settings)
     with atomic_output(out) as tmp:
         np.savez(tmp, embeddings=np.asarray(Z, dtype=np.float32), domain=frameset.domain,
                  episode=frameset.episode, step=frameset.step, actions=frameset.actions,

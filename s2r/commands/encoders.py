@@ -30,14 +30,14 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def encoder_records(pattern: str = "*", *, include_random: bool = False) -> list:
+def encoder_records(pattern: str = "*", *, include_random: bool = False, settings) -> list:
     """One JSON-ready dict per encoder: the spec's fields plus ``status``,
     ``status_message``, ``weights_file`` and ``url``."""
     from s2r.encoders import list_encoders, status
 
     records = []
-    for spec in list_encoders(pattern, include_random=include_random):
-        st = status(spec)
+    for spec in list_encoders(pattern, include_random=include_random, settings=settings):
+        st = status(spec, settings=settings)
         records.append({**spec.to_dict(), "status": st.state, "status_message": st.message,
                         "weights_file": st.file, "url": st.url})
     return records
@@ -58,10 +58,12 @@ def format_table(records: list) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from s2r.cli import settings_from_args
     from s2r.encoders import weights_dir
     from s2r.errors import EncoderError
 
-    records = encoder_records(args.pattern, include_random=args.all)
+    settings = settings_from_args(args)
+    records = encoder_records(args.pattern, include_random=args.all, settings=settings)
     if not records:
         raise EncoderError(f"no encoder id matches {args.pattern!r} (try `python -m s2r "
                            "encoders` for the full list)")
@@ -74,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n{r['status_message']}")  # a user's checkpoint file: nothing to download
         missing.remove(r)
     if missing:
-        print(f"\n{len(missing)} encoder(s) need weights. Put the files in {weights_dir()}/ "
+        folder = weights_dir(settings)
+        print(f"\n{len(missing)} encoder(s) need weights. Put the files in {folder}/ "
               "(S2R_WEIGHTS_DIR) or run once online; `--json` gives each file name and URL. "
               "ID@random builds any of them with random weights.")
     return 0

@@ -24,7 +24,7 @@ import os
 import numpy as np
 
 from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, output_file)
+                     dataset_from_args, output_file, settings_from_args)
 from s2r.errors import S2RError
 from s2r.inputs import refuse_overwrite
 from s2r.metrics import catalogue
@@ -123,10 +123,10 @@ def _size(args) -> dict:
     return {"width": (PAGE_WIDTH if args.wide else COLUMN_WIDTH) - 60}
 
 
-def _ids(text: str) -> list[str]:
+def _ids(text: str, args) -> list[str]:
     from s2r.commands.score import expand_encoder_ids
 
-    return expand_encoder_ids(text)
+    return expand_encoder_ids(text, settings_from_args(args))
 
 
 def _scores(args, fmt: str) -> bytes:
@@ -137,12 +137,12 @@ def _scores(args, fmt: str) -> bytes:
 
     if args.y not in catalogue.keys("y"):
         raise S2RError(f"--y must be one of {', '.join(catalogue.keys('y'))}, got {args.y!r}")
-    ids = _ids(args.encoders)
+    ids = _ids(args.encoders, args)
     cache = cache_from_args(args)
     frameset = dataset_from_args(args).require_domains()
     with tqdm_progress("score") as progress:
         records = score_encoders(frameset, ids, cache=cache, device=args.device,
-                                 progress=progress)
+                                 progress=progress, settings=settings_from_args(args))
     chart = charts.score_scatter(charts.scores_frame(records), y=args.y,
                                  error_bars=not args.no_intervals, labels=not args.no_labels)
     return chart_bytes(chart, fmt, **_size(args))
@@ -155,22 +155,23 @@ def _tsne(args, fmt: str) -> bytes:
     from s2r.pipeline import project_frameset
     from s2r.progress import tqdm_progress
 
-    spec = get_spec(args.encoder)
+    settings = settings_from_args(args)
+    spec = get_spec(args.encoder, settings=settings)
     cache = cache_from_args(args)
     frameset = dataset_from_args(args)
     with tqdm_progress(f"t-SNE {args.encoder}") as progress:
         proj = project_frameset(frameset, args.encoder, cache=cache, mode=args.mode,
                                 perplexity=args.perplexity, device=args.device,
-                                progress=progress)
+                                progress=progress, settings=settings)
     chart = projection_scatter(projection_frame(frameset, proj), title=spec.name,
                                subtitle=f"mixing number {proj.mixing:.2f}")
     return chart_bytes(chart, fmt, height=_size(args)["width"], **_size(args))
 
 
-def _method(encoder_id: str, method) -> str:
+def _method(encoder_id: str, method, settings) -> str:
     from s2r.encoders import get_spec
 
-    return method or ("gradcam" if get_spec(encoder_id).cam_layer else "ig")
+    return method or ("gradcam" if get_spec(encoder_id, settings=settings).cam_layer else "ig")
 
 
 def _saliency(args, fmt: str) -> bytes:
@@ -181,18 +182,20 @@ def _saliency(args, fmt: str) -> bytes:
     from s2r.progress import tqdm_progress
     from s2r.saliency import map_agreement
 
+    settings = settings_from_args(args)
     cache = cache_from_args(args)
-    encoder = build_encoder(args.encoder, device=args.device)
+    encoder = build_encoder(args.encoder, device=args.device, settings=settings)
     frameset = dataset_from_args(args).require_domains()
     if args.frames is None:
         sims = frameset.indices("sim")
         sim_idx = sims[np.unique(np.linspace(0, sims.size - 1, 5).astype(int)[1:-1])]
     else:
         sim_idx = parse_frame_ids(args.frames, frameset)
-    method = _method(args.encoder, args.method)
+    method = _method(args.encoder, args.method, settings)
     with tqdm_progress(f"saliency {args.encoder}") as progress:
         res = pair_saliency(frameset, encoder, sim_idx, target=args.target, method=method,
-                            action_dim=args.action_dim, cache=cache, progress=progress)
+                            action_dim=args.action_dim, cache=cache, progress=progress,
+                            settings=settings)
     rows = [GridRow(f"sim {int(i)} / real {int(j)}", [res.sim_frames[k], res.real_frames[k]],
                     [res.sim.maps[k], res.real.maps[k]],
                     notes=["", f"agreement {map_agreement(res.sim.maps[k], res.real.maps[k]):.2f}"])
@@ -210,7 +213,8 @@ def _compare(args, fmt: str) -> bytes:
     ids = [e.strip() for e in args.encoders.split(",") if e.strip()]
     if len(ids) != 2:
         raise S2RError(f"--encoders: give exactly two encoder ids, got {args.encoders!r}")
-    specs = [get_spec(e) for e in ids]
+    settings = settings_from_args(args)
+    specs = [get_spec(e, settings=settings) for e in ids]
     for spec in specs:
         if not spec.has_image_model:
             raise S2RError(f"--encoders: {spec.id} has no image model (no saliency maps)")
@@ -222,8 +226,9 @@ def _compare(args, fmt: str) -> bytes:
         raise S2RError(f"--frame {sim_idx} is not a sim frame of this dataset")
     rows = []
     for spec in specs:
-        res = pair_saliency(frameset, build_encoder(spec.id, device=args.device), [sim_idx],
-                            method=_method(spec.id, None), cache=cache)
+        encoder = build_encoder(spec.id, device=args.device, settings=settings)
+        res = pair_saliency(frameset, encoder, [sim_idx], method=_method(spec.id, None, settings),
+                            cache=cache, settings=settings)
         agree = map_agreement(res.sim.maps[0], res.real.maps[0])
         rows.append(GridRow(spec.name, [res.sim_frames[0], res.real_frames[0]],
                             [res.sim.maps[0], res.real.maps[0]],

@@ -10,7 +10,7 @@ frames only and places each real frame into it.
 from __future__ import annotations
 
 from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, output_file)
+                     dataset_from_args, output_file, settings_from_args)
 from s2r.errors import S2RError
 
 
@@ -52,7 +52,8 @@ def run(args) -> int:
         raise S2RError(f"--perplexity must be > 0, got {args.perplexity}")
     if args.k < 1:
         raise S2RError(f"--k must be >= 1, got {args.k}")
-    get_spec(args.encoder)  # an unknown id fails before any work
+    settings = settings_from_args(args)
+    get_spec(args.encoder, settings=settings)  # an unknown id fails before any work
     cache = cache_from_args(args)
     frameset = dataset_from_args(args)
     with tqdm_progress(f"project {args.encoder}") as progress:
@@ -60,7 +61,7 @@ def run(args) -> int:
             frameset, args.encoder, cache=cache, mode=args.mode,
             max_per_domain=args.max_per_domain or None, perplexity=args.perplexity,
             seed=args.seed, k=args.k, device=args.device, precision=args.precision,
-            progress=progress)
+            progress=progress, settings=settings)
     with atomic_output(out) as tmp:
         proj.to_frame().to_csv(tmp, index=False)
     print(f"wrote {out}: {proj.params['n_sim']} sim + {proj.params['n_real']} real frames "

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, output_folder)
+                     dataset_from_args, output_folder, settings_from_args)
 from s2r.errors import S2RError
 
 _GAP = 4  # white pixels between the sim and the real overlay
@@ -114,15 +114,17 @@ def run(args) -> int:
     if args.batch_size < 1:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
     out = output_folder(args.out)
-    get_spec(args.encoder)  # an unknown id fails before any work
+    settings = settings_from_args(args)
+    get_spec(args.encoder, settings=settings)  # an unknown id fails before any work
     cache = cache_from_args(args)
     frameset = dataset_from_args(args).require_domains()
     sim_idx = parse_frame_ids(args.frames, frameset)
-    encoder = build_encoder(args.encoder, device=args.device)
+    encoder = build_encoder(args.encoder, device=args.device, settings=settings)
     with tqdm_progress(f"saliency {args.encoder}") as progress:
         result = pair_saliency(frameset, encoder, sim_idx, target=args.target,
                                method=args.method, action_dim=args.action_dim,
-                               batch_size=args.batch_size, cache=cache, progress=progress)
+                               batch_size=args.batch_size, cache=cache, progress=progress,
+                               settings=settings)
     out.mkdir(parents=True, exist_ok=True)
     measures = result.measures()
     pairs = []

@@ -33,7 +33,8 @@ import fnmatch
 import os
 from pathlib import Path
 
-from s2r.cli import add_command, add_runtime_args, atomic_output, dataset_from_args, output_file
+from s2r.cli import (add_command, add_runtime_args, atomic_output, dataset_from_args, output_file,
+                     settings_from_args)
 from s2r.commands.embed import add_backend_args, backend_from_args, runtime_cache
 from s2r.errors import S2RError
 
@@ -109,8 +110,9 @@ def _alpha(text: str):
         raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
 
 
-def expand_encoder_ids(text: str) -> list[str]:
-    """``"a,r3m-*"`` -> registry ids, wildcards expanded in registry order, duplicates dropped."""
+def expand_encoder_ids(text: str, settings) -> list[str]:
+    """``"a,r3m-*"`` -> registry ids, wildcards expanded in registry order, duplicates dropped
+    (``settings``: the user's encoder config)."""
     from s2r.encoders import get_spec, list_encoders
 
     ids: list[str] = []
@@ -119,13 +121,13 @@ def expand_encoder_ids(text: str) -> list[str]:
             continue
         if any(ch in item for ch in "*?["):
             found = [s.id for s in list_encoders(item, include_random=item.endswith("@random")
-                                                 or "@" in item)]
+                                                 or "@" in item, settings=settings)]
             found = [i for i in found if fnmatch.fnmatchcase(i, item)]
             if not found:
                 raise S2RError(f"--encoders: no encoder id matches {item!r}; see "
                                "'python -m s2r encoders'")
         else:
-            found = [get_spec(item).id]
+            found = [get_spec(item, settings=settings).id]
         ids += [i for i in found if i not in ids]
     if not ids:
         raise S2RError("--encoders: give at least one encoder id (e.g. --encoders pixels,"
@@ -225,7 +227,8 @@ def run(args: argparse.Namespace) -> int:
     from s2r.progress import tqdm_progress
 
     params = params_from_args(args)
-    ids = expand_encoder_ids(args.encoders)
+    settings = settings_from_args(args)
+    ids = expand_encoder_ids(args.encoders, settings)
     ray_options = backend_from_args(args)
     cache = runtime_cache(args)
     frameset = dataset_from_args(args)
@@ -238,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             records = score_encoders(frameset, ids, params=params, cache=cache,
                                      device=args.device, precision=args.precision,
-                                     progress=progress)
+                                     progress=progress, settings=settings)
     with atomic_output(out) as tmp:
         write_records(records, tmp)
     print(_summary_table(records))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from s2r.cli import add_command, dataset_from_args
+from s2r.cli import add_command, dataset_from_args, settings_from_args
 from s2r.errors import S2RError
 
 
@@ -70,12 +70,13 @@ def run(args) -> int:
     augment = strength(args.augment)
     check_options(augment=augment, epochs=args.epochs, max_frames=args.max_frames,
                   seed=args.seed)
-    with reserve(args.out) as dest:
+    settings = settings_from_args(args)
+    with reserve(args.out, settings=settings) as dest:
         frameset = dataset_from_args(args)
         with tqdm_progress(f"train-encoder {dest.name}") as progress:
             result = train_encoder(frameset, dest.name, augment=augment, seed=args.seed,
                                    epochs=args.epochs, max_frames=args.max_frames,
-                                   progress=progress, reserved=dest)
+                                   progress=progress, reserved=dest, settings=settings)
     print(f"trained {result['id']} on {result['frames']} sim frames to predict "
           f"{result['targets']} (loss {result['loss'][0]:.3f} -> {result['loss'][-1]:.3f})")
     print(f"wrote {result['weights']}; registered in {result['config']}")

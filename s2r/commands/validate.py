@@ -22,7 +22,7 @@ import argparse
 import json
 
 from s2r.cli import (add_command, add_dataset_args, add_runtime_args, atomic_output,
-                     cache_from_args, output_file)
+                     cache_from_args, output_file, settings_from_args)
 from s2r.errors import S2RError
 
 
@@ -146,8 +146,9 @@ def run(args) -> int:
     args.dataset = args.dataset[0]
     out = output_file(args.out, (".json",))
     gaps = _gaps(args.gaps)
+    settings = settings_from_args(args)
     given = getattr(args, "encoders", None)        # default: the world's (below)
-    ids = expand_encoder_ids(given) if given is not None else None
+    ids = expand_encoder_ids(given, settings) if given is not None else None
     if ids is not None and len(ids) < 3:
         raise S2RError(f"--encoders: validate ranks encoders, give at least 3 (got {len(ids)})")
     if not 1 <= args.n_boot <= MAX_N_BOOT:
@@ -164,7 +165,8 @@ def run(args) -> int:
     cache = cache_from_args(args)
     with tqdm_progress("validate") as progress:
         report = validate(args.dataset, ids, gaps, params=params, cache=cache,
-                          device=args.device, n_boot=args.n_boot, progress=progress)
+                          device=args.device, n_boot=args.n_boot, progress=progress,
+                          settings=settings)
     with atomic_output(out) as tmp:
         tmp.write_text(json.dumps(report.to_dict(), indent=1))
     _print_summary(report)

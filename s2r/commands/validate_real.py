@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 
-from s2r.cli import atomic_output, cache_from_args, dataset_from_args, output_file
+from s2r.cli import (atomic_output, cache_from_args, dataset_from_args, output_file,
+                     settings_from_args)
 from s2r.closedloop.report import ValidationReport
 from s2r.errors import S2RError
 from s2r.inputs import refuse_overwrite
@@ -54,7 +55,8 @@ def run_real_results(args) -> int:
     refuse_overwrite(out, [("--real-results", args.real_results)])
     if not 1 <= args.n_boot <= MAX_N_BOOT:
         raise S2RError(f"--n-boot must be in [1, {MAX_N_BOOT:,}], got {args.n_boot}")
-    results = read_real_results(args.real_results)
+    settings = settings_from_args(args)
+    results = read_real_results(args.real_results, settings=settings)
     try:
         check_work(results, args.n_boot)
     except S2RError as exc:
@@ -68,7 +70,7 @@ def run_real_results(args) -> int:
             progress(k, len(ids), encoder_id)
             try:
                 records[encoder_id] = score_encoder(frameset, encoder_id, cache=cache,
-                                                    device=args.device)
+                                                    device=args.device, settings=settings)
             except S2RError as exc:   # weights missing here, ...: named, not fatal
                 missing[encoder_id] = str(exc)
         progress(len(ids), len(ids), "done")

@@ -40,17 +40,21 @@ def register(subparsers) -> None:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
+    from s2r.cli import settings_from_args
     from s2r.encoders.fetch import fetch_many, fetchable_ids
     from s2r.errors import EncoderError
 
+    settings = settings_from_args(args)
     if bool(args.ids) == bool(args.all):
         raise EncoderError("give encoder ids or --all (not both), e.g. "
                            "`python -m s2r weights fetch vip r3m-resnet50`")
-    ids = fetchable_ids() if args.all else args.ids
+    ids = fetchable_ids(settings) if args.all else args.ids
     bars = _ByteBars(disable=args.quiet or not sys.stderr.isatty())
     try:
-        fetch_many(ids, progress=bars, report=lambda line: (bars.close(), print(
-            line, flush=True, file=sys.stderr if line.startswith("error:") else sys.stdout)))
+        fetch_many(ids, settings=settings, progress=bars,
+                   report=lambda line: (bars.close(), print(
+                       line, flush=True,
+                       file=sys.stderr if line.startswith("error:") else sys.stdout)))
     finally:
         bars.close()
     return 0
@@ -83,22 +87,24 @@ class _ByteBars:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    from s2r.cli import settings_from_args
     from s2r.encoders.fetch import manifest_path, verify_pinned
     from s2r.errors import EncoderError
 
-    results = verify_pinned()
+    settings = settings_from_args(args)
+    results = verify_pinned(settings.weights_dir)
     if not results:
-        print(f"nothing pinned in {manifest_path()}")
+        print(f"nothing pinned in {manifest_path(settings.weights_dir)}")
     for _, _, message in results:
         print(message)
-    bad = [name for name, ok, _ in results if not ok] + _report_formats()
+    bad = [name for name, ok, _ in results if not ok] + _report_formats(settings)
     if bad:
         raise EncoderError(f"{len(bad)} weights file(s) differ from their pinned sha256, are "
                            f"missing or do not load: {', '.join(bad)}")
     return 0
 
 
-def _report_formats() -> list:
+def _report_formats(settings) -> list:
     """Print, for every registry encoder whose weights file is in the weights folder (pinned
     or placed by hand), the layout found in it (timm, torchvision, a release's) once it
     loads strictly into the architecture; the files that do not load."""
@@ -110,13 +116,14 @@ def _report_formats() -> list:
     from s2r.errors import EncoderError
 
     bad = []
-    for spec in list_encoders():
-        path = (find_local_weights(spec)
+    for spec in list_encoders(settings=settings):
+        path = (find_local_weights(spec, settings)
                 if isinstance(get_backend(spec.backend), FileBackend) else None)
         if path is None:
             continue
         try:
-            print(f"{spec.id}: {path} loads ({file_format(spec, path)} format)")
+            print(f"{spec.id}: {path} loads ({file_format(spec, path, settings=settings)} "
+                  "format)")
         except EncoderError as exc:
             print(f"error: {exc}", file=sys.stderr)
             bad.append(path.name)

@@ -252,7 +252,7 @@ def check_same_state_width(state_key: str, states: Mapping[str, Optional[np.ndar
         b, wb = next((k, w) for k, w in rest if w != wa)
         raise DataError(f"state {state_key!r} is {wa}-D in {a} but {wb}-D in {b}; pairing "
                         "needs the same state in both: give --state-key (library: state_key=) "
-                        "naming state of one width in both")
+                        "naming state of one width in both, or --state-key '' for none")
 
 
 def signal_like(values: np.ndarray, episode: Optional[np.ndarray] = None) -> Optional[str]:

@@ -50,6 +50,7 @@ from s2r.datasets._checks import (
     MAX_INDEX, RESERVED_COLUMNS, check_action_names, check_finite, check_nonempty,
     check_same_frame_size, existing_path, missing_key, steps_within_episodes,
 )
+from s2r.datasets.format import Format, LoadRequest, path_identity
 from s2r.lfs import check_not_lfs_pointer
 from s2r.errors import DataError
 from s2r.frameset import DOMAINS, FrameSet
@@ -332,6 +333,31 @@ def load_folder(path) -> FrameSet:
         episode=episode, step=step, masks=masks, state=state,
         action_names=[str(c) for c in action_cols],
         name=str(meta.get("name") or root.name), source=source)
+
+
+class FolderFormat(Format):
+    """A folder in the s2r layout (both domains, its own action and state columns); it claims
+    any single path no format before it claims, so it comes last in the detection order."""
+
+    name = "folder"
+
+    def claims(self, part) -> bool:
+        return True
+
+    def parse(self, parts: tuple) -> dict:
+        existing_path(str(parts[0]), "dataset folder")
+        return {"kind": self.name, "path": str(parts[0])}
+
+    def load(self, parsed: dict, request: LoadRequest) -> FrameSet:
+        return load_folder(parsed["path"])
+
+    def identity(self, parsed: dict, settings=None) -> bytes:
+        from s2r.identity import digest
+
+        return digest(self.name, path_identity(parsed["path"]))
+
+
+FORMAT = FolderFormat()
 
 
 # ----------------------------------------------------------------------------- write

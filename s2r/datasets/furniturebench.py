@@ -25,19 +25,19 @@ upstream stores are all called ``success.zarr``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
 from s2r.datasets._checks import (
     as_2d_float, check_finite, check_frames_array, check_lengths, check_nonempty,
-    check_same_frame_size, check_same_state_width, episodes_from_ends, missing_key, place,
-    warn_if_signal_like,
+    episodes_from_ends, missing_key, place,
 )
 from s2r.datasets._sources import ChunkCache, ChunkedImages
 from s2r.datasets._zarr import array_keys, missing_chunks, open_store
+from s2r.datasets.format import LoadRequest, PairFormat
 from s2r.errors import DataError
-from s2r.frameset import FrameSet, concat_domains
+from s2r.frameset import FrameSet
 
 DEFAULT_IMAGE_KEY = "color_image2"
 DEFAULT_ACTION_KEY = "action/pos"
@@ -65,7 +65,8 @@ def _read_whole(array, where: str) -> np.ndarray:
 
 
 def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
-                action_key: str = DEFAULT_ACTION_KEY, state_key: Optional[str] = DEFAULT_STATE_KEY,
+                action_key: str = DEFAULT_ACTION_KEY,
+                state_key: Union[str, Sequence[str], None] = DEFAULT_STATE_KEY,
                 state_required: bool = False, cache: Optional[ChunkCache] = None) -> FrameSet:
     """Load one FurnitureBench store as a single-domain FrameSet (pixels stay on disk).
 
@@ -76,10 +77,11 @@ def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
     domain : {"sim", "real"}
     image_key, action_key : str
         Arrays of shape ``(N, H, W, 3)`` uint8 and ``(N, A)`` (or ``(N,)``).
-    state_key : str or None
-        Array ``(N, S)`` used to pair frames; ``None`` to skip.
+    state_key : str or sequence of str or None
+        Array ``(N, S)`` used to pair frames (several: concatenated in order); ``None`` or
+        ``[]`` for no state.
     state_required : bool
-        If False a missing ``state_key`` gives ``state=None``; if True it is an error.
+        If False a missing state array gives ``state=None``; if True it is an error.
     cache : ChunkCache, optional
         Where decoded image chunks are kept (shared with the other domain's store, so that
         both together hold one budget; default: the store's own).
@@ -106,11 +108,16 @@ def load_domain(path, domain: str, *, image_key: str = DEFAULT_IMAGE_KEY,
     episode, step = episodes_from_ends(ends, n, where(EPISODE_ENDS_KEY))
     check_finite(actions, where(action_key), "actions", episode)
     state = None
-    if state_key is not None and (state_required or state_key in keys):
-        state = as_2d_float(_read_whole(_get_array(group, state_key, label, keys, "state key"),
-                                        where(state_key)), where(state_key), "state")
-        check_lengths({image_key: n, state_key: len(state)}, label)
-        check_finite(state, where(state_key), "state", episode)
+    state_keys = [state_key] if isinstance(state_key, str) else list(state_key or ())
+    if state_keys and (state_required or all(k in keys for k in state_keys)):
+        parts = []
+        for key in state_keys:
+            part = as_2d_float(_read_whole(_get_array(group, key, label, keys, "state key"),
+                                           where(key)), where(key), "state")
+            check_lengths({image_key: n, key: len(part)}, label)
+            check_finite(part, where(key), "state", episode)
+            parts.append(part)
+        state = np.concatenate(parts, axis=1)
     check_chunks_present(images, where(image_key))
     return FrameSet(
         images=ChunkedImages(images, cache=cache, name=where(image_key)), actions=actions,
@@ -141,6 +148,47 @@ def check_chunks_present(array, where: str) -> None:
             "store again")
 
 
+class FurnitureBenchFormat(PairFormat):
+    """``SIM REAL`` FurnitureBench stores, each a ``.zarr`` folder or a ``.zarr.zip`` file."""
+
+    name = "furniturebench"
+    keys_label = "zarr"
+    one = "furniturebench file"
+    units = "stores"
+    hint = ".zarr or .zarr.zip (FurnitureBench)"
+    default_action_key = DEFAULT_ACTION_KEY
+    default_state_key = DEFAULT_STATE_KEY
+
+    def claims(self, part) -> bool:
+        name = Path(str(part).rstrip("/\\")).name.lower()
+        return name.endswith((".zarr", ".zarr.zip"))
+
+    def example(self, part) -> str:
+        suffix = ".zarr.zip" if str(part).lower().endswith(".zarr.zip") else Path(str(part)).suffix
+        return f"sim{suffix} real{suffix}"
+
+    def images_label(self, request: LoadRequest) -> str:
+        return f"images {request.image_key or DEFAULT_IMAGE_KEY!r}"
+
+    def load_domain(self, path, domain: str, request: LoadRequest, shared: dict) -> FrameSet:
+        columns = request.state_columns
+        return load_domain(path, domain, image_key=request.image_key or DEFAULT_IMAGE_KEY,
+                           action_key=self.action_key(request),
+                           state_key=DEFAULT_STATE_KEY if columns is None else columns,
+                           state_required=columns is not None,
+                           cache=shared.setdefault("cache", ChunkCache()))  # one budget
+
+    def source(self, parsed: dict, sim: FrameSet, real: FrameSet, request: LoadRequest) -> dict:
+        both = sim.state is not None and real.state is not None
+        return {**super().source(parsed, sim, real, request),
+                "image_key": request.image_key or DEFAULT_IMAGE_KEY,
+                "action_key": self.action_key(request),
+                "state_key": self.state_label(request) if both else None}
+
+
+FORMAT = FurnitureBenchFormat()
+
+
 def load_furniturebench(sim_path, real_path, *, image_key: Optional[str] = None,
                         action_key: Optional[str] = None,
                         state_key: Optional[str] = None) -> FrameSet:
@@ -156,13 +204,15 @@ def load_furniturebench(sim_path, real_path, *, image_key: Optional[str] = None,
         Action array, ``(N, A)``; same ``A`` in both stores. 10-D actions get the names
         ``x, y, z, r1..r6, gripper``.
     state_key : str, optional
-        State array used for pairing. By default ``robot_state`` when both stores have it
-        (else no state); given explicitly, a store without it is an error.
+        State array(s) used for pairing (comma-separated: concatenated). By default
+        ``robot_state`` when both stores have it (else no state); ``""``: no state; given
+        explicitly, a store without it is an error.
 
     Returns
     -------
     FrameSet
-        Sim frames first; real episode ids continue after the sim ones.
+        Sim frames first; real episode ids continue after the sim ones (the one join,
+        :func:`s2r.datasets.format.join_domains`).
 
     Examples
     --------
@@ -170,26 +220,6 @@ def load_furniturebench(sim_path, real_path, *, image_key: Optional[str] = None,
     >>> fs.read_images([0, 1]).shape  # doctest: +SKIP
     (2, 240, 320, 3)
     """
-    opts = dict(image_key=image_key or DEFAULT_IMAGE_KEY,
-                action_key=action_key or DEFAULT_ACTION_KEY,
-                state_key=state_key or DEFAULT_STATE_KEY, state_required=state_key is not None)
-    cache = ChunkCache()  # one decoded-chunk budget for both stores
-    sim = load_domain(sim_path, "sim", cache=cache, **opts)
-    real = load_domain(real_path, "real", cache=cache, **opts)
-    sim_label, real_label = place("sim", sim_path), place("real", real_path)
-    check_same_frame_size({sim_label: sim.image_shape, real_label: real.image_shape},
-                          f"images {opts['image_key']!r}")
-    if sim.action_dim != real.action_dim:
-        raise DataError(
-            f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_label} but "
-            f"{real.action_dim}-D in {real_label}; both stores need the same action layout")
-    check_same_state_width(opts["state_key"], {sim_label: sim.state, real_label: real.state})
-    warn_if_signal_like(opts["action_key"], {sim_label: (sim.actions, sim.episode),
-                                             real_label: (real.actions, real.episode)})
-    source = {"kind": "furniturebench", "sim": str(Path(sim_path).resolve()),
-              "real": str(Path(real_path).resolve()), "image_key": opts["image_key"],
-              "action_key": opts["action_key"],
-              "state_key": opts["state_key"] if sim.state is not None and real.state is not None
-              else None}
-    name = sim.name if sim.name == real.name else f"{sim.name}+{real.name}"
-    return concat_domains(sim, real, name=name, source=source)
+    parsed = {"kind": FORMAT.name, "sim": str(sim_path), "real": str(real_path)}
+    return FORMAT.load(parsed, LoadRequest(image_key=image_key, action_key=action_key,
+                                           state_key=state_key))

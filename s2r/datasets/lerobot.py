@@ -39,9 +39,8 @@ from typing import Optional
 import numpy as np
 
 from s2r.datasets._checks import (
-    check_action_names, check_finite, check_nonempty, check_same_frame_size,
-    check_same_state_width, existing_path, missing_key, place, steps_within_episodes,
-    warn_if_signal_like,
+    check_action_names, check_finite, check_nonempty, existing_path, missing_key,
+    steps_within_episodes,
 )
 from s2r.datasets.lerobot_hub import hub_repo, is_hub_id, local_root
 from s2r.datasets.lerobot_meta import (
@@ -50,8 +49,9 @@ from s2r.datasets.lerobot_meta import (
 from s2r.datasets.lerobot_video import ParquetImages, VideoFrames, decode_png, \
     image_bytes_column, probe_video
 from s2r.lfs import check_not_lfs_pointer
+from s2r.datasets.format import LoadRequest, PairFormat
 from s2r.errors import DataError
-from s2r.frameset import FrameSet, concat_domains
+from s2r.frameset import FrameSet
 
 INFO = Path("meta") / "info.json"
 DEFAULT_ACTION_KEY = "action"
@@ -230,8 +230,8 @@ def _first_image_shape(path: Path, camera: str) -> tuple:
 
 # ----------------------------------------------------------------------------- one domain
 def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
-                        action_key: str = DEFAULT_ACTION_KEY, state_key: Optional[str] = None
-                        ) -> FrameSet:
+                        action_key: str = DEFAULT_ACTION_KEY, state_key: Optional[str] = None,
+                        settings=None) -> FrameSet:
     """Load one LeRobot dataset folder as a single-domain FrameSet (pixels stay on disk).
 
     Parameters
@@ -244,11 +244,13 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
     action_key : str
         Action column.
     state_key : str, optional
-        Comma-separated state columns; default ``observation.state`` when present (None:
-        no state when absent).
+        Comma-separated state columns; default (None) ``observation.state`` when present,
+        else no state; ``""``: no state.
+    settings : s2r.settings.Settings, optional
+        The hub cache and offline mode (required for a hub id ``hf:ORG/NAME``).
     """
     hub = str(path) if is_hub_id(str(path)) else None
-    root = local_root(path, image_key=image_key,
+    root = local_root(path, image_key=image_key, settings=settings,
                       first_camera=lambda r: (cameras(read_info(r)) or [None])[0])
     root = existing_path(root, f"{domain} LeRobot dataset")
     info = read_info(root)
@@ -402,52 +404,95 @@ def load_lerobot_domain(path, domain: str, *, image_key: Optional[str] = None,
                     step=step, state=state, action_names=names, name=name, source=source)
 
 
+class LeRobotFormat(PairFormat):
+    """``SIM REAL`` LeRobot datasets: folders holding ``meta/info.json``, or hub ids
+    ``hf:ORG/NAME[@REVISION]`` (found in or downloaded into the hub cache; see
+    :mod:`s2r.datasets.lerobot_hub`)."""
+
+    name = "lerobot"
+    keys_label = "LeRobot datasets"
+    one = "LeRobot dataset"
+    units = "datasets"
+    hint = "two LeRobot dataset folders (holding meta/info.json)"
+    default_action_key = DEFAULT_ACTION_KEY
+    default_state_key = DEFAULT_STATE_KEY
+
+    def claims(self, part) -> bool:
+        return is_lerobot(str(part))
+
+    def example(self, part) -> str:
+        return "sim_dir real_dir"
+
+    def partner_error(self, good: str, bad: str) -> DataError:
+        return DataError(f"{bad!r} has no meta/info.json, but {good!r} is a LeRobot dataset; "
+                         "give two LeRobot dataset folders, SIM REAL")
+
+    def parse(self, parts: tuple) -> dict:
+        sim, real = (str(p) for p in parts)
+        for part in (sim, real):
+            if is_hub_id(part):
+                hub_repo(part)  # the form only: nothing is downloaded
+        return {"kind": self.name, "sim": sim, "real": real}
+
+    def images_label(self, request: LoadRequest) -> str:
+        return "camera images"
+
+    def load_domain(self, path, domain: str, request: LoadRequest, shared: dict) -> FrameSet:
+        columns = request.state_columns
+        return load_lerobot_domain(path, domain, image_key=request.image_key,
+                                   action_key=self.action_key(request),
+                                   state_key=None if columns is None else ",".join(columns),
+                                   settings=request.settings)
+
+    def source(self, parsed: dict, sim: FrameSet, real: FrameSet, request: LoadRequest) -> dict:
+        def both(field: str) -> dict:
+            return {"sim": sim.source[field], "real": real.source[field]}
+
+        return {"kind": self.name, "sim": sim.source["hub"] or sim.source["path"],
+                "real": real.source["hub"] or real.source["path"], "camera": both("camera"),
+                "codebase_version": both("codebase_version"), "mode": both("mode"),
+                "action_key": self.action_key(request),
+                "state_key": sim.source["state_key"] if sim.state is not None
+                and real.state is not None else None}
+
+    def locate(self, part: str, settings=None) -> str:
+        """A hub id: its cached snapshot (never downloaded), else the id itself."""
+        if not is_hub_id(part):
+            return part
+        try:
+            return str(local_root(part, download=False, settings=settings))
+        except DataError:
+            return part
+
+
+FORMAT = LeRobotFormat()
+
+
 def load_lerobot(sim_path, real_path, *, image_key: Optional[str] = None,
-                 action_key: Optional[str] = None, state_key: Optional[str] = None) -> FrameSet:
+                 action_key: Optional[str] = None, state_key: Optional[str] = None,
+                 settings=None) -> FrameSet:
     """Load a sim and a real LeRobot dataset folder into one FrameSet.
 
     Parameters
     ----------
     sim_path, real_path : str or Path
         The two dataset folders (see the module docstring), or hub ids ``hf:ORG/NAME``
-        (see :func:`hub_snapshot`).
+        (see :func:`~s2r.datasets.lerobot_hub.hub_snapshot`).
     image_key : str, optional
         Camera feature (``observation.images.top``); by default the first camera of each.
     action_key : str, default ``"action"``
     state_key : str, optional
-        Comma-separated state columns; default ``observation.state`` when both have it.
+        Comma-separated state columns; default ``observation.state`` when both have it;
+        ``""``: no state.
+    settings : s2r.settings.Settings, optional
+        The hub cache and offline mode, for hub ids (required for them).
 
     Returns
     -------
     FrameSet
-        Sim frames first; real episode ids continue after the sim ones.
+        Sim frames first; real episode ids continue after the sim ones (the one join,
+        :func:`s2r.datasets.format.join_domains`).
     """
-    opts = dict(image_key=image_key, action_key=action_key or DEFAULT_ACTION_KEY,
-                state_key=state_key)
-    sim = load_lerobot_domain(sim_path, "sim", **opts)
-    real = load_lerobot_domain(real_path, "real", **opts)
-    sim_name, real_name = place("sim", sim_path), place("real", real_path)
-    check_same_frame_size({sim_name: sim.image_shape, real_name: real.image_shape},
-                          "camera images")
-    if sim.action_dim != real.action_dim:
-        raise DataError(f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_name} but "
-                        f"{real.action_dim}-D in {real_name}; both datasets need the same "
-                        "action layout")
-    check_same_state_width(sim.source["state_key"] or real.source["state_key"] or "",
-                           {sim_name: sim.state, real_name: real.state})
-    warn_if_signal_like(opts["action_key"], {sim_name: (sim.actions, sim.episode),
-                                             real_name: (real.actions, real.episode)})
-    source = {"kind": "lerobot", "sim": sim.source["hub"] or sim.source["path"],
-              "real": real.source["hub"] or real.source["path"],
-              "camera": {"sim": sim.source["camera"], "real": real.source["camera"]},
-              "codebase_version": {"sim": sim.source["codebase_version"],
-                                   "real": real.source["codebase_version"]},
-              "mode": {"sim": sim.source["mode"], "real": real.source["mode"]},
-              "action_key": opts["action_key"],
-              "state_key": sim.source["state_key"] if sim.state is not None
-              and real.state is not None else None}
-    name = sim.name if sim.name == real.name else f"{sim.name}+{real.name}"
-    fs = concat_domains(sim, real, name=name, source=source)
-    if sim.action_names != real.action_names:
-        fs.action_names = [f"a{j}" for j in range(fs.action_dim)]
-    return fs
+    parsed = FORMAT.parse((str(sim_path), str(real_path)))
+    return FORMAT.load(parsed, LoadRequest(image_key=image_key, action_key=action_key,
+                                           state_key=state_key, settings=settings))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from s2r.errors import DataError
+from s2r.settings import need
 
 HUB_PREFIX = "hf:"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -32,19 +33,18 @@ def hub_repo(text: str) -> tuple[str, Optional[str]]:
     return repo, revision or None
 
 
-def _offline() -> bool:
-    from s2r.settings import current
-
-    return current().hf_offline
-
-
-def hub_snapshot(text: str, *, image_key: Optional[str] = None, download: bool = True,
-                 first_camera: Optional[Callable] = None) -> Path:
+def hub_snapshot(text: str, *, settings, image_key: Optional[str] = None,
+                 download: bool = True, first_camera: Optional[Callable] = None) -> Path:
     """The local folder of hub dataset ``hf:ORG/NAME``: found in the hub cache
-    (``HF_HUB_CACHE``, default ``~/.cache/huggingface/hub``) offline, or downloaded into it
-    through ``huggingface_hub`` (``meta/`` first, then the data and only the videos of
-    ``image_key``, else of ``first_camera(meta folder's root)``) when online and ``download``
-    is true and ``HF_HUB_OFFLINE`` is not set.
+    (``settings.hf_hub_cache``: ``HF_HUB_CACHE``, default ``~/.cache/huggingface/hub``)
+    offline, or downloaded into it through ``huggingface_hub`` (``meta/`` first, then the data
+    and only the videos of ``image_key``, else of ``first_camera(meta folder's root)``) when
+    online and ``download`` is true and ``settings.hf_offline`` (``HF_HUB_OFFLINE``) is off.
+
+    Parameters
+    ----------
+    settings : s2r.settings.Settings
+        Where the hub cache is and whether s2r is offline (:func:`s2r.settings.current`).
 
     Raises
     ------
@@ -56,9 +56,8 @@ def hub_snapshot(text: str, *, image_key: Optional[str] = None, download: bool =
         from huggingface_hub import snapshot_download
     except ImportError:  # pragma: no cover - a dependency of s2r
         raise DataError(f"{text}: hub datasets need the huggingface_hub package") from None
-    from s2r.settings import current
-
-    settings = current()
+    settings = need(settings, f"hub dataset {text} (the hub cache, offline mode)")
+    offline = settings.hf_offline
     cache = str(settings.hf_hub_cache) if settings.hf_hub_cache_set else None
 
     def get(patterns, local_only):
@@ -67,7 +66,7 @@ def hub_snapshot(text: str, *, image_key: Optional[str] = None, download: bool =
             allow_patterns=patterns, local_files_only=local_only)))
 
     where = cache or "the hub cache"
-    if download and not _offline():
+    if download and not offline:
         try:
             root = get(["meta/*"], False)
             camera = image_key or (first_camera(root) if first_camera else None)
@@ -78,7 +77,7 @@ def hub_snapshot(text: str, *, image_key: Optional[str] = None, download: bool =
         except Exception as exc:  # no network, unknown repo, ...: fall back on the cache
             reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     else:
-        reason = "offline (HF_HUB_OFFLINE)" if _offline() else "download disabled"
+        reason = "offline (HF_HUB_OFFLINE)" if offline else "download disabled"
     try:
         return get(None, True)
     except DataError:
@@ -101,10 +100,11 @@ def _inside_snapshots(text: str, repo: str, path: Path) -> Path:
     return path
 
 
-def local_root(path, *, image_key: Optional[str] = None, download: bool = True,
-               first_camera: Optional[Callable] = None) -> Path:
-    """The folder of a LeRobot dataset given as a folder or as ``hf:ORG/NAME``."""
+def local_root(path, *, settings=None, image_key: Optional[str] = None,
+               download: bool = True, first_camera: Optional[Callable] = None) -> Path:
+    """The folder of a LeRobot dataset given as a folder or as ``hf:ORG/NAME`` (the latter
+    needs ``settings``, see :func:`hub_snapshot`)."""
     if is_hub_id(str(path)):
-        return hub_snapshot(str(path), image_key=image_key, download=download,
-                            first_camera=first_camera)
+        return hub_snapshot(str(path), settings=settings, image_key=image_key,
+                            download=download, first_camera=first_camera)
     return Path(path)

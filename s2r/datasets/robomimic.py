@@ -34,13 +34,13 @@ import numpy as np
 
 from s2r.datasets._checks import (
     as_2d_float, check_finite, check_frames_array, check_lengths, check_nonempty,
-    check_same_frame_size, check_same_state_width, existing_path, missing_key, place,
-    warn_if_signal_like,
+    existing_path, missing_key, place,
 )
 from s2r.lfs import check_not_lfs_pointer
 from s2r.datasets._sources import H5_DAMAGE_HINT, ChunkCache, ChunkedImages, H5Array, H5File
+from s2r.datasets.format import LoadRequest, PairFormat
 from s2r.errors import DataError
-from s2r.frameset import FrameSet, concat_domains
+from s2r.frameset import FrameSet
 from s2r.images import ConcatImages
 
 DEFAULT_CAMERA = "agentview"
@@ -145,13 +145,6 @@ def _action_names(f, action_dim: int) -> Optional[list]:
     if controller == "OSC_POSE" and action_dim == 7:
         return list(OSC_POSE_NAMES)
     return None
-
-
-def _state_keys(state_key: Optional[str]) -> tuple[list[str], bool]:
-    """Obs keys that make up ``state`` and whether each must exist (explicit choice)."""
-    if state_key is None:
-        return list(DEFAULT_STATE_KEYS), False
-    return [k.strip() for k in state_key.split(",") if k.strip()], True
 
 
 def load_domain(path, domain: str, *, camera: str = DEFAULT_CAMERA,
@@ -262,6 +255,57 @@ class _DemoReader:
         self.states.append(st)
 
 
+class RobomimicFormat(PairFormat):
+    """``SIM REAL`` robomimic HDF5 files (``.hdf5`` or ``.h5``).
+
+    Parameters
+    ----------
+    filter_key : str, optional
+        Only the demos listed in ``mask/<filter_key>`` of each file (e.g. ``"train"``).
+    """
+
+    name = "robomimic"
+    keys_label = "HDF5 files"
+    one = "robomimic file"
+    hint = ".hdf5/.h5 (robomimic)"
+    default_action_key = DEFAULT_ACTION_KEY
+    default_state_key = ",".join(DEFAULT_STATE_KEYS)
+
+    def __init__(self, filter_key: Optional[str] = None):
+        self.filter_key = filter_key
+
+    def claims(self, part) -> bool:
+        return Path(str(part).rstrip("/\\")).suffix.lower() in (".hdf5", ".h5")
+
+    def camera(self, request: LoadRequest) -> str:
+        return request.image_key or DEFAULT_CAMERA
+
+    def images_label(self, request: LoadRequest) -> str:
+        return f"camera {self.camera(request)!r} images"
+
+    def state_keys(self, request: LoadRequest) -> list:
+        columns = request.state_columns
+        return list(DEFAULT_STATE_KEYS) if columns is None else columns
+
+    def load_domain(self, path, domain: str, request: LoadRequest, shared: dict) -> FrameSet:
+        return load_domain(path, domain, camera=self.camera(request),
+                           action_key=self.action_key(request),
+                           state_keys=self.state_keys(request),
+                           state_required=request.state_columns is not None,
+                           filter_key=self.filter_key)
+
+    def source(self, parsed: dict, sim: FrameSet, real: FrameSet, request: LoadRequest) -> dict:
+        both = sim.state is not None and real.state is not None
+        return {**super().source(parsed, sim, real, request), "camera": self.camera(request),
+                "action_key": self.action_key(request),
+                "state_keys": self.state_keys(request) if both else None,
+                "filter_key": self.filter_key,
+                "demos": {"sim": sim.source["demos"], "real": real.source["demos"]}}
+
+
+FORMAT = RobomimicFormat()
+
+
 def load_robomimic(sim_path, real_path, *, camera: Optional[str] = None,
                    action_key: Optional[str] = None, state_key: Optional[str] = None,
                    filter_key: Optional[str] = None) -> FrameSet:
@@ -278,38 +322,16 @@ def load_robomimic(sim_path, real_path, *, camera: Optional[str] = None,
     state_key : str, optional
         Comma-separated observation keys concatenated into the pairing state. By default
         ``robot0_eef_pos,robot0_eef_quat,robot0_gripper_qpos`` when every demo has them (else
-        no state); given explicitly, a demo without them is an error.
+        no state); ``""``: no state; given explicitly, a demo without them is an error.
     filter_key : str, optional
         Only the demos listed in ``mask/<filter_key>`` of each file (e.g. ``"train"``).
 
     Returns
     -------
     FrameSet
-        Sim frames first, one episode per demo; real episode ids continue after the sim ones.
+        Sim frames first, one episode per demo; real episode ids continue after the sim ones
+        (the one join, :func:`s2r.datasets.format.join_domains`).
     """
-    keys, required = _state_keys(state_key)
-    opts = dict(camera=camera or DEFAULT_CAMERA, action_key=action_key or DEFAULT_ACTION_KEY,
-                state_keys=keys, state_required=required, filter_key=filter_key)
-    sim = load_domain(sim_path, "sim", **opts)
-    real = load_domain(real_path, "real", **opts)
-    sim_label, real_label = place("sim", sim_path), place("real", real_path)
-    check_same_frame_size({sim_label: sim.image_shape, real_label: real.image_shape},
-                          f"camera {opts['camera']!r} images")
-    if sim.action_dim != real.action_dim:
-        raise DataError(f"{opts['action_key']!r} is {sim.action_dim}-D in {sim_label} but "
-                        f"{real.action_dim}-D in {real_label}; both files need the same action "
-                        "layout")
-    check_same_state_width(",".join(keys), {sim_label: sim.state, real_label: real.state})
-    warn_if_signal_like(opts["action_key"], {sim_label: (sim.actions, sim.episode),
-                                             real_label: (real.actions, real.episode)})
-    has_state = sim.state is not None and real.state is not None
-    source = {"kind": "robomimic", "sim": str(Path(sim_path).resolve()),
-              "real": str(Path(real_path).resolve()), "camera": opts["camera"],
-              "action_key": opts["action_key"], "state_keys": keys if has_state else None,
-              "filter_key": filter_key,
-              "demos": {"sim": sim.source["demos"], "real": real.source["demos"]}}
-    name = sim.name if sim.name == real.name else f"{sim.name}+{real.name}"
-    fs = concat_domains(sim, real, name=name, source=source)
-    if sim.action_names != real.action_names:  # only one file said OSC_POSE: no names
-        fs.action_names = [f"a{j}" for j in range(fs.action_dim)]
-    return fs
+    parsed = {"kind": FORMAT.name, "sim": str(sim_path), "real": str(real_path)}
+    request = LoadRequest(image_key=camera, action_key=action_key, state_key=state_key)
+    return RobomimicFormat(filter_key).load(parsed, request)

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from typing import Optional
 
+from s2r.datasets.format import Format, LoadRequest
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
 from s2r.progress import ProgressCallback
 from s2r.worlds import WORLDS
 
-__all__ = ["LARGE_OPTION", "MAX_WORLD_BYTES", "MAX_WORLD_FRAMES", "check_size", "is_world",
-           "is_world_spec", "load_world", "parse_world", "world_identity"]
+__all__ = ["LARGE_OPTION", "MAX_WORLD_BYTES", "MAX_WORLD_FRAMES", "WORLD_FORMATS", "WorldFormat",
+           "check_size", "is_world", "is_world_spec", "load_world", "parse_world",
+           "world_identity"]
 
 #: The size limit of a world's dataset, checked before rendering: frames in both domains, and
 #: the bytes they take decoded (frames x height x width x 3).
@@ -133,3 +135,29 @@ def world_identity(parsed: dict) -> bytes:
 
     return digest(parsed["kind"])
 
+
+
+class WorldFormat(Format):
+    """The dataset format of one world: ``NAME`` or ``NAME:key=value,...`` (a single spec, both
+    domains; :data:`WORLD_FORMATS` holds one per world of :data:`s2r.worlds.WORLDS`, so a new
+    world is a dataset format with no line here)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def claims(self, part) -> bool:
+        return isinstance(part, str) and part.partition(":")[0] == self.name
+
+    def parse(self, parts: tuple) -> dict:
+        return parse_world(parts[0])
+
+    def load(self, parsed: dict, request: LoadRequest) -> FrameSet:
+        return load_world(parsed, request.progress)
+
+    def identity(self, parsed: dict, settings=None) -> bytes:
+        return world_identity(parsed)
+
+
+#: One dataset format per world, first in :data:`s2r.datasets.FORMATS`: a world's name is
+#: claimed before any file name (write ``./demo`` for a folder called ``demo``).
+WORLD_FORMATS = tuple(WorldFormat(name) for name in WORLDS)

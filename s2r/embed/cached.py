@@ -61,7 +61,7 @@ def state_embeddings(frameset, *, progress: Optional[ProgressCallback] = None) -
 
 def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=None,
                    batch_size: Optional[int] = None, precision: str = "auto",
-                   progress: Optional[ProgressCallback] = None) -> np.ndarray:
+                   progress: Optional[ProgressCallback] = None, settings=None) -> np.ndarray:
     """Embeddings of every frame of ``frameset``, read from the disk cache when present.
 
     Parameters
@@ -72,8 +72,8 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
         Registry id (``"resnet18"``, ``"vit@random"``...), a spec, or an already built
         encoder (then ``device`` is ignored).
     cache : CacheLike, None or False
-        Where to store and look up the result; None = ``Cache()`` (``$S2R_CACHE_DIR`` or
-        ``./cache``); False = compute without caching.
+        Where to store and look up the result; None = the cache folder of ``settings``
+        (no cache without settings); False = compute without caching.
     device : str or torch.device, optional
         Device to build the encoder on (default: the encoders package's choice, CUDA when
         available). Not part of the cache key.
@@ -87,6 +87,9 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
         Does not apply to the ``state`` reference.
     progress : ProgressCallback, optional
         ``progress(frames_done, frames_total, message)``.
+    settings : s2r.settings.Settings, optional
+        Handed down by the caller (never read here): where weights files are (needed for
+        encoders whose weights are a file), the user's encoder config, the default cache.
 
     Returns
     -------
@@ -101,8 +104,8 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
     """
     if batch_size is not None:
         check_batch_size(batch_size)
-    cache = as_cache(cache)
-    spec, built = spec_of(encoder_id)
+    cache = as_cache(cache, settings)
+    spec, built = spec_of(encoder_id, settings)
     effective = precision_of(spec, built, device, precision)
     if not getattr(spec, "has_image_model", True):
         return state_embeddings(frameset, progress=progress)
@@ -111,9 +114,9 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
             spec, built.device if built is not None else device))
 
     def compute() -> np.ndarray:
-        enc = built if built is not None else build(spec, device)
+        enc = built if built is not None else build(spec, device, settings)
         if effective == "int8" and getattr(enc, "precision", "auto") != "int8":
-            check, quantized = run_int8_check(frameset, enc, device, cache, progress)
+            check, quantized = run_int8_check(frameset, enc, device, cache, progress, settings)
             if check["accepted"]:
                 enc = quantized or int8_encoder(frameset, enc, progress)
             else:
@@ -122,8 +125,9 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
                        f"embeddings' spread (limit {check['limit']:.0%}); embedding exactly")
         return compute_embeddings(frameset, enc, batch_size=batch_size, progress=progress)
 
-    Z = get_or_compute(cache, "array", lambda: key(frameset, spec.id,
-                                                   weights_fingerprint(spec, built), effective),
-                       compute, encoder=spec)
+    Z = get_or_compute(cache, "array",
+                       lambda: key(frameset, spec.id, weights_fingerprint(spec, built, settings),
+                                   effective),
+                       compute, encoder=spec, settings=settings)
     report(progress, len(Z), len(frameset), f"{spec.id}: done")
     return Z

@@ -39,7 +39,7 @@ def frame_digests(frameset) -> list:
 
 
 def embed_distinct(framesets: Sequence, encoder_id: str, *, cache, device=None,
-                   progress: Optional[ProgressCallback] = None) -> list:
+                   progress: Optional[ProgressCallback] = None, settings=None) -> list:
     """Every FrameSet's embeddings ``(N_i, D)``, read from or written to the cache under its
     own key, each distinct frame embedded once.
 
@@ -52,12 +52,14 @@ def embed_distinct(framesets: Sequence, encoder_id: str, *, cache, device=None,
     device : str, optional
     progress : ProgressCallback, optional
         ``progress(frames_done, frames_to_embed, message)``.
+    settings : s2r.settings.Settings, optional
+        Handed down: where the weights file is.
 
     Returns
     -------
     list of ndarray (N_i, D) float32
     """
-    spec, _ = spec_of(encoder_id)
+    spec, _ = spec_of(encoder_id, settings)
     known: dict = {}
     encoder = None
     out = []
@@ -71,15 +73,16 @@ def embed_distinct(framesets: Sequence, encoder_id: str, *, cache, device=None,
                 if d not in known:
                     first.setdefault(d, i)
             if first:
-                encoder = encoder if encoder is not None else build(spec, device)
+                encoder = encoder if encoder is not None else build(spec, device, settings)
                 Z = compute_embeddings(_fs, encoder, indices=list(first.values()),
                                        progress=progress)
                 known.update(zip(first, np.asarray(Z, dtype=np.float32)))
             return np.stack([known[d] for d in _digests]).astype(np.float32)
 
         Z = get_or_compute(cache, "array",
-                           lambda _fs=frameset: embeddings_key(_fs, spec, device=device),
-                           compute, encoder=spec)
+                           lambda _fs=frameset: embeddings_key(_fs, spec, device=device,
+                                                               settings=settings),
+                           compute, encoder=spec, settings=settings)
         for d, row in zip(digests, np.asarray(Z)):
             known.setdefault(d, row)
         out.append(Z)

@@ -52,7 +52,8 @@ def key(frameset, encoder_id: str, weights: str, precision: str = "auto") -> dic
     return out
 
 
-def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None) -> dict:
+def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None,
+                   settings=None) -> dict:
     """The cache key of ``frameset`` embedded by ``encoder`` (id, spec or built Encoder).
 
     Parameters
@@ -62,6 +63,8 @@ def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None) -
     device : str or torch.device, optional
         Where the encoder would run (decides whether int8 applies); default: a built
         encoder's device, else the best available.
+    settings : s2r.settings.Settings, optional
+        Handed down: where the weights file is (its fingerprint is part of the key).
 
     Returns
     -------
@@ -70,8 +73,8 @@ def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None) -
         <weights fingerprint>, "preprocess": PREPROCESS_VERSION}``, plus ``"precision":
         "int8/v1"`` for int8 embeddings.
     """
-    spec, built = spec_of(encoder)
-    return key(frameset, spec.id, weights_fingerprint(spec, built),
+    spec, built = spec_of(encoder, settings)
+    return key(frameset, spec.id, weights_fingerprint(spec, built, settings),
                precision_of(spec, built, device, precision))
 
 
@@ -88,7 +91,7 @@ def key_fields(cache_key: dict) -> dict:
             "precision": "int8" if fields.get("precision") else "exact"}
 
 
-def get_or_compute(cache, kind: str, make_key, compute, *, encoder):
+def get_or_compute(cache, kind: str, make_key, compute, *, encoder, settings=None):
     """``cache.get_or_compute_<kind>(make_key(), compute)``, never under a key that names
     missing weights.
 
@@ -104,6 +107,8 @@ def get_or_compute(cache, kind: str, make_key, compute, *, encoder):
         What computes the value on a miss.
     encoder : str, EncoderSpec or Encoder
         Whose weights the key names.
+    settings : s2r.settings.Settings, optional
+        Handed down: where the weights are fetched to.
 
     Raises
     ------
@@ -115,7 +120,8 @@ def get_or_compute(cache, kind: str, make_key, compute, *, encoder):
     if names_missing_weights(cache_key) and not getattr(cache, "read_only", False):
         from s2r.encoders.weights import resolve_weights
 
-        spec, _ = spec_of(encoder)
-        resolve_weights(spec)          # downloads when online, as building would; else raises
+        spec, _ = spec_of(encoder, settings)
+        # downloads when online, as building would; else raises
+        resolve_weights(spec, settings=settings)
         cache_key = require_weights(make_key())
     return method(cache_key, compute)

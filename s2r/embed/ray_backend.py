@@ -4,7 +4,8 @@ Only the Ray backend imports this module, and only this module and the ones it s
 (:mod:`s2r.embed.ray_run`, :mod:`s2r.pipeline.ray_grid`) import Ray: ``import s2r.embed`` and the
 local path never do (``tests/embed/test_ray.py`` checks it).
 
-Addresses (``--address``, else ``$S2R_RAY_ADDRESS``):
+Addresses (``--address``, else ``$S2R_RAY_ADDRESS``: a setting, which the CLI, the pipeline and
+the dashboard hand down as ``default``; this module never reads the environment):
 
 - none: start a Ray instance on this machine for the run (``ray.init()``), or use the one
   this process already started;
@@ -48,13 +49,12 @@ def import_ray():
     return ray
 
 
-def resolve_address(address: Optional[str]) -> Optional[str]:
-    """``address``, else ``$S2R_RAY_ADDRESS``, else None (a Ray instance on this machine)."""
+def resolve_address(address: Optional[str], default: Optional[str] = None) -> Optional[str]:
+    """``address``, else ``default`` (the settings' ``ray_address``, ``$S2R_RAY_ADDRESS``,
+    handed down), else None (a Ray instance on this machine)."""
     if address is None or not str(address).strip():
-        from s2r.settings import current
-
-        address = current().ray_address
-    return None if address is None else str(address).strip()
+        address = default
+    return None if address is None or not str(address).strip() else str(address).strip()
 
 
 def _host_port(address: str) -> Optional[tuple[str, int]]:
@@ -69,15 +69,16 @@ def _host_port(address: str) -> Optional[tuple[str, int]]:
     return host.strip("[]"), int(port)
 
 
-def check_address(address: Optional[str]) -> Optional[str]:
-    """Validate an address's syntax (no connection); the resolved address.
+def check_address(address: Optional[str], default: Optional[str] = None) -> Optional[str]:
+    """Validate an address's syntax (no connection); the resolved address
+    (:func:`resolve_address`).
 
     Raises
     ------
     S2RError
         Not ``HOST:PORT``, ``ray://HOST:PORT``, ``auto`` or ``local``.
     """
-    resolved = resolve_address(address)
+    resolved = resolve_address(address, default)
     if resolved is not None:
         _host_port(resolved)
     return resolved
@@ -108,7 +109,8 @@ def ray_session(address: Optional[str] = None) -> Iterator:
     Parameters
     ----------
     address : str, optional
-        See the module docstring; None = ``$S2R_RAY_ADDRESS`` or a local instance.
+        See the module docstring; None = a local instance (the caller hands down
+        ``$S2R_RAY_ADDRESS``).
 
     Yields
     ------

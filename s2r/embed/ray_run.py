@@ -57,7 +57,7 @@ class _Job:
     done_frames: int = field(default=0)
 
 
-def dataset_reference(frameset, dataset: Optional[dict]) -> Optional[dict]:
+def dataset_reference(frameset, dataset: Optional[dict], settings=None) -> Optional[dict]:
     """What a worker opens the dataset from, or None when it gets the FrameSet object.
 
     Parameters
@@ -66,11 +66,13 @@ def dataset_reference(frameset, dataset: Optional[dict]) -> Optional[dict]:
     dataset : dict, optional
         ``{"spec": ..., "keys": {...}}``: the :func:`s2r.datasets.load_dataset` arguments
         ``frameset`` came from (keys with a None value are dropped).
+    settings : s2r.settings.Settings, optional
+        The driver's, sent along (a worker opens a hub dataset with them).
 
     Returns
     -------
     dict or None
-        ``{"spec", "keys", "fingerprint"}`` for a dataset on storage; None without
+        ``{"spec", "keys", "fingerprint", "settings"}`` for a dataset on storage; None without
         ``dataset`` and for a world's (the demo's) dataset (its frames are made in memory:
         they go through the object store once instead of being rendered again on every
         worker).
@@ -85,7 +87,8 @@ def dataset_reference(frameset, dataset: Optional[dict]) -> Optional[dict]:
         return None
     keys = {k: v for k, v in (dataset.get("keys") or {}).items() if v is not None}
     spec = [str(s) for s in spec] if isinstance(spec, (list, tuple)) else str(spec)
-    return {"spec": spec, "keys": keys, "fingerprint": frameset.fingerprint}
+    return {"spec": spec, "keys": keys, "fingerprint": frameset.fingerprint,
+            "settings": settings}
 
 
 def _check_precision(precision: str) -> None:
@@ -96,20 +99,20 @@ def _check_precision(precision: str) -> None:
 
 
 def _plan(frameset, ids: Sequence, cache, batch_size: Optional[int], device: Optional[str],
-          shard_frames: int) -> tuple[list, list]:
+          shard_frames: int, settings=None) -> tuple[list, list]:
     """``(answers, jobs)``: ``(id, Z)`` of what needs no model run, and the jobs to run."""
     answers, jobs = [], []
     for encoder in ids:
-        spec, built = spec_of(encoder)
+        spec, built = spec_of(encoder, settings)
         if built is not None:
             raise EncoderError(f"the Ray backend builds encoders on its workers: give the id "
                                f"{spec.id!r} (or the spec), not a built encoder")
         if not getattr(spec, "has_image_model", True):
             answers.append((spec.id, state_embeddings(frameset)))
             continue
-        weights = weights_fingerprint(spec)
+        weights = weights_fingerprint(spec, settings=settings)
         if weights == MISSING:  # a run: fetch the weights first (as building would), then key
-            weights = fingerprint_of(spec, resolve_weights(spec))
+            weights = fingerprint_of(spec, resolve_weights(spec, settings=settings))
         k = key(frameset, spec.id, weights, "auto")
         Z = cache.get_array(k)
         if Z is not None:
@@ -123,7 +126,7 @@ def _plan(frameset, ids: Sequence, cache, batch_size: Optional[int], device: Opt
 
 
 def _start(ray, jobs: list, frames, device: Optional[str], batch_size: Optional[int],
-           num_gpus: float, num_cpus: float) -> dict:
+           num_gpus: float, num_cpus: float, settings=None) -> dict:
     """Create every job's actor and submit every shard; ``{ObjectRef: (job, shard)}``."""
     options, where = actor_options(ray, device, num_gpus=num_gpus, num_cpus=num_cpus)
     bs = batch_size or (DEFAULT_BATCH_SIZE_CUDA if where == "cuda" else DEFAULT_BATCH_SIZE_CPU)
@@ -131,7 +134,8 @@ def _start(ray, jobs: list, frames, device: Optional[str], batch_size: Optional[
     threads = max(1, int(num_cpus)) if where == "cpu" else None
     pending = {}
     for job in jobs:
-        job.actor = worker.options(**options).remote(job.spec, job.weights, where, bs, threads)
+        job.actor = worker.options(**options).remote(job.spec, job.weights, where, bs, threads,
+                                                     settings)
         for shard in job.shards:
             ref = job.actor.embed_shard.remote(frames, shard.index, shard.start, shard.stop)
             pending[ref] = (job, shard)
@@ -182,11 +186,11 @@ def _finish(ray, job: _Job, cache) -> np.ndarray:
 
 
 def _run(ray, jobs: list, frames, cache, *, device, batch_size, num_gpus, num_cpus,
-         progress) -> Iterator[tuple[str, np.ndarray]]:
+         progress, settings=None) -> Iterator[tuple[str, np.ndarray]]:
     """Submit every shard of every job, then yield each encoder as its last shard lands."""
     total = sum(s.size for job in jobs for s in job.shards)
     done = 0
-    pending = _start(ray, jobs, frames, device, batch_size, num_gpus, num_cpus)
+    pending = _start(ray, jobs, frames, device, batch_size, num_gpus, num_cpus, settings)
     report(progress, 0, total, f"ray: {len(jobs)} encoder(s), {len(pending)} shard(s) "
                                "submitted")
     try:
@@ -216,8 +220,8 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
                        dataset: Optional[dict] = None, device: Optional[str] = None,
                        batch_size: Optional[int] = None, precision: str = "auto",
                        shard_frames: int = DEFAULT_SHARD_FRAMES, num_gpus: float = 1.0,
-                       num_cpus: float = 1.0, progress: Optional[ProgressCallback] = None
-                       ) -> Iterator[tuple[str, np.ndarray]]:
+                       num_cpus: float = 1.0, progress: Optional[ProgressCallback] = None,
+                       settings=None) -> Iterator[tuple[str, np.ndarray]]:
     """Embeddings of every frame by several encoders, computed on a Ray cluster, cached.
 
     Parameters
@@ -228,8 +232,8 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
     cache : Cache, False or None
         As for :func:`s2r.embed.embed_frameset` (the same keys).
     address : str, optional
-        The cluster (:mod:`s2r.embed.ray_backend`); None = ``$S2R_RAY_ADDRESS`` or a local
-        Ray instance. Not contacted when everything is cached.
+        The cluster (:mod:`s2r.embed.ray_backend`); None = a local Ray instance (the caller
+        hands ``$S2R_RAY_ADDRESS`` down). Not contacted when everything is cached.
     dataset : dict, optional
         ``{"spec": ..., "keys": {...}}`` that ``frameset`` was loaded with: workers then open
         it themselves (:func:`dataset_reference`); otherwise the FrameSet object goes through
@@ -247,6 +251,9 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
         Resources of each actor (:func:`~s2r.embed.ray_backend.actor_options`).
     progress : ProgressCallback, optional
         ``progress(frames_done, frames_total, message)`` over all encoders, per shard.
+    settings : s2r.settings.Settings, optional
+        Handed down by the caller, and sent to the workers: where weights files are, the
+        hub cache, the default cache (as for :func:`s2r.embed.embed_frameset`).
 
     Yields
     ------
@@ -256,8 +263,9 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
     _check_precision(precision)
     if batch_size is not None:
         check_batch_size(batch_size)
-    cache = as_cache(cache)
-    answers, jobs = _plan(frameset, list(encoders), cache, batch_size, device, shard_frames)
+    cache = as_cache(cache, settings)
+    answers, jobs = _plan(frameset, list(encoders), cache, batch_size, device, shard_frames,
+                          settings)
     for encoder_id, Z in answers:
         report(progress, len(frameset), len(frameset), f"{encoder_id}: cached")
         yield encoder_id, Z
@@ -265,11 +273,12 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
         for job in jobs:
             yield job.spec.id, np.zeros((0, int(job.spec.dim or 0)), dtype=np.float32)
         return
-    reference = dataset_reference(frameset, dataset)
+    reference = dataset_reference(frameset, dataset, settings)
     with ray_session(address) as ray:
         frames = reference if reference is not None else ray.put(frameset)
         yield from _run(ray, jobs, frames, cache, device=device, batch_size=batch_size,
-                        num_gpus=num_gpus, num_cpus=num_cpus, progress=progress)
+                        num_gpus=num_gpus, num_cpus=num_cpus, progress=progress,
+                        settings=settings)
 
 
 def embed_frameset_ray(frameset, encoder, **kwargs) -> np.ndarray:

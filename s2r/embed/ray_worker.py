@@ -7,7 +7,8 @@ that its weights are the ones the driver keyed the cache with.
 
 Frames reach a worker in one of two ways (:func:`open_frames`):
 
-- a *dataset reference* ``{"spec": ..., "keys": {...}, "fingerprint": ...}``: the worker
+- a *dataset reference* ``{"spec": ..., "keys": {...}, "fingerprint": ..., "settings":
+  ...}``: the worker
   opens the dataset itself from shared storage (once per worker process) and reads only the
   frames of its shards; a worker that sees other files than the driver did (another
   fingerprint) fails instead of embedding them;
@@ -17,6 +18,10 @@ Frames reach a worker in one of two ways (:func:`open_frames`):
 :meth:`EncoderWorker.shard_progress` is the one place a subclass may watch a shard's batches
 (the tests' worker that dies in the middle of a shard, to check that Ray restarts the actor
 and retries the shard, lives in the tests); production code has no test hook.
+
+A worker uses the driver's settings (:class:`s2r.settings.Settings`, sent with each actor and
+dataset reference), never the worker's environment: the weights folder and the hub cache are
+the run's, as the spec and the dataset are (shared storage at the same path on every node).
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ def open_frames(frames: Any):
     if key not in _OPENED:
         from s2r.datasets import load_dataset
 
-        fs = load_dataset(frames["spec"], **frames["keys"])
+        fs = load_dataset(frames["spec"], **frames["keys"], settings=frames.get("settings"))
         if fs.fingerprint != frames["fingerprint"]:
             raise DataError(
                 f"dataset {frames['spec']!r} has fingerprint {fs.fingerprint} on Ray worker "
@@ -97,10 +102,12 @@ class EncoderWorker:
         torch's CPU threads (a CPU actor: its CPUs). fp32 sums on a CPU depend on the thread
         count, so a worker with the local run's thread count gives bit-identical embeddings;
         others agree to float rounding (~1e-6).
+    settings : s2r.settings.Settings, optional
+        The driver's (where the weights file is).
     """
 
     def __init__(self, spec, weights: str, device: str, batch_size: Optional[int] = None,
-                 threads: Optional[int] = None):
+                 threads: Optional[int] = None, settings=None):
         if threads:
             import torch
 
@@ -110,16 +117,16 @@ class EncoderWorker:
         # shard: a constructor that raises would make Ray restart the actor in vain.
         self.error: Optional[Exception] = None
         try:
-            self.encoder = self._build(spec, weights, device)
+            self.encoder = self._build(spec, weights, device, settings)
         except S2RError as exc:
             self.encoder, self.error = None, exc
 
     @staticmethod
-    def _build(spec, weights: str, device: str):
+    def _build(spec, weights: str, device: str, settings=None):
         """The encoder of ``spec``, checked against the driver's weights fingerprint."""
         from s2r.embed.resolve import build
 
-        encoder = build(spec, device)
+        encoder = build(spec, device, settings)
         built = str(encoder.weights_fingerprint)
         if built != str(weights):
             raise EncoderError(

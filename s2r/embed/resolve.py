@@ -6,6 +6,9 @@ already built encoder. Nothing here builds a model unless asked to (:func:`build
 weights fingerprint comes from :func:`s2r.encoders.weights_fingerprint`, so a cache hit never
 loads the model.
 
+Where weights files are and the user's encoder config are settings: each function here takes
+``settings`` (:class:`s2r.settings.Settings`, handed down by the caller) and passes it on.
+
 Precision: ``"auto"`` runs fp16 on CUDA and fp32 on CPU; ``"int8"`` applies only on CPU and
 only to encoders whose registry entry allows it
 (:func:`s2r.encoders.quantize.effective_precision`); whether int8 is then *used* depends on
@@ -21,30 +24,30 @@ from s2r.errors import EncoderError
 __all__ = ["spec_of", "build", "weights_fingerprint", "precision_of"]
 
 
-def spec_of(encoder):
+def spec_of(encoder, settings=None):
     """``(spec, built encoder or None)`` for an id, an EncoderSpec or a built Encoder."""
     if hasattr(encoder, "embed") and hasattr(encoder, "spec"):
         return encoder.spec, encoder
     if isinstance(encoder, str):
-        return encoders.get_spec(encoder), None
+        return encoders.get_spec(encoder, settings=settings), None
     if hasattr(encoder, "id") and hasattr(encoder, "dim"):
         return encoder, None
     raise EncoderError(f"expected an encoder id, EncoderSpec or built Encoder, got "
                        f"{type(encoder).__name__}: {encoder!r}")
 
 
-def build(spec, device=None):
+def build(spec, device=None, settings=None):
     """The encoder of ``spec`` built on ``device`` (:func:`s2r.encoders.build_encoder`)."""
-    return encoders.build_encoder(spec, device=device)
+    return encoders.build_encoder(spec, device=device, settings=settings)
 
 
-def weights_fingerprint(spec, built=None) -> str:
+def weights_fingerprint(spec, built=None, settings=None) -> str:
     """The weights fingerprint of a built encoder, else computed from ``spec`` without
     building the model or downloading anything (:func:`s2r.encoders.weights_fingerprint`:
     ``"missing"`` when the weights file is not here)."""
     if built is not None:
         return str(built.weights_fingerprint)
-    return str(encoders.weights_fingerprint(spec))
+    return str(encoders.weights_fingerprint(spec, settings=settings))
 
 
 def precision_of(spec, built, device, precision: str) -> str:

@@ -86,17 +86,20 @@ class Backend:
         return None
 
     # -- weights ---------------------------------------------------------------------------
-    def status(self, spec):
+    # ``settings`` (s2r.settings.Settings, handed down by the caller): where weights files are
+    # (the weights folder, the hub cache) and whether downloads are off; a backend that needs
+    # them and was handed none raises TypeError (s2r.settings.need).
+    def status(self, spec, settings=None):
         """:class:`~s2r.encoders.locate.EncoderStatus` of a pretrained (non-random) ``spec``;
         never touches the network."""
         raise NotImplementedError(f"backend {self.name!r} has no status")
 
-    def resolve_weights(self, spec, *, allow_download: bool = True):
+    def resolve_weights(self, spec, *, allow_download: bool = True, settings=None):
         """The weights file of a pretrained ``spec`` (``None``: needs none)."""
         return None
 
     # -- building --------------------------------------------------------------------------
-    def build(self, spec, *, pretrained: bool):
+    def build(self, spec, *, pretrained: bool, settings=None):
         """``(model, path or None)``: the bare embedding module on CPU (fp32), mapping
         normalised ``(B, 3, h, w)`` to ``(B, spec.dim)``, and the weights file it holds."""
         raise EncoderError(f"encoder {spec.id!r}: backend {self.name!r} builds no model")

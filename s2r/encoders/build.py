@@ -57,7 +57,7 @@ def resolve_module(root, path: str):
     return module
 
 
-def build_model(spec: EncoderSpec, *, pretrained: bool):
+def build_model(spec: EncoderSpec, *, pretrained: bool, settings=None):
     """The bare embedding module of ``spec`` on CPU (fp32) and its weights file (built by
     the spec's backend).
 
@@ -66,7 +66,7 @@ def build_model(spec: EncoderSpec, *, pretrained: bool):
     (model, path or None)
         ``model(x)`` maps normalised ``(B, 3, h, w)`` to ``(B, spec.dim)``.
     """
-    return get_backend(spec.backend).build(spec, pretrained=pretrained)
+    return get_backend(spec.backend).build(spec, pretrained=pretrained, settings=settings)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,7 +281,8 @@ class Encoder(nn.Module):
         return self._inference_model
 
 
-def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None) -> Encoder:
+def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None,
+                  settings=None) -> Encoder:
     """Build a frozen :class:`Encoder` from a registry id or spec.
 
     Parameters
@@ -294,6 +295,9 @@ def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None)
         ``None``: pretrained unless the entry is a random-init control; ``False``: the
         entry's ``@random`` control (so the returned ``spec`` is labelled honestly);
         ``True`` on a random entry is an error.
+    settings : s2r.settings.Settings, optional
+        Handed down by the caller: where weights files are (needed for entries whose weights
+        are a file: TypeError without) and the user config (``$S2R_ENCODERS``).
 
     Raises
     ------
@@ -302,7 +306,7 @@ def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None)
         missing (the message says how to get them); a checkpoint that does not match the
         architecture.
     """
-    spec = get_spec(id_or_spec)
+    spec = get_spec(id_or_spec, settings=settings)
     if not spec.has_image_model:
         raise EncoderError(
             f"encoder {spec.id!r} has no image model to build: its embedding is the dataset's "
@@ -313,7 +317,7 @@ def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None)
     if pretrained is True and spec.random_init:
         raise EncoderError(f"{spec.id} is a random-init control; pretrained=True asks for "
                            f"the weights of {spec.base_id!r} instead")
-    model, path = build_model(spec, pretrained=not spec.random_init)
+    model, path = build_model(spec, pretrained=not spec.random_init, settings=settings)
     fingerprint = fingerprint_of(spec, path)
     return Encoder(spec, model, device=device if device is not None else pick_device(),
                    weights_fingerprint=fingerprint, weights_path=path)

@@ -72,15 +72,14 @@ def parse_encoder_ref(text: str) -> EncoderSpec:
 # Config files
 # ---------------------------------------------------------------------------------------------
 
-def config_path(path=None) -> Optional[Path]:
-    """The encoder config file in effect: ``path``, ``$S2R_ENCODERS``, or
-    ``./s2r_encoders.toml`` / ``.json`` when present (both present is an error: s2r reads
-    one); ``None`` when there is none."""
-    from s2r.settings import current
-
+def config_path(path=None, settings=None) -> Optional[Path]:
+    """The encoder config file in effect: ``path``, else ``settings.encoders_config``
+    (``$S2R_ENCODERS``, when the caller handed settings down), else ``./s2r_encoders.toml`` /
+    ``.json`` when present (both present is an error: s2r reads one); ``None`` when there is
+    none."""
     origin = "argument"
-    if path is None and current().encoders_config is not None:
-        path, origin = current().encoders_config, "S2R_ENCODERS"
+    if path is None and settings is not None and settings.encoders_config is not None:
+        path, origin = settings.encoders_config, "S2R_ENCODERS"
     if path is not None:
         path = Path(path).expanduser()
         if not path.is_file():
@@ -101,9 +100,10 @@ def _kind(path: Path) -> str:
     return file_kind(path.stat().st_mode)
 
 
-def config_target(path=None) -> Path:
+def config_target(path=None, settings=None) -> Path:
     """The config file ``train-encoder`` adds its entry to, checked before any training:
-    ``path``, else ``$S2R_ENCODERS`` (created when missing), else the
+    ``path``, else ``settings.encoders_config`` (``$S2R_ENCODERS``; created when missing),
+    else the
     ``./s2r_encoders.toml`` / ``.json`` present, else ``./s2r_encoders.toml`` (created).
 
     An existing file must be a regular file (a link is followed: the file it points to gets
@@ -117,10 +117,9 @@ def config_target(path=None) -> Path:
         be, a name that is too long.
     """
     from s2r.inputs import input_file
-    from s2r.settings import current
 
-    if path is None and current().encoders_config is not None:
-        path = current().encoders_config
+    if path is None and settings is not None and settings.encoders_config is not None:
+        path = settings.encoders_config
     if path is None:
         path = config_path() or Path(CONFIG_NAMES[0])
     path = Path(path).expanduser()
@@ -265,7 +264,7 @@ def _clash(encoder_id: str, taken: dict) -> Optional[str]:
             f"{taken[encoder_id]!r}); choose another id")
 
 
-def check_encoder_config(path=None, *, taken: Optional[dict] = None) -> list:
+def check_encoder_config(path=None, *, taken: Optional[dict] = None, settings=None) -> list:
     """Read and check the config file in effect (see :func:`config_path`) without building
     any model: every entry's fields (:func:`check_entry`) and its id, which must be unique in
     the file and not in ``taken``.
@@ -273,17 +272,19 @@ def check_encoder_config(path=None, *, taken: Optional[dict] = None) -> list:
     Parameters
     ----------
     path : str or Path, optional
-        The config file (default: the one in effect).
+        The config file (default: the one in effect, :func:`config_path`).
     taken : dict, optional
         Ids already in use -> their ``source`` (``"builtin"`` for built-in entries); default:
         the built-in ids.
+    settings : s2r.settings.Settings, optional
+        Handed down by the caller: ``settings.encoders_config`` is the file in effect.
 
     Returns
     -------
     list of tuple
         :func:`check_entry`'s result per entry, in file order; ``[]`` without a config.
     """
-    found = config_path(path)
+    found = config_path(path, settings)
     if found is None:
         return []
     taken = {i: "builtin" for i in BUILTIN_SPECS} if taken is None else taken
@@ -303,12 +304,12 @@ def check_encoder_config(path=None, *, taken: Optional[dict] = None) -> list:
     return checked
 
 
-def load_encoder_config(path=None, *, taken: Optional[dict] = None) -> list:
+def load_encoder_config(path=None, *, taken: Optional[dict] = None, settings=None) -> list:
     """The user encoders of the config file in effect (see :func:`config_path`); ``[]``
     when there is none. The whole file is checked first (:func:`check_encoder_config`), so a
     bad field or id fails before any model is built. Errors name the file, the entry and the
     field."""
-    found = config_path(path)
+    found = config_path(path, settings)
     if found is None:
         return []
     return [_spec_from_checked(checked, found.parent)

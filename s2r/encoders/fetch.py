@@ -12,6 +12,9 @@
 - with ``S2R_WEIGHTS_MIRROR=BASE_URL``, every file comes from ``BASE_URL/<its file name in
   the weights folder>`` instead (zip releases: that name, else ``BASE_URL/<zip name>``).
 
+The weights folder, the mirror and offline mode are settings: every function here takes
+``settings`` (:class:`s2r.settings.Settings`, handed down by the caller; never read here).
+
 A downloaded file is moved into place (``os.replace``, atomic) only when it is complete,
 matches the known md5 (MVP) and loads into the encoder's architecture exactly as
 :func:`~s2r.encoders.build_encoder` would load it (read with the safe reader
@@ -40,6 +43,7 @@ from s2r.encoders.fetch_manifest import (  # noqa: F401  (the public names live 
 from s2r.encoders.registry import get_spec, list_encoders
 from s2r.encoders.safe_load import _sniff
 from s2r.errors import EncoderError
+from s2r.settings import need
 
 MIRROR_ENV = "S2R_WEIGHTS_MIRROR"
 
@@ -77,17 +81,9 @@ class FetchResult:
     path: Optional[str] = None
 
 
-def mirror() -> Optional[str]:
-    """``$S2R_WEIGHTS_MIRROR`` without a trailing slash, or ``None``."""
-    from s2r.settings import current
-
-    return current().weights_mirror
-
-
-def _s2r_offline() -> bool:
-    from s2r.settings import current
-
-    return current().offline
+def mirror(settings) -> Optional[str]:
+    """``settings.weights_mirror`` (``$S2R_WEIGHTS_MIRROR``, no trailing slash), or ``None``."""
+    return need(settings, "the weights mirror").weights_mirror
 
 
 def expected_md5(spec) -> Optional[str]:
@@ -102,19 +98,19 @@ def expected_md5(spec) -> Optional[str]:
 # ---------------------------------------------------------------------------------------------
 # what to download
 
-def _what(spec) -> Optional[str]:
+def _what(spec, settings) -> Optional[str]:
     """``"release"``, ``"hub"``, or ``None`` with nothing to download."""
     backend = get_backend(spec.backend)
     if spec.random_init or backend.weightless:
         return None
     if spec.checkpoint is not None:
         return "release" if spec.checkpoint.url else None
-    if getattr(backend, "download", False) and (spec.hub_repo or mirror()):
+    if getattr(backend, "download", False) and (spec.hub_repo or mirror(settings)):
         return "hub"
     return None
 
 
-def _skip_reason(spec) -> str:
+def _skip_reason(spec, settings) -> str:
     backend = get_backend(spec.backend)
     if spec.random_init:
         return "random init; nothing to download"
@@ -123,14 +119,14 @@ def _skip_reason(spec) -> str:
     if spec.checkpoint is not None:
         return f"a local checkpoint ({spec.checkpoint.file}); nothing to download"
     if not getattr(backend, "download", False):
-        return f"nothing to download ({backend.status(spec).message})"
-    return locate.how_to_get(spec)
+        return f"nothing to download ({backend.status(spec, settings).message})"
+    return locate.how_to_get(spec, settings)
 
 
-def source_urls(spec) -> list:
+def source_urls(spec, settings) -> list:
     """The URLs tried in order for ``spec``'s file (the mirror's, else the release's)."""
-    base = mirror()
-    name = locate.expected_path(spec).name
+    base = mirror(settings)
+    name = locate.expected_path(spec, settings).name
     if base:
         urls = [f"{base}/{name}"]
         if spec.id in ZIP_MEMBERS:
@@ -205,7 +201,7 @@ def _download_first(spec, urls: list, part: Path, progress) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _fetch_file(spec, dest: Path, progress, archives: Optional[list]) -> FetchResult:
+def _fetch_file(spec, dest: Path, progress, archives: Optional[list], settings) -> FetchResult:
     """Download ``spec``'s file from its release or the mirror into ``dest``.
 
     A release zip already in the weights folder under its own name (``features.zip``) is
@@ -215,9 +211,10 @@ def _fetch_file(spec, dest: Path, progress, archives: Optional[list]) -> FetchRe
     zip_name = ZIP_MEMBERS.get(spec.id, (None,))[0]
     archive = dest.with_name(zip_name) if zip_name else None
     downloaded = not (archive is not None and archive.is_file())
-    if downloaded and not mirror() and _s2r_offline():
-        raise EncoderError(f"{spec.id}: S2R_OFFLINE is set; {locate.how_to_get(spec)}")
-    part = dest.with_name((zip_name if zip_name and not mirror() else dest.name) + ".part")
+    base = mirror(settings)
+    if downloaded and not base and settings.offline:
+        raise EncoderError(f"{spec.id}: S2R_OFFLINE is set; {locate.how_to_get(spec, settings)}")
+    part = dest.with_name((zip_name if zip_name and not base else dest.name) + ".part")
     _check_writable_places(spec, dest, [dest] + ([part] if downloaded else []))
     created = not dest.parent.exists()
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -225,7 +222,7 @@ def _fetch_file(spec, dest: Path, progress, archives: Optional[list]) -> FetchRe
         part, url = archive, str(archive)
     else:
         try:
-            url = _download_first(spec, source_urls(spec), part, progress)
+            url = _download_first(spec, source_urls(spec, settings), part, progress)
         except BaseException:
             if created:  # a partial .part stays (the next run resumes it), an empty folder not
                 _remove_if_empty(dest.parent)
@@ -290,23 +287,27 @@ def _remove_if_empty(folder: Path) -> None:
         pass
 
 
-def _fetch_hub(spec, progress) -> FetchResult:
-    cached = locate.find_hub_cache(spec)
+def _fetch_hub(spec, progress, settings) -> FetchResult:
+    cached = locate.find_hub_cache(spec, settings)
     if cached is not None:
         return FetchResult(spec.id, "present", f"{spec.id}: hub cache {cached}", str(cached))
-    if locate.hub_offline():
+    if locate.hub_offline(settings):
         reason = "offline mode (HF_HUB_OFFLINE/S2R_OFFLINE is set)"
     elif not locate.hub_reachable():
         reason = "huggingface.co is not reachable"
     else:
-        path = locate.download_hub_weights(spec)
+        path = locate.download_hub_weights(spec, settings)
         return FetchResult(spec.id, "fetched", f"{spec.id}: hub cache {path}", str(path))
-    raise EncoderError(f"{spec.id}: no network: {reason}; {locate.how_to_get(spec)}, or set "
-                       f"{MIRROR_ENV} to a mirror that has it")
+    raise EncoderError(f"{spec.id}: no network: {reason}; {locate.how_to_get(spec, settings)}, "
+                       f"or set {MIRROR_ENV} to a mirror that has it")
 
 
-def fetch(encoder, *, progress=None, archives: Optional[list] = None) -> FetchResult:
+def fetch(encoder, *, settings=None, progress=None,
+          archives: Optional[list] = None) -> FetchResult:
     """Download the weights of ``encoder`` (id or spec) unless they are here already.
+
+    ``settings`` (required; :class:`s2r.settings.Settings`): the weights folder, the mirror,
+    offline mode and the user config.
 
     Raises
     ------
@@ -315,34 +316,38 @@ def fetch(encoder, *, progress=None, archives: Optional[list] = None) -> FetchRe
         next run), a corrupt file or md5 mismatch (nothing is kept), a file that changed
         since its sha256 was pinned.
     """
-    spec = get_spec(encoder)
-    kind = _what(spec)
+    settings = need(settings, "fetching weights")
+    spec = get_spec(encoder, settings=settings)
+    kind = _what(spec, settings)
     if kind is None:
-        return FetchResult(spec.id, "skipped", f"{spec.id}: {_skip_reason(spec)}")
-    dest = locate.expected_path(spec)
-    local = locate.find_local_weights(spec)
+        return FetchResult(spec.id, "skipped", f"{spec.id}: {_skip_reason(spec, settings)}")
+    dest = locate.expected_path(spec, settings)
+    local = locate.find_local_weights(spec, settings)
     if local is not None:
         return FetchResult(spec.id, "present",
                            f"{spec.id}: {local} ({check_pinned(local, encoder=spec.id)})",
                            str(local))
-    if kind == "hub" and not mirror():
-        return _fetch_hub(spec, progress)
-    cached = locate.find_hub_cache(spec) if kind == "hub" else None
+    if kind == "hub" and not mirror(settings):
+        return _fetch_hub(spec, progress, settings)
+    cached = locate.find_hub_cache(spec, settings) if kind == "hub" else None
     if cached is not None:
         return FetchResult(spec.id, "present", f"{spec.id}: hub cache {cached}", str(cached))
-    return _fetch_file(spec, dest, progress, archives)
+    return _fetch_file(spec, dest, progress, archives, settings)
 
 
-def fetchable_ids() -> list:
+def fetchable_ids(settings) -> list:
     """Ids of every registry entry (no ``@random``) that has weights to download."""
-    return [spec.id for spec in list_encoders() if _what(spec) is not None]
+    return [spec.id for spec in list_encoders(settings=settings)
+            if _what(spec, settings) is not None]
 
 
-def fetch_many(ids, *, progress=None, report=None) -> list:
+def fetch_many(ids, *, settings=None, progress=None, report=None) -> list:
     """:func:`fetch` each of ``ids`` (every error reported, then the others continue).
 
     Parameters
     ----------
+    settings : s2r.settings.Settings
+        Required (see :func:`fetch`).
     progress : ProgressCallback or None
         ``progress(bytes_done, bytes_total, encoder_id)`` while a file downloads
         (``bytes_total`` 0 when the server does not say).
@@ -360,13 +365,15 @@ def fetch_many(ids, *, progress=None, report=None) -> list:
     """
     report = report or (lambda line: None)
     ids = list(dict.fromkeys(ids))
+    settings = need(settings, "fetching weights")
     for encoder_id in ids:
-        get_spec(encoder_id)  # unknown ids fail before any download
+        get_spec(encoder_id, settings=settings)  # unknown ids fail before any download
     results, failed, archives = [], [], []
     try:
         for encoder_id in ids:
             try:
-                result = fetch(encoder_id, progress=progress, archives=archives)
+                result = fetch(encoder_id, settings=settings, progress=progress,
+                               archives=archives)
             except EncoderError as exc:
                 if len(ids) == 1:
                     raise

@@ -13,9 +13,6 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Optional
-
-from s2r.encoders import locate
 from s2r.errors import EncoderError
 
 MANIFEST = "manifest.json"
@@ -29,11 +26,12 @@ def file_digest(path, name: str = "sha256") -> str:
     return digest.hexdigest()
 
 
-def manifest_path(folder: Optional[Path] = None) -> Path:
-    return Path(folder or locate.weights_dir()) / MANIFEST
+def manifest_path(folder) -> Path:
+    """The manifest of the weights folder ``folder`` (``settings.weights_dir``)."""
+    return Path(folder) / MANIFEST
 
 
-def read_manifest(folder: Optional[Path] = None) -> dict:
+def read_manifest(folder) -> dict:
     """``{file name: {"sha256", "size", "source", "encoder", "pinned"}}`` (empty if none)."""
     path = manifest_path(folder)
     if not path.is_file():
@@ -48,8 +46,7 @@ def read_manifest(folder: Optional[Path] = None) -> dict:
     return files
 
 
-def pin(name: str, sha256: str, *, size: int, source: str, encoder: str,
-        folder: Optional[Path] = None) -> None:
+def pin(name: str, sha256: str, *, size: int, source: str, encoder: str, folder) -> None:
     """Record ``sha256`` of the weights file ``name`` (written atomically)."""
     files = read_manifest(folder)
     files[name] = {"sha256": sha256, "size": size, "source": source, "encoder": encoder,
@@ -83,9 +80,9 @@ def check_pinned(path: Path, *, encoder: str, source: str = "") -> str:
     return f"sha256 {digest[:16]} as pinned"
 
 
-def verify_pinned(folder: Optional[Path] = None) -> list:
-    """``(name, ok, message)`` for each file pinned in the manifest."""
-    folder = Path(folder or locate.weights_dir())
+def verify_pinned(folder) -> list:
+    """``(name, ok, message)`` for each file pinned in the manifest of ``folder``."""
+    folder = Path(folder)
     out = []
     for name, entry in sorted(read_manifest(folder).items()):
         path = folder / name

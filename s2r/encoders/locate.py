@@ -4,14 +4,19 @@ Resolution order for the weights of an entry with a weights file (first hit wins
 here touches the network except :func:`download_hub_weights`, which :func:`resolve_file`
 calls only when asked to, online):
 
-1. The weights folder ``$S2R_WEIGHTS_DIR`` (default ``./weights``):
+Where to look is a setting the caller hands down (``settings``: :class:`s2r.settings.Settings`;
+the library never reads the environment): a function that needs the weights folder or the hub
+cache and was handed no settings raises ``TypeError`` (:func:`s2r.settings.need`). An absolute
+checkpoint path of a user entry needs no settings.
+
+1. The weights folder ``settings.weights_dir`` (``$S2R_WEIGHTS_DIR``, default ``./weights``):
    - checkpoint entries: their ``checkpoint.file`` (e.g. ``r3m_resnet50.pt``);
    - timm / open_clip entries: ``<id>.safetensors`` (or ``.pth``, ``.pt``, ``.bin``): the
      file the hub library would download (``hub_repo``/``hub_files[0]``), renamed.
-2. Entries with a ``hub_repo``: the local Hugging Face hub cache (``$HF_HUB_CACHE``, else
-   ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``), i.e. weights fetched by an earlier
-   online run.
-3. Backends that download (timm, open_clip), online only (``HF_HUB_OFFLINE`` unset and
+2. Entries with a ``hub_repo``: the local Hugging Face hub cache (``settings.hf_hub_cache``:
+   ``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``), i.e. weights
+   fetched by an earlier online run.
+3. Backends that download (timm, open_clip), online only (``settings.no_downloads`` off and
    huggingface.co reachable within a few seconds): download from the hub into that cache.
 
 Which entries have a weights file at all, and what else they do, is their backend's business
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Optional
 
 from s2r.errors import EncoderError
+from s2r.settings import need
 
 WEIGHT_SUFFIXES = (".safetensors", ".pth", ".pt", ".bin")
 STATES = ("ready", "random", "weights-missing")
@@ -57,11 +63,9 @@ class EncoderStatus:
     url: Optional[str] = None
 
 
-def weights_dir() -> Path:
-    """The weights folder: ``$S2R_WEIGHTS_DIR`` or ``./weights``."""
-    from s2r.settings import current
-
-    return current().weights_dir
+def weights_dir(settings) -> Path:
+    """The weights folder of ``settings`` (``$S2R_WEIGHTS_DIR`` or ``./weights``)."""
+    return need(settings, "the weights folder").weights_dir
 
 
 def file_kind(mode: int) -> str:
@@ -78,7 +82,7 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def writable_weights_dir() -> Path:
+def writable_weights_dir(settings) -> Path:
     """The weights folder (:func:`weights_dir`), checked before anything is trained into it:
     a folder (or a link to one), or missing with a folder as its nearest existing ancestor
     (it is made when a file is written). Nothing is created here.
@@ -91,7 +95,7 @@ def writable_weights_dir() -> Path:
     """
     import stat
 
-    folder = weights_dir()
+    folder = weights_dir(settings)
     where = f"the weights folder {folder} (S2R_WEIGHTS_DIR)"
     probe = folder
     try:
@@ -112,18 +116,14 @@ def writable_weights_dir() -> Path:
     return folder
 
 
-def hf_cache_dir() -> Path:
-    """The Hugging Face hub cache folder, from the environment at call time."""
-    from s2r.settings import current
-
-    return current().hf_hub_cache
+def hf_cache_dir(settings) -> Path:
+    """The Hugging Face hub cache folder of ``settings``."""
+    return need(settings, "the Hugging Face hub cache").hf_hub_cache
 
 
-def hub_offline() -> bool:
+def hub_offline(settings) -> bool:
     """True when the user asked for offline mode (``HF_HUB_OFFLINE`` / ``S2R_OFFLINE``)."""
-    from s2r.settings import current
-
-    return current().no_downloads
+    return need(settings, "offline mode").no_downloads
 
 
 def hub_reachable(host: str = "huggingface.co", port: int = 443, timeout: float = 3.0) -> bool:
@@ -153,18 +153,19 @@ def hub_url(spec) -> Optional[str]:
     return f"https://huggingface.co/{spec.hub_repo}/resolve/main/{spec.hub_files[0]}"
 
 
-def expected_path(spec) -> Optional[Path]:
-    """The path s2r looks for first (absolute checkpoint paths of user entries are kept)."""
+def expected_path(spec, settings=None) -> Optional[Path]:
+    """The path s2r looks for first (absolute checkpoint paths of user entries are kept;
+    others are in the weights folder of ``settings``)."""
     name = spec.weights_file
     if name is None:
         return None
     path = Path(name).expanduser()
-    return path if path.is_absolute() else weights_dir() / path
+    return path if path.is_absolute() else weights_dir(settings) / path
 
 
-def find_local_weights(spec) -> Optional[Path]:
+def find_local_weights(spec, settings=None) -> Optional[Path]:
     """The weights file of ``spec`` in the weights folder, or ``None``."""
-    path = expected_path(spec)
+    path = expected_path(spec, settings)
     if path is None:
         return None
     if spec.checkpoint is not None:
@@ -177,11 +178,12 @@ def find_local_weights(spec) -> Optional[Path]:
     return None
 
 
-def find_hub_cache(spec) -> Optional[Path]:
+def find_hub_cache(spec, settings=None) -> Optional[Path]:
     """The weights of a timm/open_clip entry in the local hub cache, or ``None`` (offline)."""
     if not spec.hub_repo:
         return None
-    repo_dir = hf_cache_dir() / ("models--" + spec.hub_repo.replace("/", "--"))
+    cache_dir = hf_cache_dir(settings)
+    repo_dir = cache_dir / ("models--" + spec.hub_repo.replace("/", "--"))
     if not repo_dir.is_dir():
         return None
     try:
@@ -189,7 +191,7 @@ def find_hub_cache(spec) -> Optional[Path]:
     except ImportError:  # pragma: no cover - huggingface_hub comes with timm
         return None
     for filename in spec.hub_files:
-        found = try_to_load_from_cache(spec.hub_repo, filename, cache_dir=str(hf_cache_dir()))
+        found = try_to_load_from_cache(spec.hub_repo, filename, cache_dir=str(cache_dir))
         if isinstance(found, str) and os.path.isfile(found):
             return Path(found)
     return None
@@ -200,15 +202,15 @@ def _local_checkpoint(spec) -> bool:
     return spec.checkpoint is not None and not spec.checkpoint.url
 
 
-def _missing_local_checkpoint(spec) -> str:
+def _missing_local_checkpoint(spec, settings=None) -> str:
     where = f" (from {spec.source})" if spec.source.startswith("encoder config") else ""
-    return (f"encoder {spec.id!r}: checkpoint file {expected_path(spec)} does not exist"
+    return (f"encoder {spec.id!r}: checkpoint file {expected_path(spec, settings)} does not exist"
             f"{where}; fix the path or use {spec.id}@random for random weights")
 
 
-def how_to_get(spec) -> str:
+def how_to_get(spec, settings=None) -> str:
     """Instructions to get ``spec``'s weights offline (file name, URL, folder)."""
-    path = expected_path(spec)
+    path = expected_path(spec, settings)
     if _local_checkpoint(spec):
         return f"checkpoint file {path} does not exist; fix the path"
     if spec.checkpoint is not None:
@@ -223,42 +225,44 @@ def how_to_get(spec) -> str:
             f"{url} and save it as {path} (set S2R_WEIGHTS_DIR to use another folder)")
 
 
-def file_status(spec) -> EncoderStatus:
+def file_status(spec, settings=None) -> EncoderStatus:
     """:class:`EncoderStatus` of an entry whose weights are a file (never touches the
     network): ready when the file is in the weights folder or the hub cache."""
-    local = find_local_weights(spec)
+    local = find_local_weights(spec, settings)
     if local is not None:
         return EncoderStatus("ready", f"weights file {local}", str(local), _url(spec))
-    cached = find_hub_cache(spec)
+    cached = find_hub_cache(spec, settings)
     if cached is not None:
         return EncoderStatus("ready", f"hub cache {cached}", str(cached), _url(spec))
+    path = str(expected_path(spec, settings))
     if _local_checkpoint(spec):
-        return EncoderStatus("weights-missing", _missing_local_checkpoint(spec),
-                             str(expected_path(spec)))
-    return EncoderStatus("weights-missing", f"{spec.id}: weights not found; {how_to_get(spec)}",
-                         str(expected_path(spec)), _url(spec))
+        return EncoderStatus("weights-missing", _missing_local_checkpoint(spec, settings), path)
+    return EncoderStatus("weights-missing",
+                         f"{spec.id}: weights not found; {how_to_get(spec, settings)}", path,
+                         _url(spec))
 
 
 def _url(spec) -> Optional[str]:
     return (spec.checkpoint.url or None) if spec.checkpoint is not None else hub_url(spec)
 
 
-def download_hub_weights(spec) -> Path:
+def download_hub_weights(spec, settings) -> Path:
     """Download a timm/open_clip entry's weights into the hub cache (needs the network)."""
     from huggingface_hub import hf_hub_download
 
     errors = []
+    cache_dir = str(hf_cache_dir(settings))
     for filename in spec.hub_files:
         try:
-            return Path(hf_hub_download(spec.hub_repo, filename, cache_dir=str(hf_cache_dir())))
+            return Path(hf_hub_download(spec.hub_repo, filename, cache_dir=cache_dir))
         except Exception as exc:
             errors.append(f"{filename}: {type(exc).__name__}: {exc}")
     raise EncoderError(f"{spec.id}: could not download weights from {spec.hub_repo} "
-                       f"({'; '.join(errors)}); {how_to_get(spec)}")
+                       f"({'; '.join(errors)}); {how_to_get(spec, settings)}")
 
 
 
-def resolve_file(spec, *, download: bool = False) -> Path:
+def resolve_file(spec, settings=None, *, download: bool = False) -> Path:
     """The weights file of a pretrained (non-random) ``spec`` whose weights are a file;
     downloaded from its ``hub_repo`` only when ``download`` is set and s2r is online.
 
@@ -268,21 +272,22 @@ def resolve_file(spec, *, download: bool = False) -> Path:
         The weights are not here and cannot be downloaded; the message names the file, the
         URL and ``S2R_WEIGHTS_DIR``.
     """
-    found = find_local_weights(spec) or find_hub_cache(spec)
+    found = find_local_weights(spec, settings) or find_hub_cache(spec, settings)
     if found is not None:
         return found
     if download and spec.hub_repo:
-        if hub_offline():
+        if hub_offline(settings):
             reason = "offline mode (HF_HUB_OFFLINE/S2R_OFFLINE is set)"
         elif not hub_reachable():
             reason = "huggingface.co is not reachable"
         else:
-            return download_hub_weights(spec)
+            return download_hub_weights(spec, settings)
         raise EncoderError(f"{spec.id}: pretrained weights are not here and {reason}; "
-                           f"{how_to_get(spec)}. Or use {spec.id}@random for random weights.")
+                           f"{how_to_get(spec, settings)}. Or use {spec.id}@random for random "
+                           "weights.")
     if _local_checkpoint(spec):
-        raise EncoderError(_missing_local_checkpoint(spec))
-    raise EncoderError(f"{spec.id}: weights file not found; {how_to_get(spec)}. "
+        raise EncoderError(_missing_local_checkpoint(spec, settings))
+    raise EncoderError(f"{spec.id}: weights file not found; {how_to_get(spec, settings)}. "
                        f"Or use {spec.id}@random for random weights.")
 
 

@@ -65,7 +65,11 @@ class EncoderRegistry:
         Initial entries (default: the built-in ones).
     config_path : str or Path or None, optional
         A user config file (TOML/JSON, see :mod:`s2r.encoders.config`) read on every lookup;
-        ``None`` means ``$S2R_ENCODERS`` or ``./s2r_encoders.toml`` / ``.json`` when present.
+        ``None`` means the one of the settings a look-up is handed (``$S2R_ENCODERS``), else
+        ``./s2r_encoders.toml`` / ``.json`` when present.
+
+    Every look-up takes ``settings`` (:class:`s2r.settings.Settings`, handed down by the
+    caller; never read here): its ``encoders_config`` is the user config in effect.
     """
 
     def __init__(self, specs: Optional[Iterable[EncoderSpec]] = None, *, config_path=None):
@@ -92,26 +96,26 @@ class EncoderRegistry:
         self._specs[spec.id] = spec
         return spec
 
-    def _config_key(self):
+    def _config_key(self, settings=None):
         """(path, cache key) of the config file in effect; (None, None) without one."""
-        path = config_path(self.config_path)
+        path = config_path(self.config_path, settings)
         if path is None:
             return None, None
         stat = path.stat()
         return path, (str(path.resolve()), stat.st_mtime_ns, stat.st_size, tuple(self._specs))
 
-    def _check_config(self) -> None:
+    def _check_config(self, settings=None) -> None:
         """Check the config file in effect (fields, ids; no model is built), once per
         version of the file: a broken file is an error even when a built-in id is asked for."""
-        path, key = self._config_key()
+        path, key = self._config_key(settings)
         if path is not None and self._checked_cache[0] != key:
             taken = {i: s.source for i, s in self._specs.items()}
             self._checked_cache = (key, check_encoder_config(path, taken=taken))
 
-    def _config_specs(self) -> dict:
+    def _config_specs(self, settings=None) -> dict:
         """Entries of the config file in effect, re-read when the file changes. Their ids may
         not repeat one another or an id already registered (built-in or not)."""
-        path, key = self._config_key()
+        path, key = self._config_key(settings)
         if path is None:
             return {}
         if self._config_cache[0] != key:
@@ -125,10 +129,10 @@ class EncoderRegistry:
             self._inline[ref] = parse_encoder_ref(ref)
         return self._inline[ref]
 
-    def _all(self) -> dict:
-        return {**self._specs, **self._config_specs()}
+    def _all(self, settings=None) -> dict:
+        return {**self._specs, **self._config_specs(settings)}
 
-    def get(self, encoder_id: str) -> EncoderSpec:
+    def get(self, encoder_id: str, settings=None) -> EncoderSpec:
         """The spec of ``encoder_id`` (see the module docstring for the id forms)."""
         if isinstance(encoder_id, EncoderSpec):
             return encoder_id
@@ -140,13 +144,13 @@ class EncoderRegistry:
             base_id, random = encoder_id[: -len(RANDOM_SUFFIX)], True
         spec = self._specs.get(base_id)
         if spec is not None:
-            self._check_config()
+            self._check_config(settings)
         if spec is None and ":" in base_id:
             spec = self._inline_spec(base_id)
         if spec is None:
-            spec = self._config_specs().get(base_id)
+            spec = self._config_specs(settings).get(base_id)
         if spec is None:
-            known = list(self._all())
+            known = list(self._all(settings))
             close = close_matches(base_id, known, n=5, cutoff=0.4)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             raise EncoderError(
@@ -155,9 +159,9 @@ class EncoderRegistry:
                 "'ckpt:ARCH:PATH'). List them with `python -m s2r encoders`.")
         return random_variant(spec) if random else spec
 
-    def list(self, pattern: str = "*", *, include_random: bool = False) -> list:
+    def list(self, pattern: str = "*", *, include_random: bool = False, settings=None) -> list:
         """Specs whose id matches the fnmatch ``pattern``, Table I order first."""
-        specs = list(self._all().values())
+        specs = list(self._all(settings).values())
         if include_random:
             specs += [random_variant(s) for s in specs if _has_random_variant(s)]
         specs = [s for s in specs if fnmatch.fnmatchcase(s.id, pattern)]
@@ -172,7 +176,7 @@ REGISTRY = EncoderRegistry()
 
 
 def list_encoders(pattern: str = "*", *, include_random: bool = False,
-                  registry: Optional[EncoderRegistry] = None) -> list:
+                  registry: Optional[EncoderRegistry] = None, settings=None) -> list:
     """Encoder specs whose id matches ``pattern`` (fnmatch wildcards, e.g. ``"r3m-*"``).
 
     Parameters
@@ -183,19 +187,25 @@ def list_encoders(pattern: str = "*", *, include_random: bool = False,
         Also list the ``ID@random`` controls.
     registry : EncoderRegistry, optional
         Default: :data:`REGISTRY`.
+    settings : s2r.settings.Settings, optional
+        Handed down by the caller: its ``encoders_config`` (``$S2R_ENCODERS``) adds the user's
+        encoders; without settings, ``./s2r_encoders.toml`` / ``.json`` when present.
 
     Returns
     -------
     list of EncoderSpec
         Table I entries in table order, then the others, then random controls.
     """
-    return (registry or REGISTRY).list(pattern, include_random=include_random)
+    return (registry or REGISTRY).list(pattern, include_random=include_random,
+                                       settings=settings)
 
 
-def get_spec(encoder_id, *, registry: Optional[EncoderRegistry] = None) -> EncoderSpec:
+def get_spec(encoder_id, *, registry: Optional[EncoderRegistry] = None,
+             settings=None) -> EncoderSpec:
     """The :class:`EncoderSpec` of ``encoder_id``; unknown ids raise EncoderError with the
-    closest valid ids."""
-    return (registry or REGISTRY).get(encoder_id)
+    closest valid ids. ``settings`` (handed down): the user config in effect, as for
+    :func:`list_encoders`."""
+    return (registry or REGISTRY).get(encoder_id, settings)
 
 
 def register_encoder(spec: EncoderSpec, *, replace: bool = False,

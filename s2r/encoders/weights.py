@@ -9,6 +9,10 @@ happens only when online, see :mod:`s2r.encoders.locate`):
    ``$S2R_WEIGHTS_DIR`` (default ``./weights``), then the local Hugging Face hub cache, then
    (timm / open_clip, online only) a download into that cache.
 
+Where to look is a setting: every function here takes ``settings``
+(:class:`s2r.settings.Settings`, handed down by the caller; never read from the environment
+here), needed for entries whose weights are a file (TypeError without).
+
 Each step is the business of the entry's backend (:mod:`s2r.encoders.backend`). Every file is
 read with safetensors or ``torch.load(..., weights_only=True)``
 (:func:`~s2r.encoders.safe_load.read_checkpoint`): a pickle that needs code execution is
@@ -30,7 +34,7 @@ from s2r.encoders.spec import EncoderSpec
 from s2r.errors import EncoderError
 
 
-def status(encoder) -> EncoderStatus:
+def status(encoder, *, settings=None) -> EncoderStatus:
     """Whether ``encoder`` (id or spec) has its weights here. Never touches the network.
 
     Returns
@@ -41,13 +45,14 @@ def status(encoder) -> EncoderStatus:
         the weights folder or the hub cache, and ``"weights-missing"`` otherwise
         (``message`` says how to get them).
     """
-    spec = get_spec(encoder)
+    spec = get_spec(encoder, settings=settings)
     if spec.random_init:
         return EncoderStatus("random", f"random init (seed {spec.seed}); no weights needed")
-    return get_backend(spec.backend).status(spec)
+    return get_backend(spec.backend).status(spec, settings)
 
 
-def resolve_weights(spec: EncoderSpec, *, allow_download: bool = True) -> Optional[Path]:
+def resolve_weights(spec: EncoderSpec, *, allow_download: bool = True,
+                    settings=None) -> Optional[Path]:
     """The weights file for a pretrained (non-random) ``spec``, downloading only if online
     (``None`` for entries without weights).
 
@@ -57,7 +62,8 @@ def resolve_weights(spec: EncoderSpec, *, allow_download: bool = True) -> Option
         The weights are not here and cannot be downloaded; the message names the file, the
         URL and ``S2R_WEIGHTS_DIR``.
     """
-    return get_backend(spec.backend).resolve_weights(spec, allow_download=allow_download)
+    return get_backend(spec.backend).resolve_weights(spec, allow_download=allow_download,
+                                                     settings=settings)
 
 
 def random_fingerprint(spec: EncoderSpec) -> str:
@@ -89,17 +95,18 @@ def fingerprint_of(spec: EncoderSpec, path=None) -> str:
 MISSING = "missing"
 
 
-def local_weights(spec: EncoderSpec) -> Optional[Path]:
+def local_weights(spec: EncoderSpec, settings=None) -> Optional[Path]:
     """The weights file of a pretrained ``spec`` if it is on this machine, else ``None``;
     never resolves, downloads or touches the network (``None`` also for entries without a
     file)."""
     try:
-        return get_backend(spec.backend).resolve_weights(spec, allow_download=False)
+        return get_backend(spec.backend).resolve_weights(spec, allow_download=False,
+                                                         settings=settings)
     except EncoderError:
         return None
 
 
-def weights_fingerprint(encoder) -> str:
+def weights_fingerprint(encoder, *, settings=None) -> str:
     """The ``weights_fingerprint`` a built encoder would have, without building it.
 
     Never downloads and never touches the network: looking up a cache key must not fetch
@@ -117,10 +124,10 @@ def weights_fingerprint(encoder) -> str:
     EncoderError
         Unknown id.
     """
-    spec = get_spec(encoder)
+    spec = get_spec(encoder, settings=settings)
     if spec.random_init or get_backend(spec.backend).weightless:
         return fingerprint_of(spec)
-    path = local_weights(spec)
+    path = local_weights(spec, settings)
     return MISSING if path is None else fingerprint_of(spec, path)
 
 
@@ -145,7 +152,7 @@ def require_weights(cache_key: dict) -> dict:
     return cache_key
 
 
-def file_format(encoder, path=None) -> str:
+def file_format(encoder, path=None, *, settings=None) -> str:
     """The layout of ``encoder``'s weights file (``path``, default: the file found here),
     after checking that it loads strictly into the architecture; what ``weights verify``
     reports.
@@ -164,9 +171,9 @@ def file_format(encoder, path=None) -> str:
     from s2r.encoders.checkpoints import load_state_dict_strict
     from s2r.encoders.factory import meta_build
 
-    spec = get_spec(encoder)
+    spec = get_spec(encoder, settings=settings)
     backend = get_backend(spec.backend)
-    path = Path(path) if path is not None else local_weights(spec)
+    path = Path(path) if path is not None else local_weights(spec, settings)
     if path is None:
         raise EncoderError(f"{spec.id}: no weights file here")
     raw = read_checkpoint(path)

@@ -30,12 +30,13 @@ OUTCOME_TITLES = {"success": "Real success rate (closed loop)",
                   "progress": "Real progress (fraction of stages reached)"}
 
 
-def encoder_kind(encoder_id: str) -> str:
+def encoder_kind(encoder_id: str, settings=None) -> str:
     """``reference`` (no image model: shown, not ranked), ``control`` (random init or trained
-    on the sim frames: transfer known by construction) or ``image encoder``."""
+    on the sim frames: transfer known by construction) or ``image encoder`` (``settings``:
+    where a user's encoder config is; handed down)."""
     from s2r.encoders import get_spec
 
-    spec = get_spec(encoder_id)
+    spec = get_spec(encoder_id, settings=settings)
     if not spec.has_image_model:
         return "reference"
     if spec.random_init or spec.backend == "simcnn":
@@ -47,9 +48,10 @@ def _interval(value: float, low: float, high: float) -> str:
     return f"{value:.2f} [{low:.2f}, {high:.2f}]"
 
 
-def success_table(df: pd.DataFrame, outcome: str = "success") -> pd.DataFrame:
+def success_table(df: pd.DataFrame, outcome: str = "success", settings=None) -> pd.DataFrame:
     """Encoders x gaps: real ``outcome`` ("success" or "progress") with its 95% interval,
-    the sim one beside it, and what kind of encoder each is; best first."""
+    the sim one beside it, and what kind of encoder each is (:func:`encoder_kind`); best
+    first."""
     if not len(df):
         return pd.DataFrame()
     real, sim = f"{outcome}_real", f"{outcome}_sim"
@@ -60,7 +62,7 @@ def success_table(df: pd.DataFrame, outcome: str = "success") -> pd.DataFrame:
     table.insert(0, "sim (in-domain)", [_interval(first.loc[e, sim], first.loc[e, sim + "_ci_low"],
                                                   first.loc[e, sim + "_ci_high"])
                                         for e in table.index])
-    table.insert(0, "kind", [encoder_kind(e) for e in table.index])
+    table.insert(0, "kind", [encoder_kind(e, settings) for e in table.index])
     order = df.groupby("encoder")[real].mean().sort_values(ascending=False).index
     return table.loc[order]
 
@@ -148,14 +150,14 @@ def success_scatter(df: pd.DataFrame, score: str, *,
 
 
 def best_image_encoder(df: pd.DataFrame) -> Optional[str]:
-    """The encoder with an image model and the highest mean real progress (None if none)."""
-    from s2r.encoders import get_spec
-
+    """The encoder with an image model (the rows' ``image_encoder``) and the highest mean real
+    progress (None if none)."""
     if not len(df):
         return None
-    col = "progress_real" if "progress_real" in df else "success_real"
-    means = df.groupby("encoder")[col].mean().sort_values(ascending=False)
-    return next((e for e in means.index if get_spec(e).has_image_model), None)
+    images = df[df["image_encoder"].astype(bool)] if "image_encoder" in df else df
+    col = "progress_real" if "progress_real" in images else "success_real"
+    means = images.groupby("encoder")[col].mean().sort_values(ascending=False)
+    return None if means.empty else str(means.index[0])
 
 
 def action_frame(actions, names) -> pd.DataFrame:

@@ -13,17 +13,19 @@ from s2r.embed import embed_frameset, embeddings_key
 from s2r.embed.keys import get_or_compute
 from s2r.progress import ProgressCallback
 from s2r.projection import PROJECTION_VERSION, Projection, project
+from s2r.settings import current
 
 
 def projection_key(frameset, encoder_id, params: dict, *, precision: str = "auto",
-                   device=None) -> dict:
+                   device=None, settings=None) -> dict:
     """Cache key of a projection: the embeddings' key, the parameters of
     :func:`s2r.projection.project` given to :func:`project_frameset` (``params``: mode,
     max_per_domain, perplexity, pca_dim, seed, k, n_iter, early_exaggeration_iter, kl_tol),
     PROJECTION_VERSION."""
+    settings = settings if settings is not None else current()
     return {"kind": "projection", "version": PROJECTION_VERSION, "params": dict(params),
             "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
-                                         device=device)}
+                                         device=device, settings=settings)}
 
 
 def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "joint",
@@ -32,7 +34,7 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
                      early_exaggeration_iter: int = 250, kl_tol: float = 0.005,
                      n_jobs: int = -1, device=None,
                      precision: str = "auto",
-                     progress: Optional[ProgressCallback] = None) -> Projection:
+                     progress: Optional[ProgressCallback] = None, settings=None) -> Projection:
     """:func:`s2r.projection.project` of a FrameSet's embeddings, cached.
 
     Embeddings come from :func:`s2r.embed.embed_frameset` (itself cached); the projection is
@@ -45,11 +47,13 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
     encoder_id : str, EncoderSpec or Encoder
         Registry id (``resnet18``, ``vit@random``, ...), spec or built encoder.
     cache : s2r.cache.Cache, optional
-        Default ``Cache()`` (``$S2R_CACHE_DIR`` or ``./cache``).
+        Default: the cache folder of the settings (``$S2R_CACHE_DIR`` or ``./cache``).
     device : str, optional
         Device the encoder runs on if embeddings must be computed (not part of the key).
     precision : {"auto", "int8"}
         Embedding precision (:func:`s2r.embed.embed_frameset`); part of the key.
+    settings : s2r.settings.Settings, optional
+        Default: :func:`s2r.settings.current` (an entry point); handed down.
     Other parameters are those of :func:`s2r.projection.project`; ``n_jobs`` is not part of
     the key.
 
@@ -60,19 +64,20 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
         domain and episode; the mixing number uses every frame.
     """
     frameset.require_domains()
-    cache = as_cache(cache)
+    settings = settings if settings is not None else current()
+    cache = as_cache(cache, settings)
     Z = embed_frameset(frameset, encoder_id, cache=cache, device=device, precision=precision,
-                       progress=progress)
+                       progress=progress, settings=settings)
     params = {"mode": mode, "max_per_domain": max_per_domain, "perplexity": float(perplexity),
               "pca_dim": int(pca_dim), "seed": int(seed), "k": int(k), "n_iter": int(n_iter),
               "early_exaggeration_iter": int(early_exaggeration_iter),
               "kl_tol": float(kl_tol)}
     make_key = lambda: projection_key(
-        frameset, encoder_id, params, precision=precision, device=device)
+        frameset, encoder_id, params, precision=precision, device=device, settings=settings)
 
     def compute() -> dict:
         return project(Z, frameset.domain, episode=frameset.episode, n_jobs=n_jobs,
                        progress=progress, **params).to_json()
 
     return Projection.from_json(get_or_compute(cache, "json", make_key, compute,
-                                               encoder=encoder_id))
+                                               encoder=encoder_id, settings=settings))

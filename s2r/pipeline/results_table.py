@@ -151,8 +151,9 @@ def _why(cell: str) -> str:
 class _Encoders:
     """Registered ids, looked up once per distinct cell."""
 
-    def __init__(self):
+    def __init__(self, settings):
         self.known: dict = {}
+        self.settings = settings
 
     def __call__(self, cell: str, where: str) -> str:
         if cell in self.known:
@@ -170,7 +171,7 @@ class _Encoders:
                             "encoder to your encoder config file and use its id; `python -m "
                             "s2r encoders` lists them)")
         try:
-            spec = get_spec(cell)
+            spec = get_spec(cell, settings=self.settings)
         except S2RError as exc:
             text = str(exc).split(" Known ids:")[0]
             raise DataError(f"{where}: {text} (`python -m s2r encoders` lists them)") from None
@@ -211,8 +212,8 @@ def _success(rec: dict, where: str) -> tuple[float, Optional[int], Optional[int]
     return successes / trials, successes, trials
 
 
-def read_real_results(source: Union[str, Path, bytes], *, name: Optional[str] = None
-                      ) -> list[dict]:
+def read_real_results(source: Union[str, Path, bytes], *, name: Optional[str] = None,
+                      settings=None) -> list[dict]:
     """Read and check a table of real-robot results, whole, before any work is done with it.
 
     Parameters
@@ -250,7 +251,10 @@ def read_real_results(source: Union[str, Path, bytes], *, name: Optional[str] = 
     index = _columns(header, label)
     if not rows:
         raise DataError(f"{label}: no rows; expected one row per encoder ({FORMS})")
-    encoder_of, out, seen, tasks = _Encoders(), [], {}, set()
+    from s2r.settings import current
+
+    settings = settings if settings is not None else current()  # an entry point: user ids
+    encoder_of, out, seen, tasks = _Encoders(settings), [], {}, set()
     for k, line, fields in rows:
         where = f"{label} row {k} (line {line})"
         if len(fields) != len(header):

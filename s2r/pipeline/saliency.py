@@ -21,11 +21,13 @@ from s2r.pairing import pair_frames
 from s2r.progress import ProgressCallback
 from s2r.saliency import (AGREEMENT_SIZE, SaliencyResult, Target, pair_maps, pair_measures,
                           resolve_action_dim, saliency_targets)
+from s2r.settings import current
 
 
 def pair_targets(frameset, encoder, kind: str, *, sim_indices=None, real_indices=None,
                  action_dim: Union[int, str] = 0, cache=None,
-                 progress: Optional[ProgressCallback] = None) -> tuple[Target, Target]:
+                 progress: Optional[ProgressCallback] = None,
+                 settings=None) -> tuple[Target, Target]:
     """:func:`s2r.saliency.saliency_targets` of frame pairs of ``frameset``, on ``encoder``'s
     embeddings.
 
@@ -44,7 +46,10 @@ def pair_targets(frameset, encoder, kind: str, *, sim_indices=None, real_indices
     action_dim : int or str
         Index or name of the action dimension (``kind="action"``).
     cache : Cache, optional
-        Where :func:`s2r.embed.embed_frameset` finds or stores the embeddings.
+        Where :func:`s2r.embed.embed_frameset` finds or stores the embeddings (default: the
+        cache folder of the settings).
+    settings : s2r.settings.Settings, optional
+        Default: :func:`s2r.settings.current` (an entry point); handed down.
     progress : ProgressCallback, optional
         Progress of the embedding, when it is computed.
 
@@ -53,8 +58,11 @@ def pair_targets(frameset, encoder, kind: str, *, sim_indices=None, real_indices
     (Target, Target)
         For the sim frames and for the real frames.
     """
+    settings = settings if settings is not None else current()
+
     def embeddings() -> np.ndarray:
-        return embed_frameset(frameset, encoder, cache=cache, progress=progress)
+        return embed_frameset(frameset, encoder, cache=cache, progress=progress,
+                              settings=settings)
 
     return saliency_targets(
         kind, embeddings, domain=frameset.domain, actions=frameset.actions,
@@ -99,7 +107,8 @@ class PairSaliency:
 def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
                   method: str = "gradcam", action_dim: Union[int, str] = 0,
                   batch_size: int = 8, cache=None,
-                  progress: Optional[ProgressCallback] = None, **options) -> PairSaliency:
+                  progress: Optional[ProgressCallback] = None, settings=None,
+                  **options) -> PairSaliency:
     """Saliency maps of sim frames and their real partners (:func:`s2r.pairing.pair_frames`).
 
     Parameters
@@ -117,6 +126,8 @@ def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
     cache : Cache, optional
         For the embeddings the targets are built from.
     progress : ProgressCallback, optional
+    settings : s2r.settings.Settings, optional
+        As for :func:`pair_targets`.
     **options
         ``ig_steps``, ``occlusion_grid`` (see :func:`s2r.saliency.compute_saliency`).
 
@@ -130,7 +141,7 @@ def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
     real_idx = np.asarray(pair_frames(frameset, sim_idx), dtype=np.int64)
     targets = pair_targets(frameset, encoder, target, sim_indices=sim_idx,
                            real_indices=real_idx, action_dim=action_dim, cache=cache,
-                           progress=progress)
+                           progress=progress, settings=settings)
     masks = frameset.has_masks
     return explain_pairs(encoder, frameset.read_images(sim_idx), frameset.read_images(real_idx),
                          targets, sim_indices=sim_idx, real_indices=real_idx, kind=target,

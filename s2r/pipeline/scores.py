@@ -6,6 +6,9 @@
 encoder's registry metadata, the dataset and the embedding precision;
 :func:`score_encoders` does several with progress. What a record holds is described in
 :mod:`s2r.metrics.scoring`.
+
+These are entry points: ``settings=None`` reads the settings of the environment here
+(:func:`s2r.settings.current`) and hands them down to the embedding step and the encoders.
 """
 
 from __future__ import annotations
@@ -22,29 +25,32 @@ from s2r.metrics import catalogue
 from s2r.metrics.scoring import SCORE_VERSION, ScoreParams, score_embeddings
 from s2r.pairing import pair_frames
 from s2r.progress import ProgressCallback, report
+from s2r.settings import current
 
 #: The registry fields a leaderboard row shows, in this order.
 METADATA_FIELDS = ("id", "name", "table_number", "architecture", "pretraining_data",
                    "pretraining_group", "params_m", "dim", "random_init")
 
 
-def encoder_metadata(encoder_id: str) -> dict:
+def encoder_metadata(encoder_id: str, *, settings=None) -> dict:
     """The registry fields a leaderboard row shows (see :mod:`s2r.encoders`) and the
     encoder's weights ``status`` (:func:`s2r.encoders.status`)."""
-    spec = get_spec(encoder_id)
+    settings = settings if settings is not None else current()
+    spec = get_spec(encoder_id, settings=settings)
     meta = {name: getattr(spec, name) for name in METADATA_FIELDS}
     meta["random_init"] = bool(meta["random_init"])
-    meta["status"] = str(status(spec.id).state)
+    meta["status"] = str(status(spec, settings=settings).state)
     return meta
 
 
 def score_key(frameset, encoder_id: str, params: ScoreParams, *, precision: str = "auto",
-              device=None) -> dict:
+              device=None, settings=None) -> dict:
     """Cache key of a score record: the embeddings' key (which carries the precision), the
     parameters, SCORE_VERSION, and the catalogue's own score functions when it has any."""
+    settings = settings if settings is not None else current()
     key = {"kind": "score", "score_version": SCORE_VERSION,
            "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
-                                        device=device),
+                                        device=device, settings=settings),
            "params": params.to_dict()}
     computed = catalogue.computed_keys()
     if computed:
@@ -54,7 +60,7 @@ def score_key(frameset, encoder_id: str, params: ScoreParams, *, precision: str 
 
 def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = None,
                   cache=None, device=None, precision: str = "auto",
-                  progress: Optional[ProgressCallback] = None) -> dict:
+                  progress: Optional[ProgressCallback] = None, settings=None) -> dict:
     """Embed ``frameset`` with one encoder (cached) and score it (cached).
 
     Parameters
@@ -66,8 +72,9 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
     params : ScoreParams, optional
     cache : CacheLike, None or False
         A :class:`~s2r.cache.Cache`, :class:`~s2r.cache.NullCache` or
-        :class:`~s2r.cache.ReadOnlyCache`; None = ``Cache()`` (``$S2R_CACHE_DIR`` or
-        ``./cache``); False = ``NullCache()`` (:func:`s2r.cache.as_cache`).
+        :class:`~s2r.cache.ReadOnlyCache`; None = the cache folder of the settings
+        (``$S2R_CACHE_DIR`` or ``./cache``); False = ``NullCache()``
+        (:func:`s2r.cache.as_cache`).
     device : str, optional
         Where to run the encoder (not part of any key).
     precision : {"auto", "int8"}
@@ -75,6 +82,8 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         encoders that offer it and is part of the keys.
     progress : ProgressCallback, optional
         Embedding progress (frames), then bootstrap progress (replicates).
+    settings : s2r.settings.Settings, optional
+        Default: :func:`s2r.settings.current` (this is an entry point); handed down.
 
     Returns
     -------
@@ -84,35 +93,37 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         ``precision`` (``"auto"`` or ``"int8"``: what the embeddings were computed in).
     """
     params = (params or ScoreParams()).validate()
-    cache = as_cache(cache)
+    settings = settings if settings is not None else current()
+    cache = as_cache(cache, settings)
     frameset.require_domains()
-    meta = encoder_metadata(encoder_id)
+    meta = encoder_metadata(encoder_id, settings=settings)
     # Fail before embedding when the PCA dimension cannot fit these frames.
     check_pca_dim(params.pca_dim, len(frameset), int(meta["dim"] or params.pca_dim))
 
     def compute() -> dict:
         Z = embed_frameset(frameset, encoder_id, cache=cache, device=device,
-                           precision=precision, progress=progress)
+                           precision=precision, progress=progress, settings=settings)
         return score_embeddings(Z, frameset.domain, frameset.actions, frameset.episode,
                                 state=frameset.state, pairs=pair_frames(frameset),
                                 params=params, progress=progress)
 
     record = get_or_compute(
         cache, "json", lambda: score_key(frameset, encoder_id, params, precision=precision,
-                                         device=device), compute, encoder=encoder_id)
+                                         device=device, settings=settings),
+        compute, encoder=encoder_id, settings=settings)
     if meta["dim"] is None:       # the width of a dataset-dependent "embedding" (state)
         meta["dim"] = record.get("embedding_dim")
     return {"encoder": meta, "dataset": {"name": frameset.name,
                                          "fingerprint": frameset.fingerprint},
             "precision": embedding_precision(frameset, encoder_id, precision=precision,
-                                             device=device, cache=cache),
+                                             device=device, cache=cache, settings=settings),
             **record}
 
 
 def score_encoders(frameset, encoder_ids: Sequence[str], *,
                    params: Optional[ScoreParams] = None, cache=None, device=None,
                    precision: str = "auto",
-                   progress: Optional[ProgressCallback] = None) -> list[dict]:
+                   progress: Optional[ProgressCallback] = None, settings=None) -> list[dict]:
     """:func:`score_encoder` for several encoders, in order.
 
     ``progress(done_encoders, n_encoders, message)``; the message names the encoder and
@@ -122,6 +133,7 @@ def score_encoders(frameset, encoder_ids: Sequence[str], *,
     if not ids:
         raise MetricError("no encoders to score: give at least one encoder id")
     params = (params or ScoreParams()).validate()
+    settings = settings if settings is not None else current()
     records = []
     for i, encoder_id in enumerate(ids):
         report(progress, i, len(ids), f"{encoder_id}")
@@ -131,6 +143,7 @@ def score_encoders(frameset, encoder_ids: Sequence[str], *,
             report(progress, _i, len(ids), f"{text} {done}/{total}")
 
         records.append(score_encoder(frameset, encoder_id, params=params, cache=cache,
-                                     device=device, precision=precision, progress=inner))
+                                     device=device, precision=precision, progress=inner,
+                                     settings=settings))
         report(progress, i + 1, len(ids), f"{encoder_id}: done")
     return records

@@ -36,6 +36,7 @@ import numpy as np
 from s2r.errors import DataError, EncoderError
 from s2r.inputs import quoted
 from s2r.progress import ProgressCallback, report
+from s2r.settings import current
 
 __all__ = ["train_encoder", "training_targets", "register_simcnn_entry", "check_name",
            "check_options", "check_destination", "reserve", "Destination", "NAME_MAX_LENGTH",
@@ -168,18 +169,20 @@ def _config_ids(config: Path) -> list:
     return [checked[0] for checked in check_encoder_config(config)]
 
 
-def check_destination(name, config: Optional[Path] = None) -> Destination:
+def check_destination(name, config: Optional[Path] = None, *, settings=None) -> Destination:
     """Check everything ``train-encoder --out NAME`` will write, before anything is read or
     trained: the name (:func:`check_name`), the weights folder
     (:func:`~s2r.encoders.locate.writable_weights_dir`: a folder, or missing under one),
     ``NAME.safetensors`` not there yet (not even as a link), and the config file
     (:func:`~s2r.encoders.config.config_target`: a regular file that parses and does not
-    hold ``NAME`` yet, or missing under a folder). Nothing is created."""
+    hold ``NAME`` yet, or missing under a folder). Nothing is created. ``settings``: the
+    weights folder and the config file in effect (default :func:`s2r.settings.current`)."""
     from s2r.encoders.config import config_target
     from s2r.encoders.locate import writable_weights_dir
 
+    settings = settings if settings is not None else current()
     name = check_name(name)
-    weights = writable_weights_dir() / f"{name}.safetensors"
+    weights = writable_weights_dir(settings) / f"{name}.safetensors"
     try:
         there = os.path.lexists(weights)
     except OSError as exc:  # pragma: no cover - lexists returns False on errors
@@ -187,7 +190,7 @@ def check_destination(name, config: Optional[Path] = None) -> Destination:
     if there:
         raise EncoderError(f"--out: {weights} already exists; choose another name or remove "
                            "the file")
-    target = config_target(config)
+    target = config_target(config, settings)
     taken = [i for i in _config_ids(target) if i.casefold() == name.casefold()]
     if taken:
         raise EncoderError(f"--out: encoder {taken[0]!r} is already in {target}; choose "
@@ -263,18 +266,19 @@ def _new_folders(folder: Path) -> list:
 
 
 @contextlib.contextmanager
-def reserve(name, config: Optional[Path] = None) -> Iterator[Destination]:
+def reserve(name, config: Optional[Path] = None, *, settings=None) -> Iterator[Destination]:
     """Check :func:`check_destination` and hold ``NAME``'s lock while the block runs (read
     the dataset and train in it): a second run with the same name is refused at once, one
     line. The checks run again under the lock (a run that finished meanwhile took the name).
     On failure, the weights folders this made are removed again when empty."""
-    dest = check_destination(name, config)
+    settings = settings if settings is not None else current()
+    dest = check_destination(name, config, settings=settings)
     made = _new_folders(dest.weights.parent)
     try:
         busy = (f"--out {dest.name}: another train-encoder run is writing {dest.weights} now "
                 f"(it holds {dest.lock}); wait for it to finish or choose another name")
         with _file_lock(dest.lock, wait=0.0, busy=busy):
-            yield check_destination(name, config)
+            yield check_destination(name, config, settings=settings)
     except BaseException:
         for folder in made:
             with contextlib.suppress(OSError):
@@ -321,7 +325,7 @@ def register_simcnn_entry(name: str, weights: Path, *, notes: str,
 def train_encoder(frameset, name: str, *, augment: float = 0.5, seed: int = 0,
                   epochs: int = 10, max_frames: int = 6000, config: Optional[Path] = None,
                   progress: Optional[ProgressCallback] = None,
-                  reserved: Optional[Destination] = None) -> dict:
+                  reserved: Optional[Destination] = None, settings=None) -> dict:
     """Train a ``simcnn`` encoder on ``frameset``'s sim frames and register it as ``name``.
 
     Parameters
@@ -341,6 +345,9 @@ def train_encoder(frameset, name: str, *, augment: float = 0.5, seed: int = 0,
     reserved : Destination, optional
         Given by a caller that holds :func:`reserve` already (the CLI, which reserves before
         it reads the dataset); else this reserves ``name`` itself.
+    settings : s2r.settings.Settings, optional
+        The weights folder and the config file in effect (default
+        :func:`s2r.settings.current`; an entry point).
 
     Returns
     -------
@@ -350,7 +357,7 @@ def train_encoder(frameset, name: str, *, augment: float = 0.5, seed: int = 0,
     """
     check_options(augment=augment, epochs=epochs, max_frames=max_frames, seed=seed)
     if reserved is None:
-        with reserve(name, config) as dest:
+        with reserve(name, config, settings=settings) as dest:
             return _train(frameset, dest, augment=augment, seed=seed, epochs=epochs,
                           max_frames=max_frames, progress=progress)
     return _train(frameset, reserved, augment=augment, seed=seed, epochs=epochs,

@@ -161,3 +161,34 @@ def test_the_worlds_never_import_the_datasets_encoders_or_cache_beside_them(tmp_
         "import cycle: s2r.encoders.simcnn -> s2r.worlds -> s2r.worlds.demo -> "
         "s2r.worlds.demo.controls",
         "layer: s2r.worlds.demo.controls -> s2r.encoders.simcnn"]
+
+
+def test_the_checker_finds_settings_read_below_the_edges(tmp_path):
+    """Rule 8 (issue 34): ``s2r.settings.current()`` only at the edges, however it is spelled;
+    a library module that takes its settings as an argument (and uses ``need``) passes."""
+    _fake_package(tmp_path, {
+        "__init__.py": "",
+        "settings.py": "def current():\n    pass\n\n\ndef need(s, what):\n    return s\n",
+        "cache/__init__.py": "",
+        "cache/layout.py": "def f():\n    from s2r.settings import current\n"
+                           "    return current().cache_dir\n",                    # 2 + 3
+        "encoders/__init__.py": "",
+        "encoders/locate.py": "import s2r.settings as cfg\n\n\n"
+                              "def f():\n    return cfg.current()\n",            # 5
+        "embed/__init__.py": "",
+        "embed/ray.py": "from s2r import settings\n\n\n"
+                        "def f():\n    return settings.current().ray_address\n",  # 5
+        "datasets/__init__.py": "",
+        "datasets/hub.py": "from s2r.settings import need\n\n\n"
+                           "def f(settings=None):\n    return need(settings, 'x')\n",  # fine
+        "pipeline/__init__.py": "",
+        "pipeline/scores.py": "from s2r.settings import current\n\n\n"
+                              "def f(settings=None):\n    return settings or current()\n",
+        "cli.py": "from s2r.settings import current\nS = current\n",
+    })
+    (tmp_path / "ui").mkdir()
+    (tmp_path / "ui" / "__init__.py").write_text("from s2r.settings import current\ncurrent()\n")
+    found = [line for line in ig.problems(tmp_path) if line.startswith("settings read")]
+    assert sorted(line.rpartition(": ")[2] for line in found) == [
+        "s2r.cache.layout:2", "s2r.cache.layout:3", "s2r.embed.ray:5", "s2r.encoders.locate:5"]
+    assert all("take them as an argument" in line for line in found)

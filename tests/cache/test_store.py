@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from s2r.cache import Cache, CacheError, canonical_json, default_cache_dir, key_hash
+from s2r.cache import Cache, CacheError, NullCache, as_cache, canonical_json, key_hash
 from tests.helpers.counting import Counter
 
 KEY = {"kind": "embeddings", "frameset": "0123456789abcdef", "encoder": "resnet18@random",
@@ -47,13 +47,20 @@ def test_bad_key_raises_cache_error(cache, bad):
         cache.get_or_compute_array(bad, lambda: np.zeros(3))
 
 
-def test_default_root_follows_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("S2R_CACHE_DIR", str(tmp_path / "elsewhere"))
-    assert default_cache_dir() == tmp_path / "elsewhere"
-    assert Cache().root == tmp_path / "elsewhere"
-    monkeypatch.delenv("S2R_CACHE_DIR")
+def test_the_default_root_is_a_setting_handed_down(monkeypatch, tmp_path):
+    """The cache never reads the environment: its folder is given (Cache(root)), or is the
+    ``cache_dir`` of the settings its caller hands down (as_cache(None, settings))."""
+    from s2r.settings import Settings
+
+    monkeypatch.setenv("S2R_CACHE_DIR", str(tmp_path / "from-the-environment"))
+    settings = Settings.from_environ({"S2R_CACHE_DIR": str(tmp_path / "elsewhere")})
+    assert as_cache(None, settings).root == tmp_path / "elsewhere"
     monkeypatch.chdir(tmp_path)
-    assert Cache().root == tmp_path / "cache"
+    assert as_cache(None, Settings.from_environ({})).root == tmp_path / "cache"
+    assert isinstance(as_cache(None), NullCache)  # no settings: no folder picked for you
+    with pytest.raises(TypeError, match="Cache\\(root\\): give the cache folder"):
+        Cache(None)
+    assert not (tmp_path / "from-the-environment").exists()
 
 
 # ----------------------------------------------------------------------------- hits

@@ -24,9 +24,13 @@ def test_every_view_is_cache_like_and_as_cache_maps_the_public_arguments(tmp_pat
         assert isinstance(cache, CacheLike)
         assert as_cache(cache) is cache
     assert isinstance(as_cache(False), NullCache)
-    monkeypatch.setenv("S2R_CACHE_DIR", str(tmp_path / "default"))
-    default = as_cache(None)
+    from s2r.settings import Settings
+
+    monkeypatch.setenv("S2R_CACHE_DIR", str(tmp_path / "environment"))  # never read here
+    default = as_cache(None, Settings.from_environ({"S2R_CACHE_DIR": str(tmp_path / "default")}))
     assert isinstance(default, Cache) and default.root == tmp_path / "default"
+    assert isinstance(as_cache(None), NullCache)  # no settings handed down: no folder
+    assert isinstance(as_cache(False, Settings.from_environ({})), NullCache)
     for bad in (True, "cache", 3):
         with pytest.raises(TypeError, match="cache must be a Cache"):
             as_cache(bad)

@@ -466,10 +466,13 @@ def test_a_second_run_with_the_same_out_is_refused_while_the_first_trains(places
     assert results["first"]["id"] == "cnn"
     # one consistent encoder: config entry and weights file, the lock gone
     from s2r.encoders import build_encoder, get_spec
+    from s2r.settings import current
 
-    assert get_spec("cnn").checkpoint.file == str(places / "weights" / "cnn.safetensors")
-    assert build_encoder("cnn", device="cpu").embed(np.zeros((1, 12, 16, 3), np.uint8)).shape \
-        == (1, 128)
+    settings = current()  # the places' weights folder and encoder config
+    assert get_spec("cnn", settings=settings).checkpoint.file == str(
+        places / "weights" / "cnn.safetensors")
+    encoder = build_encoder("cnn", device="cpu", settings=settings)
+    assert encoder.embed(np.zeros((1, 12, 16, 3), np.uint8)).shape == (1, 128)
     assert (places / "encoders.toml").read_text().count('id = "cnn"') == 1
     assert sorted(p.name for p in (places / "weights").iterdir()) == ["cnn.safetensors"]
     with pytest.raises(EncoderError, match="already exists"):      # and afterwards

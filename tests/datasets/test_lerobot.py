@@ -17,6 +17,7 @@ import pytest
 
 from s2r.datasets import load_dataset, parse_spec
 from s2r.errors import DataError
+from s2r.settings import Settings
 from tests.helpers import REPO
 
 DATA = REPO / "tests" / "data" / "lerobot"
@@ -386,31 +387,33 @@ def _hub_cache(cache, repo, folder):
     (base / "refs" / "main").write_text(REVISION)
 
 
-def test_hub_ids_are_found_in_the_cache_offline(tmp_path, monkeypatch, truth):
+def test_hub_ids_are_found_in_the_cache_offline(tmp_path, truth):
     from s2r.datasets import storage_identity
 
     cache = tmp_path / "hub"
     _hub_cache(cache, "s2r-test/one_leg_sim", SIM)
     _hub_cache(cache, "s2r-test/one_leg_real", REAL)
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    settings = Settings.from_environ({"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"})
     spec = ["hf:s2r-test/one_leg_sim", "hf:s2r-test/one_leg_real"]
     assert parse_spec(spec) == {"kind": "lerobot", "sim": spec[0], "real": spec[1]}
-    fs = load_dataset(spec)
+    fs = load_dataset(spec, settings=settings)
     assert fs.name == "one_leg_sim+one_leg_real"
     assert fs.source["sim"] == spec[0] and fs.source["real"] == spec[1]
     _check_against_truth(fs, truth)
-    assert storage_identity(spec) == storage_identity(spec)
-    with_rev = load_dataset([f"{spec[0]}@{REVISION}", spec[1]])
+    assert storage_identity(spec, settings=settings) == storage_identity(spec, settings=settings)
+    with_rev = load_dataset([f"{spec[0]}@{REVISION}", spec[1]], settings=settings)
     assert len(with_rev) == len(fs)
+    # the settings are handed down, never read from the environment by the library
+    with pytest.raises(TypeError, match="needs s2r.s settings.*pass settings="):
+        load_dataset(spec)
 
 
-def test_a_hub_id_not_in_the_cache_offline_is_one_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+def test_a_hub_id_not_in_the_cache_offline_is_one_clear_error(tmp_path):
+    settings = Settings.from_environ({"HF_HUB_CACHE": str(tmp_path / "empty"),
+                                      "HF_HUB_OFFLINE": "1"})
     with pytest.raises(DataError, match=r"hf:s2r-test/nothing: dataset 's2r-test/nothing' is "
                                         r"not in .*empty and cannot be downloaded \(offline"):
-        load_dataset(["hf:s2r-test/nothing", str(REAL)])
+        load_dataset(["hf:s2r-test/nothing", str(REAL)], settings=settings)
     with pytest.raises(DataError, match="a hub dataset is hf:ORG/NAME"):
         parse_spec(["hf:no-slash", str(REAL)])
     with pytest.raises(DataError, match="one LeRobot dataset; give two"):

@@ -12,6 +12,7 @@ from s2r.cache import Cache
 from s2r.embed import PREPROCESS_VERSION, compute_embeddings, embed_frameset, embeddings_key
 from s2r.errors import EncoderError
 from tests.helpers.stand_ins import StandInEncoder
+from s2r.settings import current
 
 
 def test_embed_frameset_caches_and_hits_without_recompute(frameset, tmp_path):
@@ -37,16 +38,22 @@ def test_embed_frameset_caches_and_hits_without_recompute(frameset, tmp_path):
     np.testing.assert_array_equal(plain, first)
 
 
-def test_default_cache_is_s2r_cache_dir(frameset, tmp_path, monkeypatch):
-    monkeypatch.setenv("S2R_CACHE_DIR", str(tmp_path / "envcache"))
-    embed_frameset(frameset, StandInEncoder())
-    assert [e.kind for e in Cache(tmp_path / "envcache").ls()] == ["embeddings"]
+def test_default_cache_is_the_cache_dir_of_the_settings_handed_down(frameset, tmp_path,
+                                                                    monkeypatch):
+    from s2r.settings import Settings
+
+    monkeypatch.setenv("S2R_CACHE_DIR", str(tmp_path / "envcache"))  # never read here
+    settings = Settings.from_environ({"S2R_CACHE_DIR": str(tmp_path / "given")})
+    embed_frameset(frameset, StandInEncoder(), settings=settings)
+    assert [e.kind for e in Cache(tmp_path / "given").ls()] == ["embeddings"]
+    embed_frameset(frameset, StandInEncoder())  # no settings: no disk cache
+    assert not (tmp_path / "envcache").exists()
 
 
 def test_cli_cache_ls_and_clear(tmp_path, capsys, frameset):
     from s2r.cli import main
 
-    cache = Cache()  # $S2R_CACHE_DIR from conftest
+    cache = Cache(current().cache_dir)  # $S2R_CACHE_DIR from conftest
     embed_frameset(frameset, StandInEncoder(), cache=cache)
     cache.get_or_compute_json({"kind": "scores", "encoder": "x"}, lambda: {"dis": 1})
     capsys.readouterr()
@@ -86,7 +93,7 @@ def test_pixels_through_embed_frameset_with_id(small_demo, tmp_path, monkeypatch
     import s2r.encoders
 
     monkeypatch.setattr(s2r.encoders, "weights_fingerprint",
-                        lambda spec: enc.weights_fingerprint, raising=False)
+                        lambda spec, **_: enc.weights_fingerprint, raising=False)
     builds.clear()
     again = embed_frameset(small_demo, "pixels", cache=cache)
     assert builds == []
@@ -116,13 +123,13 @@ def test_cli_embed_writes_npz_and_reuses_cache(tmp_path, capsys):
     assert domain.tolist() == ["sim"] * 8 + ["real"] * 8
     assert episode.shape == step.shape == (16,) and actions.shape[0] == 16
     assert len(set(episode[:8]) & set(episode[8:])) == 0
-    assert [e.kind for e in Cache().ls()] == ["embeddings"]
+    assert [e.kind for e in Cache(current().cache_dir).ls()] == ["embeddings"]
     # second run: same numbers, still one cache entry
     out2 = tmp_path / "z2.npz"
     assert main(argv[:-6] + ["--out", str(out2)]) == 0
     with np.load(out2) as f:
         np.testing.assert_array_equal(f["embeddings"], z)
-    assert len(Cache().ls()) == 1
+    assert len(Cache(current().cache_dir).ls()) == 1
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -31,6 +31,7 @@ from s2r.embed.ray_shards import plan_shards, storage_edges
 from s2r.embed.ray_worker import EncoderWorker
 from s2r.errors import DataError, S2RError
 from s2r.frameset import FrameSet
+from s2r.settings import current
 from s2r.images import ConcatImages
 from s2r.metrics.params import ScoreParams
 from s2r.pipeline import score_encoders
@@ -151,8 +152,9 @@ def test_zarr_workers_open_the_dataset_from_its_spec(cluster, one_thread, tmp_pa
     assert [(s.start, s.stop) for s in plan_shards(fs, target=8, align=4)] == \
         [(0, 8), (8, 16), (16, 20)]  # whole chunks of 4 (sim 0-11, real 12-19)
     dataset = {"spec": spec, "keys": {"image_key": None}}
-    assert dataset_reference(fs, dataset) == {"spec": spec, "keys": {},
-                                              "fingerprint": fs.fingerprint}
+    settings = current()  # the driver's, sent to the workers
+    assert dataset_reference(fs, dataset, settings) == {
+        "spec": spec, "keys": {}, "fingerprint": fs.fingerprint, "settings": settings}
     Z = embed_frameset_ray(fs, "pixels", cache=False, dataset=dataset, batch_size=4,
                            shard_frames=4)
     np.testing.assert_array_equal(Z, _local(fs, "pixels", 4))
@@ -220,12 +222,13 @@ def test_shards_are_whole_chunks_of_at_least_target_frames():
 
 
 def test_addresses(monkeypatch):
-    monkeypatch.delenv(RAY_ADDRESS_ENV, raising=False)
+    monkeypatch.setenv(RAY_ADDRESS_ENV, "10.9.9.9:1")  # never read by the library
     assert check_address(None) is None
     assert check_address("10.0.0.1:6379") == "10.0.0.1:6379"
     assert check_address("ray://head:10001") == "ray://head:10001"
-    monkeypatch.setenv(RAY_ADDRESS_ENV, "auto")
-    assert check_address(None) == "auto"
+    # the default ($S2R_RAY_ADDRESS) is a setting the caller hands down
+    assert check_address(None, "auto") == "auto" and check_address(" ", "auto") == "auto"
+    assert check_address("10.0.0.1:6379", "auto") == "10.0.0.1:6379"
     for bad in ("head", "head:port", "10.0.0.1:99999", "http://x:1/y"):
         with pytest.raises(S2RError, match="--address must be HOST:PORT"):
             check_address(bad)

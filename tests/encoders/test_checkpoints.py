@@ -18,6 +18,7 @@ from s2r.encoders.backends.checkpoint import build_architecture
 from s2r.encoders.locate import file_fingerprint
 from s2r.errors import EncoderError
 from tests.helpers.state_dicts import synthetic
+from s2r.settings import current
 
 
 @pytest.fixture(autouse=True)
@@ -66,12 +67,13 @@ def test_r3m_release_layout(weights, no_network):
     r3m["module.lang_rew.pred.0.weight"] = torch.randn(4, 8)
     path = weights / "r3m_resnet18.pt"
     torch.save({"r3m": r3m, "optimizer": {"state": {}, "param_groups": [{"lr": 1e-4}]}}, path)
-    assert status("r3m-resnet18").state == "ready"
-    enc = build_encoder("r3m-resnet18", device="cpu")
+    assert status("r3m-resnet18", settings=current()).state == "ready"
+    enc = build_encoder("r3m-resnet18", device="cpu", settings=current())
     assert not enc.spec.random_init
     assert_loaded(enc, sd)
     assert enc.weights_fingerprint == file_fingerprint(path)
-    assert weights_fingerprint("r3m-resnet18") == enc.weights_fingerprint  # without building
+    # without building
+    assert weights_fingerprint("r3m-resnet18", settings=current()) == enc.weights_fingerprint
     batch = frames()
     np.testing.assert_allclose(enc.embed(batch), reference_embed(make, sd, enc, batch),
                                rtol=1e-4, atol=1e-5)
@@ -83,7 +85,7 @@ def test_vip_release_layout_keeps_its_1024_head(weights):
     assert sd["fc.weight"].shape == (1024, 2048)
     torch.save({"vip": {f"module.convnet.{k}": v for k, v in sd.items()}},
                weights / "vip_resnet50.pt")
-    enc = build_encoder("vip", device="cpu")
+    enc = build_encoder("vip", device="cpu", settings=current())
     assert_loaded(enc, sd)
     batch = frames(1)
     z = enc.embed(batch)
@@ -96,7 +98,7 @@ def test_mcr_plain_torchvision_state_dict(weights):
     sd = synthetic(make, seed=2)
     assert not any(k.startswith("fc.") for k in sd)
     torch.save(sd, weights / "mcr_resnet50.pth")
-    enc = build_encoder("mcr", device="cpu")
+    enc = build_encoder("mcr", device="cpu", settings=current())
     assert_loaded(enc, sd)
     assert enc.embed(frames(1)).shape == (1, 2048)
 
@@ -117,7 +119,7 @@ def test_hrp_resnet18_groupnorm_release_layout(weights, container):
     assert "bn1.weight" in sd and not any("running_mean" in k for k in sd)  # GroupNorm
     torch.save({container: {f"_model.{k}": v for k, v in sd.items()}},
                weights / "hrp_resnet18.pth")
-    enc = build_encoder("hrp-resnet18", device="cpu")
+    enc = build_encoder("hrp-resnet18", device="cpu", settings=current())
     assert isinstance(enc.model.bn1, torch.nn.GroupNorm) and enc.model.bn1.num_groups == 16
     assert_loaded(enc, sd)
     if container == "features":
@@ -147,7 +149,7 @@ def test_mae_releases_mvp_vc1_hrp_vit(weights, mae_state_dict):
     os.link(first, weights / "vc1_vitb.pth")
     torch.save({**sd, **extra}, weights / "hrp_vit.pth")  # HRP's IN_hrp.pth: a bare state dict
     for encoder_id in ("mvp", "vc1-b", "hrp-vit"):
-        enc = build_encoder(encoder_id, device="cpu")
+        enc = build_encoder(encoder_id, device="cpu", settings=current())
         assert_loaded(enc, sd)
         assert enc.grid_size == (14, 14) and enc.num_prefix_tokens == 1
         if encoder_id == "mvp":
@@ -173,8 +175,8 @@ def test_timm_hub_file_in_weights_folder_drops_the_classifier(weights, no_networ
     full = synthetic(_timm("resnet18"), seed=5)  # what the hub's model.safetensors holds
     assert "fc.weight" in full
     save_file(full, str(weights / "resnet18.safetensors"))
-    assert status("resnet18").state == "ready"
-    enc = build_encoder("resnet18", device="cpu")
+    assert status("resnet18", settings=current()).state == "ready"
+    enc = build_encoder("resnet18", device="cpu", settings=current())
     trunk = {k: v for k, v in full.items() if not k.startswith("fc.")}
     assert_loaded(enc, trunk)
     batch = frames()
@@ -195,7 +197,7 @@ def test_timm_weights_from_the_hub_cache(tmp_path, monkeypatch, no_network):
     file = repo / "snapshots" / "c0ffee" / "model.safetensors"
     save_file(full, str(file))
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    enc = build_encoder("mobilenetv3", device="cpu")
+    enc = build_encoder("mobilenetv3", device="cpu", settings=current())
     assert enc.weights_path == str(file) and enc.weights_fingerprint == file_fingerprint(file)
     assert_loaded(enc, {k: v for k, v in full.items() if not k.startswith("classifier.")})
 
@@ -206,7 +208,7 @@ def test_dinov2_hub_weights_at_518_are_resampled_to_224(weights):
     full = synthetic(_timm("vit_base_patch14_dinov2"), seed=7)
     assert full["pos_embed"].shape == (1, 1370, 768)  # 37 x 37 + CLS at its default 518
     save_file(full, str(weights / "dinov2-b.safetensors"))
-    enc = build_encoder("dinov2-b", device="cpu")
+    enc = build_encoder("dinov2-b", device="cpu", settings=current())
     own = enc.model.state_dict()
     assert own["pos_embed"].shape == (1, 257, 768)
     torch.testing.assert_close(own["pos_embed"][:, 0], full["pos_embed"][:, 0])  # CLS kept
@@ -225,7 +227,7 @@ def test_open_clip_file_loads_the_image_tower_from_fp16(weights):
                  "transformer.resblocks.0.ln_1.weight": torch.randn(512).half(),
                  "text_projection": torch.randn(512, 512).half(), "logit_scale": torch.ones([])})
     torch.save(full, weights / "clip-base-32.bin")
-    enc = build_encoder("clip-base-32", device="cpu")
+    enc = build_encoder("clip-base-32", device="cpu", settings=current())
     assert all(p.dtype == torch.float32 for p in enc.model.parameters())
     assert_loaded(enc, {k: v.half() for k, v in visual.items()})
     assert enc.embed(frames(1)).shape == (1, 512)
@@ -238,14 +240,15 @@ def test_open_clip_file_loads_the_image_tower_from_fp16(weights):
 def test_missing_hub_weights_offline_say_how_to_get_them(no_network, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(EncoderError) as err:
-        build_encoder("resnet50", device="cpu")
+        build_encoder("resnet50", device="cpu", settings=current())
     msg = str(err.value)
     assert "offline" in msg and "resnet50.safetensors" in msg and "S2R_WEIGHTS_DIR" in msg
     assert "https://huggingface.co/timm/resnet50.a1_in1k/resolve/main/model.safetensors" in msg
     assert "resnet50@random" in msg
     with pytest.raises(EncoderError, match="r3m_resnet34.pt.*S2R_WEIGHTS_DIR"):
-        build_encoder("r3m-resnet34", device="cpu")
-    assert weights_fingerprint("resnet50") == "missing"  # looking never resolves or fetches
+        build_encoder("r3m-resnet34", device="cpu", settings=current())
+    # looking never resolves or fetches
+    assert weights_fingerprint("resnet50", settings=current()) == "missing"
 
 
 def test_unreachable_hub_fails_fast(monkeypatch):
@@ -254,7 +257,7 @@ def test_unreachable_hub_fails_fast(monkeypatch):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(locate, "hub_reachable", lambda *a, **k: False)
     with pytest.raises(EncoderError, match="not reachable.*vgg16.safetensors"):
-        build_encoder("vgg16", device="cpu")
+        build_encoder("vgg16", device="cpu", settings=current())
 
 
 def test_online_downloads_through_the_hub_library(monkeypatch, tmp_path):
@@ -277,7 +280,7 @@ def test_online_downloads_through_the_hub_library(monkeypatch, tmp_path):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(locate, "hub_reachable", lambda *a, **k: True)
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
-    enc = build_encoder("efficientnet-b0", device="cpu")
+    enc = build_encoder("efficientnet-b0", device="cpu", settings=current())
     assert calls == [("timm/efficientnet_b0.ra_in1k", "model.safetensors",
                       os.environ["HF_HUB_CACHE"])]
     assert_loaded(enc, {k: v for k, v in full.items() if not k.startswith("classifier.")})
@@ -313,7 +316,7 @@ def test_wrong_keys_are_named(weights, r18):
     sd["foo.weight"] = torch.zeros(3)
     _save_r3m(weights, sd)
     with pytest.raises(EncoderError) as err:
-        build_encoder("r3m-resnet18", device="cpu")
+        build_encoder("r3m-resnet18", device="cpu", settings=current())
     msg = str(err.value)
     assert "r3m_resnet18.pt" in msg
     assert "missing keys 1 (layer4.1.bn2.weight)" in msg
@@ -326,25 +329,25 @@ def test_wrong_shapes_are_named(weights, r18):
     _save_r3m(weights, sd)
     with pytest.raises(EncoderError, match=r"conv1.weight: file \(64, 3, 5, 5\) vs model "
                                            r"\(64, 3, 7, 7\)"):
-        build_encoder("r3m-resnet18", device="cpu")
+        build_encoder("r3m-resnet18", device="cpu", settings=current())
 
 
 def test_a_different_architecture_reports_counts(weights):
     _save_r3m(weights, synthetic(lambda: build_architecture("resnet34"), seed=11))
     with pytest.raises(EncoderError, match=r"unexpected keys \d{2,} \(.*, \.\.\.\)"):
-        build_encoder("r3m-resnet18", device="cpu")
+        build_encoder("r3m-resnet18", device="cpu", settings=current())
 
 
 def test_state_dict_not_where_expected(weights, r18):
     torch.save({"weights": r18}, weights / "r3m_resnet18.pt")
     with pytest.raises(EncoderError, match="no state_dict.*'r3m'.*holds \\['weights'\\]"):
-        build_encoder("r3m-resnet18", device="cpu")
+        build_encoder("r3m-resnet18", device="cpu", settings=current())
 
 
 def test_not_a_checkpoint(weights):
     (weights / "vip_resnet50.pt").write_text("<html>Google Drive: virus scan warning</html>")
     with pytest.raises(EncoderError, match="vip_resnet50.pt is not a checkpoint.*torch.save"):
-        build_encoder("vip", device="cpu")
+        build_encoder("vip", device="cpu", settings=current())
     with pytest.raises(EncoderError, match="does not exist"):
         read_checkpoint(weights / "nope.pt")
     bad = weights / "x.safetensors"
@@ -379,7 +382,7 @@ def test_pickles_needing_code_execution_are_refused(weights, tmp_path, legacy):
     torch.save({"model": {"w": torch.zeros(2)}, "x": Payload(marker)}, path,
                _use_new_zipfile_serialization=not legacy)
     with pytest.raises(EncoderError, match="refused to load.*run code") as err:
-        build_encoder("mcr", device="cpu")
+        build_encoder("mcr", device="cpu", settings=current())
     assert not marker.exists()
     assert "system" in str(err.value)  # named for the legacy format too
     torch.save({"w": torch.zeros(2), "obj": Custom()}, path)

@@ -25,6 +25,7 @@ from s2r.encoders import status
 from s2r.encoders.fetch_http import drive_confirm_url
 from s2r.errors import EncoderError
 from tests.helpers.release_site import Handler, Site, saved, serving, synthetic, vip_checkpoint
+from s2r.settings import current
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -104,7 +105,8 @@ def test_a_cut_connection_is_resumed_with_a_range_request(site, r3m_file, weight
     site.files["/r3m_resnet18.pt"] = r3m_file
     site.cut_once.add("/r3m_resnet18.pt")
     calls = []
-    result = fetch_mod.fetch("r3m-resnet18", progress=lambda *a: calls.append(a))
+    result = fetch_mod.fetch("r3m-resnet18", progress=lambda *a: calls.append(a),
+                             settings=current())
     half, n = len(r3m_file) // 2, len(r3m_file)
     assert calls[0] == (0, n, "r3m-resnet18") and calls[-1] == (n, n, "r3m-resnet18")
     assert (half, n, "r3m-resnet18") in calls  # the resumed request starts where the cut was
@@ -114,7 +116,7 @@ def test_a_cut_connection_is_resumed_with_a_range_request(site, r3m_file, weight
     assert site.log == [("/r3m_resnet18.pt", None),
                         ("/r3m_resnet18.pt", f"bytes={len(r3m_file) // 2}-")]
     assert not (weights / "r3m_resnet18.pt.part").exists()
-    assert status("r3m-resnet18").state == "ready"
+    assert status("r3m-resnet18", settings=current()).state == "ready"
 
 
 def test_a_download_cut_every_time_keeps_its_part_and_the_next_run_continues(
@@ -122,12 +124,12 @@ def test_a_download_cut_every_time_keeps_its_part_and_the_next_run_continues(
     site.files["/r3m_resnet18.pt"] = r3m_file
     site.cut_always.add("/r3m_resnet18.pt")
     with pytest.raises(EncoderError, match="cut 4 times.*run the command again to resume"):
-        fetch_mod.fetch("r3m-resnet18")
+        fetch_mod.fetch("r3m-resnet18", settings=current())
     part = weights / "r3m_resnet18.pt.part"
     have = part.stat().st_size
     assert 0 < have < len(r3m_file) and r3m_file.startswith(part.read_bytes())
     assert not (weights / "r3m_resnet18.pt").exists()
-    assert status("r3m-resnet18").state == "weights-missing"
+    assert status("r3m-resnet18", settings=current()).state == "weights-missing"
     site.cut_always.clear()
     site.log.clear()
     assert main(["weights", "fetch", "r3m-resnet18", "--quiet"]) == 0
@@ -141,7 +143,7 @@ def test_a_server_without_range_support_starts_over(site, r3m_file, weights):
     site.no_range = True
     (weights).mkdir()
     (weights / "r3m_resnet18.pt.part").write_bytes(r3m_file[:1000])
-    assert fetch_mod.fetch("r3m-resnet18").action == "fetched"
+    assert fetch_mod.fetch("r3m-resnet18", settings=current()).action == "fetched"
     assert (weights / "r3m_resnet18.pt").read_bytes() == r3m_file
 
 
@@ -149,7 +151,8 @@ def test_a_complete_part_is_not_downloaded_again(site, r3m_file, weights):
     site.files["/r3m_resnet18.pt"] = r3m_file
     weights.mkdir()
     (weights / "r3m_resnet18.pt.part").write_bytes(r3m_file)
-    assert fetch_mod.fetch("r3m-resnet18").action == "fetched"  # the server answers 416
+    # the server answers 416
+    assert fetch_mod.fetch("r3m-resnet18", settings=current()).action == "fetched"
     assert site.log == [("/r3m_resnet18.pt", f"bytes={len(r3m_file)}-")]
     assert (weights / "r3m_resnet18.pt").read_bytes() == r3m_file
 
@@ -157,7 +160,7 @@ def test_a_complete_part_is_not_downloaded_again(site, r3m_file, weights):
 def test_google_drive_confirmation_page_is_followed(site, r3m_file, weights):
     site.files["/r3m_resnet18.pt"] = r3m_file
     site.drive.add("/r3m_resnet18.pt")
-    fetch_mod.fetch("r3m-resnet18")
+    fetch_mod.fetch("r3m-resnet18", settings=current())
     assert (weights / "r3m_resnet18.pt").read_bytes() == r3m_file
     assert site.log[1][0] == ("/download?id=r3m_resnet18.pt&export=download&confirm=t"
                               "&uuid=abc-123")
@@ -181,7 +184,7 @@ def test_a_web_page_instead_of_the_file_is_one_error(site, weights):
                                       "</title></head><body>Too many users</body></html>")
     with pytest.raises(EncoderError, match="returned a web page .Google Drive - Quota "
                                            "exceeded., not the file"):
-        fetch_mod.fetch("vip")
+        fetch_mod.fetch("vip", settings=current())
     assert not weights.exists() or list(weights.iterdir()) == []
 
 
@@ -196,7 +199,7 @@ def test_a_corrupt_download_is_refused_and_nothing_is_left(site, vip_file, r3m_f
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: vip:") and "\n" not in err
     assert not weights.exists() or list(weights.iterdir()) == []
-    assert status("vip").state == "weights-missing"
+    assert status("vip", settings=current()).state == "weights-missing"
 
 
 def test_zip_member_is_extracted_and_the_zip_removed(site, hrp_file, weights):
@@ -207,14 +210,14 @@ def test_zip_member_is_extracted_and_the_zip_removed(site, hrp_file, weights):
         zf.writestr("visual_features/hrp/IN_hrp.pth", b"not this one")
         zf.writestr("__MACOSX/visual_features/resnet18/._IN_1M_resnet18.pth", b"junk")
     site.files["/features.zip"] = buf.getvalue()  # the mirror holds the release as it is
-    result = fetch_mod.fetch("hrp-resnet18")
+    result = fetch_mod.fetch("hrp-resnet18", settings=current())
     assert "IN_1M_resnet18.pth" in json.loads(
         (weights / "manifest.json").read_text())["files"]["hrp_resnet18.pth"]["source"]
     assert result.action == "fetched"
     assert [p for p, _ in site.log] == ["/hrp_resnet18.pth", "/features.zip"]
     assert (weights / "hrp_resnet18.pth").read_bytes() == hrp_file
     assert sorted(p.name for p in weights.iterdir()) == ["hrp_resnet18.pth", "manifest.json"]
-    assert status("hrp-resnet18").state == "ready"
+    assert status("hrp-resnet18", settings=current()).state == "ready"
 
 
 def _features_zip(members: dict) -> bytes:
@@ -241,7 +244,7 @@ def test_a_release_zip_put_in_the_weights_folder_is_used_offline(hrp_file, weigh
     weights.mkdir()
     (weights / "features.zip").write_bytes(_features_zip(
         {"visual_features/resnet18/IN_1M_resnet18.pth": hrp_file}))
-    assert fetch_mod.fetch("hrp-resnet18").action == "fetched"
+    assert fetch_mod.fetch("hrp-resnet18", settings=current()).action == "fetched"
     assert (weights / "hrp_resnet18.pth").read_bytes() == hrp_file
     assert (weights / "features.zip").is_file()  # the user's file stays
 
@@ -256,10 +259,10 @@ def test_timm_entries_come_from_the_mirror_under_their_weights_file_name(site, w
                                                                               dtype=v.dtype)
           for k, v in model.state_dict().items()}
     site.files["/resnet18.safetensors"] = save_safetensors(sd)
-    assert status("resnet18").state == "weights-missing"
-    assert fetch_mod.fetch("resnet18").action == "fetched"
-    assert status("resnet18").state == "ready"
-    assert status("resnet18").file == str(weights / "resnet18.safetensors")
+    assert status("resnet18", settings=current()).state == "weights-missing"
+    assert fetch_mod.fetch("resnet18", settings=current()).action == "fetched"
+    assert status("resnet18", settings=current()).state == "ready"
+    assert status("resnet18", settings=current()).file == str(weights / "resnet18.safetensors")
 
 
 def test_hrp_entries_download_the_hrp_release_zip(monkeypatch):
@@ -268,7 +271,7 @@ def test_hrp_entries_download_the_hrp_release_zip(monkeypatch):
     monkeypatch.delenv(fetch_mod.MIRROR_ENV, raising=False)
     url = "https://www.cs.cmu.edu/~data4robotics/release/features.zip"
     for encoder_id in ("hrp-vit", "hrp-resnet18"):
-        assert fetch_mod.source_urls(fetch_mod.get_spec(encoder_id)) == [url]
+        assert fetch_mod.source_urls(fetch_mod.get_spec(encoder_id), settings=current()) == [url]
     assert fetch_mod.ZIP_MEMBERS["hrp-vit"][1] == ("*hrp/IN_hrp.pth",)
 
 
@@ -278,7 +281,7 @@ def test_zip_without_the_member_is_refused(site, weights):
         zf.writestr("visual_features/vc1/model.pth", b"x")
     site.files["/features.zip"] = buf.getvalue()
     with pytest.raises(EncoderError, match="no member matching.*IN_hrp.pth"):
-        fetch_mod.fetch("hrp-vit")
+        fetch_mod.fetch("hrp-vit", settings=current())
     assert not weights.exists() or list(weights.iterdir()) == []
 
 
@@ -287,12 +290,12 @@ def test_the_known_mvp_md5_is_checked(site, r3m_file, weights, monkeypatch):
         "526093597ac1dc55df618bcbdfe8da4a"
     site.files["/mae_pretrain_egosoup_vit_base.pth"] = b"\x80\x02not the release"
     with pytest.raises(EncoderError, match="md5 .* the release publishes 5260935"):
-        fetch_mod.fetch("mvp")
+        fetch_mod.fetch("mvp", settings=current())
     assert not weights.exists() or list(weights.iterdir()) == []
     # a matching md5 passes on to the load check
     site.files["/r3m_resnet18.pt"] = r3m_file
     monkeypatch.setitem(fetch_mod.KNOWN_MD5, "r3m-resnet18", hashlib.md5(r3m_file).hexdigest())
-    assert fetch_mod.fetch("r3m-resnet18").action == "fetched"
+    assert fetch_mod.fetch("r3m-resnet18", settings=current()).action == "fetched"
 
 
 def test_a_changed_file_or_release_is_reported_against_the_pinned_sha256(
@@ -338,7 +341,7 @@ def test_errors_are_one_line_exit_2(site, capsys, monkeypatch):
 
 
 def test_fetch_all_reports_each_failure_and_continues(site, r3m_file, weights, capsys):
-    ids = fetch_mod.fetchable_ids()
+    ids = fetch_mod.fetchable_ids(settings=current())
     assert {"vip", "mvp", "r3m-resnet18", "hrp-vit", "vgg16", "clip-base-16"} <= set(ids)
     assert not {"pixels", "state", "efficientnet-lite0", "vip@random"} & set(ids)
     site.files["/r3m_resnet18.pt"] = r3m_file
@@ -383,7 +386,7 @@ def test_hub_entries_download_through_the_hub_library_online(monkeypatch, tmp_pa
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(locate, "hub_reachable", lambda *a, **k: True)
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
-    result = fetch_mod.fetch("vgg16")
+    result = fetch_mod.fetch("vgg16", settings=current())
     assert result.action == "fetched" and calls == [("timm/vgg16.tv_in1k", "model.safetensors")]
 
 
@@ -391,5 +394,5 @@ def test_the_s2r_offline_switch_blocks_release_downloads(monkeypatch):
     monkeypatch.delenv("S2R_WEIGHTS_MIRROR", raising=False)
     monkeypatch.setenv("S2R_OFFLINE", "1")
     with pytest.raises(EncoderError, match="S2R_OFFLINE is set.*vip_resnet50.pt"):
-        fetch_mod.fetch("vip")
+        fetch_mod.fetch("vip", settings=current())
     assert not Path(os.environ["S2R_WEIGHTS_DIR"]).exists()

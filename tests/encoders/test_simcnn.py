@@ -9,6 +9,7 @@ import pytest
 
 from s2r.errors import DataError, EncoderError
 from s2r.frameset import FrameSet
+from s2r.settings import current
 
 
 def train_controls_small(monkeypatch, **changes):
@@ -86,11 +87,11 @@ def test_train_encoder_registers_a_user_encoder_from_a_folder_dataset(places):
     weights = places / "weights" / "my-cnn.safetensors"
     assert weights.is_file()
     assert "my-cnn" in (places / "encoders.toml").read_text()
-    spec = get_spec("my-cnn")
+    spec = get_spec("my-cnn", settings=current())
     assert spec.backend == "simcnn" and spec.source != "builtin" and spec.dim == 128
-    assert status("my-cnn").state == "ready"
-    assert weights_fingerprint("my-cnn").startswith("sha256:")
-    enc = build_encoder("my-cnn", device="cpu")
+    assert status("my-cnn", settings=current()).state == "ready"
+    assert weights_fingerprint("my-cnn", settings=current()).startswith("sha256:")
+    enc = build_encoder("my-cnn", device="cpu", settings=current())
     sim = fs.indices("sim")
     Z = enc.embed(fs.read_images(sim))
     assert Z.shape == (48, 128) and np.all(np.isfinite(Z))
@@ -159,7 +160,7 @@ def test_cli_trains_and_registers(places, capsys):
     assert main(["encoders", "sq"]) in (0, None) or True     # listed without error
     from s2r.encoders import get_spec
 
-    assert get_spec("sq").backend == "simcnn"
+    assert get_spec("sq", settings=current()).backend == "simcnn"
 
 
 def test_builtin_controls_are_registered_and_trained_on_first_use(places, monkeypatch):
@@ -168,14 +169,15 @@ def test_builtin_controls_are_registered_and_trained_on_first_use(places, monkey
 
     ids = [s.id for s in list_encoders("simcnn-*")]
     assert ids == ["simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1"]
-    st = status("simcnn-dr1")
+    st = status("simcnn-dr1", settings=current())
     assert st.state == "ready" and "trained on first use" in st.message
-    assert weights_fingerprint("simcnn-dr1") == "missing"     # a key is never written yet
+    # a key is never written yet
+    assert weights_fingerprint("simcnn-dr1", settings=current()) == "missing"
     train_controls_small(monkeypatch, episodes=2, epochs=1)
-    enc = build_encoder("simcnn-dr1", device="cpu")
+    enc = build_encoder("simcnn-dr1", device="cpu", settings=current())
     assert (places / "weights" / f"simcnn-dr1.v{CONTROL_VERSIONS['simcnn-dr1']}.safetensors"
             ).is_file()
-    assert weights_fingerprint("simcnn-dr1").startswith("sha256:")
+    assert weights_fingerprint("simcnn-dr1", settings=current()).startswith("sha256:")
     assert enc.embed(np.zeros((2, 96, 128, 3), np.uint8)).shape == (2, 128)
 
 
@@ -255,7 +257,7 @@ def test_a_trained_control_records_its_recipe_and_is_loaded_without_training(pla
     from s2r.encoders.simcnn import read_simcnn_meta
 
     train_controls_small(monkeypatch, episodes=2, epochs=1)
-    build_encoder("simcnn-dr0", device="cpu")
+    build_encoder("simcnn-dr0", device="cpu", settings=current())
     path = places / "weights" / "simcnn-dr0.v2.safetensors"
     info = read_simcnn_meta(path)
     assert info["recipe"] == {"control": "simcnn-dr0", "version": 2, "randomisation": 0.0,
@@ -264,10 +266,10 @@ def test_a_trained_control_records_its_recipe_and_is_loaded_without_training(pla
                               "input_size": [48, 64]}
     assert oct(path.stat().st_mode & 0o777) != "0o600"
     monkeypatch.setattr(backend, "train_control", lambda *a, **k: pytest.fail("retrained"))
-    assert status("simcnn-dr0").message == f"weights file {path}"
-    build_encoder(get_spec("simcnn-dr0"), device="cpu")
+    assert status("simcnn-dr0", settings=current()).message == f"weights file {path}"
+    build_encoder(get_spec("simcnn-dr0"), device="cpu", settings=current())
     train_controls_small(monkeypatch, episodes=3)            # another recipe: not this file
-    st = status("simcnn-dr0")
+    st = status("simcnn-dr0", settings=current())
     assert st.state == "weights-missing" and "records episodes 2 where v2 has 3" in st.message
 
 
@@ -279,9 +281,10 @@ def test_control_files_trained_before_recipes_were_stored_are_recognised(places,
 
     for cid, file in CONTROL_FILES.items():
         write_simcnn(places / "weights" / file, LEGACY_CONTROL_INFO[cid])
-        assert status(cid).state == "ready" and file in status(cid).message
-        assert weights_fingerprint(cid).startswith("sha256:")
-    enc = build_encoder("simcnn-dr0.5", device="cpu")
+        found = status(cid, settings=current())
+        assert found.state == "ready" and file in found.message
+        assert weights_fingerprint(cid, settings=current()).startswith("sha256:")
+    enc = build_encoder("simcnn-dr0.5", device="cpu", settings=current())
     assert enc.embed(np.zeros((2, 96, 128, 3), np.uint8)).shape == (2, 128)
 
 
@@ -290,14 +293,15 @@ def test_a_bad_control_file_is_named_in_status_and_never_trained_over(places, ne
 
     path = places / "weights" / "simcnn-dr1.v3.safetensors"
     path.mkdir(parents=True)
-    st = status("simcnn-dr1")
+    st = status("simcnn-dr1", settings=current())
     assert st.state == "weights-missing" and st.file == str(path)
     assert st.message == (f"{path} is a folder, not a file s2r trained for simcnn-dr1; delete "
                           "it and s2r trains simcnn-dr1 again on first use (about 25 "
                           "CPU-minutes)")
-    assert weights_fingerprint("simcnn-dr1") == "missing"     # no cache key is written
+    # no cache key is written
+    assert weights_fingerprint("simcnn-dr1", settings=current()) == "missing"
     with pytest.raises(EncoderError, match="is a folder, not a file s2r trained"):
-        build_encoder("simcnn-dr1", device="cpu")
+        build_encoder("simcnn-dr1", device="cpu", settings=current())
     assert path.is_dir()
 
 
@@ -319,7 +323,7 @@ def test_a_device_at_a_control_path_is_refused(places, monkeypatch, never_train)
     monkeypatch.setattr(os, "lstat", lstat)
     with pytest.raises(EncoderError, match="is a device, not a file s2r trained for "
                                            "simcnn-dr0; delete it"):
-        build_encoder("simcnn-dr0", device="cpu")
+        build_encoder("simcnn-dr0", device="cpu", settings=current())
 
 
 def test_a_control_saved_meanwhile_by_another_process_is_used_if_it_is_the_control(
@@ -340,7 +344,7 @@ def test_a_control_saved_meanwhile_by_another_process_is_used_if_it_is_the_contr
 
     monkeypatch.setattr(simcnn, "train_simcnn", train_while_another_saves)
     spec = get_spec("simcnn-dr1")
-    assert backend.train_control(spec, path) == path
+    assert backend.train_control(spec, path, settings=current()) == path
     assert b'"recipe"' not in path.read_bytes()              # theirs, kept, not replaced
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]   # no .tmp left
     path.unlink()
@@ -352,7 +356,7 @@ def test_a_control_saved_meanwhile_by_another_process_is_used_if_it_is_the_contr
 
     monkeypatch.setattr(simcnn, "train_simcnn", train_while_junk_appears)
     with pytest.raises(EncoderError, match="not a file s2r trained for simcnn-dr1"):
-        backend.train_control(spec, path)
+        backend.train_control(spec, path, settings=current())
     assert path.read_bytes() == b"junk"
 
 
@@ -383,9 +387,9 @@ def test_a_user_entry_and_its_file_must_agree_on_the_width(places):
     config = places / "encoders.toml"
     config.write_text(f'[[encoders]]\nid = "mine"\nsimcnn = "{path}"\ndim = 64\n')
     with pytest.raises(EncoderError, match="field 'dim' is 64 but .*mine.safetensors holds 128"):
-        get_spec("mine")
+        get_spec("mine", settings=current())
     config.write_text(f'[[encoders]]\nid = "mine"\nsimcnn = "{path}"\ndim = 128\n')
-    assert get_spec("mine").dim == 128
+    assert get_spec("mine", settings=current()).dim == 128
     write_simcnn(path, user_info(dim=64))                    # changed after the config was read
     with pytest.raises(EncoderError, match="64 wide now, was 128"):
-        build_encoder("mine", device="cpu")
+        build_encoder("mine", device="cpu", settings=current())

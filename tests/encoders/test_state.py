@@ -56,12 +56,12 @@ def test_build_encoder_refuses_with_a_clear_message():
 
 
 # ----------------------------------------------------------------------------- embedding
-def test_embedding_is_the_state_exactly_without_a_model_or_cache(demo, monkeypatch):
+def test_embedding_is_the_state_exactly_without_a_model_or_cache(demo, monkeypatch, tmp_path):
     import s2r.encoders.build as build_mod  # every build goes through build_encoder
 
     monkeypatch.setattr(build_mod, "build_encoder",
                         lambda *a, **k: pytest.fail("a model was built"))
-    cache = Cache()
+    cache = Cache(tmp_path / "cache")
     seen = []
     Z = embed_frameset(demo, "state", cache=cache,
                        progress=lambda done, total, msg="": seen.append((done, total)))

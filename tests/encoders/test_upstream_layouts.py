@@ -44,6 +44,7 @@ import torch.nn.functional as F
 from s2r.encoders import build_encoder, get_spec
 from s2r.encoders.weights import file_format
 from tests.helpers.state_dicts import synthetic
+from s2r.settings import current
 
 IN_MEAN = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
 IN_STD = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
@@ -278,8 +279,8 @@ def test_upstream_layout_loads_strictly(encoder_id, _weights):
     _save(raw, path)
     del raw
     assert get_spec(encoder_id).weights_file.rsplit(".", 1)[0] == name.rsplit(".", 1)[0]
-    assert file_format(encoder_id) == kind
-    enc = build_encoder(encoder_id, device="cpu")
+    assert file_format(encoder_id, settings=current()) == kind
+    enc = build_encoder(encoder_id, device="cpu", settings=current())
     assert enc.weights_path == str(path)
     _check_loaded(enc, expected)
     if encoder_id in FORWARDS:
@@ -303,8 +304,8 @@ def test_torchvision_files_placed_by_hand_load_into_the_timm_backbones(arch, _we
     raw, expected, kind = torchvision_file(arch, seed=5)
     path = _weights / TORCHVISION_FILES[arch]
     _save(raw, path)
-    assert file_format(arch) == kind
-    enc = build_encoder(arch, device="cpu")
+    assert file_format(arch, settings=current()) == kind
+    enc = build_encoder(arch, device="cpu", settings=current())
     _check_loaded(enc, expected)
     capsys.readouterr()
     assert main(["weights", "verify"]) == 0
@@ -450,4 +451,4 @@ def test_a_torchvision_file_of_a_timm_trained_backbone_is_refused_with_its_keys(
     raw = synthetic(_tv("efficientnet_b0"), seed=7)
     _save(raw, _weights / "efficientnet-b0.pth")
     with pytest.raises(EncoderError, match="does not match the architecture: missing keys"):
-        build_encoder("efficientnet-b0", device="cpu")
+        build_encoder("efficientnet-b0", device="cpu", settings=current())

@@ -8,6 +8,7 @@ import pytest
 from s2r.errors import MetricError
 from s2r.metrics.params import ScoreParams
 from s2r.pipeline import score_encoder, score_encoders
+from s2r.settings import current
 
 
 def test_score_encoder_on_the_demo_is_cached(small_demo, monkeypatch):
@@ -15,7 +16,7 @@ def test_score_encoder_on_the_demo_is_cached(small_demo, monkeypatch):
     from s2r.pipeline import scores
 
     params = ScoreParams(n_boot=20)
-    cache = Cache()
+    cache = Cache(current().cache_dir)
     r = score_encoder(small_demo, "pixels", params=params, cache=cache, device="cpu")
     assert r["encoder"]["id"] == "pixels" and r["encoder"]["dim"] == 3072
     assert r["encoder"]["random_init"] is False and r["encoder"]["status"] == "ready"

@@ -32,6 +32,11 @@ function-local import is still an edge (it only hides it from a reader). Rules:
    naming one, an import of ``s2r_dashboard``, or an edit of ``sys.path`` (``sys.path.insert``
    and the other list methods, an assignment, ``from sys import path``, ``site.addsitedir``).
    A plain ``import ui...`` from ``s2r/`` is a layer breach (rule 2).
+8. settings at the edges: only the modules of :data:`SETTINGS_EDGES` (the CLI, the pipeline's
+   entry points, the dashboard) get the settings with :func:`s2r.settings.current`; every other
+   module takes them as an argument (an import of ``current`` counts, however it is spelled:
+   ``from s2r.settings import current``, ``s2r.settings.current``, ``settings.current`` of
+   ``from s2r import settings``).
 """
 
 from __future__ import annotations
@@ -71,6 +76,11 @@ LAYERS = (
 )
 #: The one module that reads the environment.
 SETTINGS = "s2r.settings"
+#: The modules that may call ``s2r.settings.current()`` (rule 8): the settings themselves, the
+#: CLI and its commands, the pipeline's entry points (``s2r.pipeline``, the closed loop's
+#: ``validate``), the dashboard.
+SETTINGS_EDGES = (SETTINGS, "s2r.cli", "s2r.commands", "s2r.pipeline",
+                  "s2r.closedloop.validation", "ui", "app_pages", "app")
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
@@ -249,6 +259,42 @@ def environment_readers(root: Path = ROOT) -> list[str]:
     return out
 
 
+def _settings_aliases(tree: ast.AST) -> tuple[set, set]:
+    """(names bound to ``s2r.settings.current``, names bound to the ``s2r.settings`` module)
+    by the imports of ``tree``."""
+    functions, modules_ = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == SETTINGS and not node.level:
+            functions |= {a.asname or a.name for a in node.names if a.name in ("current", "*")}
+        elif isinstance(node, ast.ImportFrom) and node.module == PACKAGE and not node.level:
+            modules_ |= {a.asname or a.name for a in node.names if a.name == "settings"}
+        elif isinstance(node, ast.Import):
+            modules_ |= {a.asname for a in node.names if a.name == SETTINGS and a.asname}
+    return functions, modules_
+
+
+def settings_readers(root: Path = ROOT) -> list[str]:
+    """Rule 8: ``module:line`` of every use of ``s2r.settings.current`` outside
+    :data:`SETTINGS_EDGES`."""
+    out = []
+    for module, path in modules(root).items():
+        if _within(module, SETTINGS_EDGES):
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        functions, settings_modules = _settings_aliases(tree)
+        for node in ast.walk(tree):
+            hit = (isinstance(node, ast.ImportFrom) and node.module == SETTINGS
+                   and any(a.name in ("current", "*") for a in node.names)
+                   or isinstance(node, ast.Name) and node.id in functions
+                   and isinstance(node.ctx, ast.Load)
+                   or isinstance(node, ast.Attribute) and node.attr == "current"
+                   and (ast.unparse(node.value) in settings_modules
+                        or ast.unparse(node.value) == SETTINGS))
+            if hit:
+                out.append(f"{module}:{node.lineno}")
+    return sorted(set(out), key=lambda m: (m.rsplit(":", 1)[0], int(m.rsplit(":", 1)[1])))
+
+
 def long_modules(root: Path = ROOT, limit: int = MAX_LINES,
                  ui_limit: int = MAX_UI_LINES) -> list[str]:
     """Library modules over ``limit`` lines and ``ui`` modules over ``ui_limit``, as
@@ -334,6 +380,8 @@ def problems(root: Path = ROOT) -> list[str]:
             + [f"private: {v}" for v in private_violations(edges)]
             + [f"private name: {v}" for v in private_name_imports(root)]
             + [f"environment read outside {SETTINGS}: {m}" for m in environment_readers(root)]
+            + [f"settings read below the edges (take them as an argument): {m}"
+               for m in settings_readers(root)]
             + [f"too long: {m}" for m in long_modules(root)]
             + [f"library reaches the dashboard: {m}" for m in dashboard_reaches(root)])
 
@@ -346,7 +394,8 @@ def main() -> int:
         edges = graph()
         print(f"ok: {len(edges)} modules, {sum(map(len, edges.values()))} import edges, "
               f"no cycle, layers kept, no private module or name imported across packages, "
-              f"only {SETTINGS} reads the environment, every module <= {MAX_LINES} lines (ui: "
+              f"only {SETTINGS} reads the environment, only the edges call settings.current(), "
+              f"every module <= {MAX_LINES} lines (ui: "
               f"<= {MAX_UI_LINES}), the library never reaches the dashboard")
     return 1 if found else 0
 

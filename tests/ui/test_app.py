@@ -516,6 +516,7 @@ def test_download_button_fetches_missing_weights_from_the_mirror(tmp_path, monke
     import os
 
     from s2r.encoders import status
+    from s2r.settings import current
     from tests.helpers.release_site import Handler, Site, serving, vip_checkpoint
 
     Handler.site = Site()
@@ -528,11 +529,11 @@ def test_download_button_fetches_missing_weights_from_the_mirror(tmp_path, monke
         at = open_app()
         at.run()
         no_exception(at)
-        assert status("vip").state == "weights-missing"
+        assert status("vip", settings=current()).state == "weights-missing"
         (button,) = [b for b in at.button if b.key == S.HOME_DOWNLOAD]
         button.click().run()
         no_exception(at)
-    assert status("vip").state == "ready"
+    assert status("vip", settings=current()).state == "ready"
     weights = os.environ["S2R_WEIGHTS_DIR"]
     assert sorted(os.listdir(weights)) == ["manifest.json", "vip_resnet50.pt"]
     assert not [b for b in at.button if b.key == S.HOME_DOWNLOAD]  # nothing missing any more

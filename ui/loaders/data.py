@@ -9,14 +9,13 @@ from typing import Optional, Sequence
 import numpy as np
 import streamlit as st
 
+from s2r.settings import current
 from ui.state import Spec, spec_key
 
 
 def cache_root() -> str:
     """Absolute path of the disk cache (``$S2R_CACHE_DIR`` or ``./cache``)."""
-    from s2r.cache import default_cache_dir
-
-    return str(Path(default_cache_dir()).resolve())
+    return str(Path(current().cache_dir).resolve())
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -42,14 +41,14 @@ def _frameset(key: str, image_key: Optional[str], action_key: Optional[str],
     from s2r.datasets import load_dataset
 
     return load_dataset(_spec(key), image_key=image_key, action_key=action_key,
-                        state_key=state_key)
+                        state_key=state_key, settings=current())
 
 
 @st.cache_data(ttl=2, max_entries=8, show_spinner=False)
 def _stamp(key: str) -> bytes:
     from s2r.datasets import storage_identity
 
-    return storage_identity(_spec(key))
+    return storage_identity(_spec(key), settings=current())
 
 
 def load_frameset(spec: Spec, keys: Optional[dict] = None):

@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 import streamlit as st
 
+from s2r.settings import current
 from ui import state as S
 from ui.loaders.data import cache_at, cache_root
 
@@ -15,7 +16,7 @@ from ui.loaders.data import cache_at, cache_root
 def _encoder(encoder_id: str, device: str):
     from s2r.encoders import build_encoder
 
-    return build_encoder(encoder_id, device=device)
+    return build_encoder(encoder_id, device=device, settings=current())
 
 
 def device() -> str:
@@ -42,7 +43,8 @@ def embedder(encoder_id: str):
     (the ``state`` reference: nothing to build)."""
     from s2r.encoders import get_spec
 
-    return get_encoder(encoder_id) if get_spec(encoder_id).has_image_model else encoder_id
+    image_model = get_spec(encoder_id, settings=current()).has_image_model
+    return get_encoder(encoder_id) if image_model else encoder_id
 
 
 @st.cache_data(ttl=60, show_spinner=False)
@@ -58,17 +60,19 @@ def downloads_possible() -> bool:
     from s2r.encoders.fetch import mirror
     from s2r.encoders.locate import hub_offline
 
-    return bool(mirror()) or (not hub_offline() and _hub_reachable())
+    settings = current()
+    return bool(mirror(settings)) or (not hub_offline(settings) and _hub_reachable())
 
 
 def encoder_table(ids: Sequence[str]) -> list[dict]:
     """Registry metadata and weight status of each encoder id, one dict per id."""
     from s2r.encoders import get_spec, status
 
+    settings = current()
     rows = []
     for eid in ids:
-        spec = get_spec(eid)
-        st_ = status(eid)
+        spec = get_spec(eid, settings=settings)
+        st_ = status(spec, settings=settings)
         rows.append({"encoder": spec.id, "name": spec.name, "table_number": spec.table_number,
                      "architecture": spec.architecture, "pretraining_group": spec.pretraining_group,
                      "pretraining_data": spec.pretraining_data, "params_m": spec.params_m,
@@ -82,8 +86,10 @@ def offline_encoders() -> list:
     controls of every architecture)."""
     from s2r.encoders import list_encoders, status
 
-    ready = [s.id for s in list_encoders() if str(status(s.id).state) == "ready"]
-    randoms = [s.id for s in list_encoders("*@random", include_random=True)]
+    settings = current()
+    ready = [s.id for s in list_encoders(settings=settings)
+             if str(status(s, settings=settings).state) == "ready"]
+    randoms = [s.id for s in list_encoders("*@random", include_random=True, settings=settings)]
     return ready + [r for r in randoms if r not in ready]
 
 
@@ -93,7 +99,7 @@ def _embeddings(root: str, fingerprint: str, encoder_id: str, _frameset,
     from s2r.embed import embed_frameset
 
     return embed_frameset(_frameset, embedder(encoder_id), cache=cache_at(root),
-                          precision=precision)
+                          precision=precision, settings=current())
 
 
 def embeddings(frameset, encoder_id: str, *, precision: str = "auto") -> np.ndarray:

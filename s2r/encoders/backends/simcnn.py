@@ -83,7 +83,7 @@ def _minutes(spec) -> int:
     return _control(spec).minutes
 
 
-def control_file(spec) -> Optional[Path]:
+def control_file(spec, settings=None) -> Optional[Path]:
     """The weights file of the built-in control ``spec`` when it is one s2r trained for that
     control (:func:`recipe_mismatch`); ``None`` when nothing is at its path (it is trained on
     first use).
@@ -97,7 +97,7 @@ def control_file(spec) -> Optional[Path]:
     """
     from s2r.encoders.simcnn import SimCNNFileError, read_simcnn_meta, shown
 
-    path = expected_path(spec)
+    path = expected_path(spec, settings)
     retrain = (f"delete it and s2r trains {spec.id} again on first use (about "
                f"{_minutes(spec)} CPU-minutes)")
     try:
@@ -125,14 +125,14 @@ def control_file(spec) -> Optional[Path]:
     return path
 
 
-def train_control(spec, path: Path, progress=None) -> Path:
+def train_control(spec, path: Path, progress=None, settings=None) -> Path:
     """Train the built-in control ``spec`` on its world's randomised frames and save it at
     ``path`` (atomically; its :func:`control_recipe` in the metadata). When another process
     saved it meanwhile, that file is used if it is the control (:func:`control_file`)."""
     from s2r.encoders.simcnn import save_simcnn, train_simcnn
     from s2r.worlds import control
 
-    writable_weights_dir()          # a weights folder that is a file fails before training
+    writable_weights_dir(settings)  # a weights folder that is a file fails before training
     world, c = control(spec.id)
     # the world's expert episodes at the control's frame size (resized like every frame the
     # encoder embeds), labelled with the task state: what the camera must supply (the
@@ -147,7 +147,7 @@ def train_control(spec, path: Path, progress=None) -> Path:
     try:
         save_simcnn(path, state_dict, info, exclusive=True)
     except FileExistsError:
-        found = control_file(spec)
+        found = control_file(spec, settings)
         if found is None:
             raise EncoderError(f"{spec.id}: its weights file {path} came and went while it "
                                "was trained; run the command again") from None
@@ -168,33 +168,33 @@ class SimCNNBackend(FileBackend):
     def random_library(self, spec) -> str:
         return "torch"
 
-    def status(self, spec) -> EncoderStatus:
+    def status(self, spec, settings=None) -> EncoderStatus:
         from s2r.encoders.simcnn_specs import CONTROLS
 
         if spec.id not in CONTROLS:
-            return file_status(spec)
+            return file_status(spec, settings)
+        path = expected_path(spec, settings)
         try:
-            found = control_file(spec)
+            found = control_file(spec, settings)
         except EncoderError as exc:
-            return EncoderStatus("weights-missing", str(exc), str(expected_path(spec)))
+            return EncoderStatus("weights-missing", str(exc), str(path))
         if found is not None:
             return EncoderStatus("ready", f"weights file {found}", str(found))
         return EncoderStatus("ready", f"trained on first use (about {_minutes(spec)} minutes on "
-                                      f"one core), then kept at {expected_path(spec)}",
-                             str(expected_path(spec)))
+                                      f"one core), then kept at {path}", str(path))
 
-    def resolve_weights(self, spec, *, allow_download: bool = True):
+    def resolve_weights(self, spec, *, allow_download: bool = True, settings=None):
         from s2r.encoders.simcnn import read_simcnn_meta
         from s2r.encoders.simcnn_specs import CONTROLS
 
         if spec.id in CONTROLS:
-            found = control_file(spec)
+            found = control_file(spec, settings)
             if found is not None:
                 return found
             if not allow_download:
                 raise EncoderError(f"{spec.id}: not trained yet (trained on first use)")
-            return train_control(spec, expected_path(spec))
-        path = super().resolve_weights(spec, allow_download=allow_download)
+            return train_control(spec, expected_path(spec, settings), settings=settings)
+        path = super().resolve_weights(spec, allow_download=allow_download, settings=settings)
         info = read_simcnn_meta(path)       # checked again: the file may have changed
         if info["dim"] != spec.dim:
             raise EncoderError(f"encoder {spec.id!r}: {path} is {info['dim']} wide now, was "
