@@ -188,6 +188,8 @@ def _not_ours(layout: Layout) -> Optional[str]:
     if len(names) > PEEK_NAMES:
         return f"holds more than {PEEK_NAMES} entries"
     other = sorted(name for name, own in names if not own)
+    if other == [MARKER_NAME] and _is_marked(layout):
+        return None           # another process wrote the marker between the two reads
     if other:
         more = f" and {len(other) - 1} more" if len(other) > 1 else ""
         return f"holds {quoted(other[0], 60)}{more}"
