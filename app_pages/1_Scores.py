@@ -10,10 +10,10 @@ from s2r.metrics import catalogue
 from s2r.figures import scores as charts
 from s2r.figures import tables as score_tables
 from s2r.figures.projection import projection_frame, projection_scatter
-from ui import compute, figures, guards, page_url, tables, widgets
+from ui import compute, figures, guards, live_tsne, page_url, tables, widgets
 from ui import state as S
 from ui.events import selected_values
-from ui.loaders import projection, saliency
+from ui.loaders import saliency
 
 frameset, records = guards.results_page(
     "Scores",
@@ -106,12 +106,16 @@ else:
                                   f"s2r_saliency_{chosen}", S.SCORES_SALIENCY_FIGURE)
         with right:
             st.markdown("**t-SNE of sim and real embeddings** (joint map)")
-            with st.spinner(f"t-SNE of {chosen} (cached after the first time)..."):
-                proj = projection.projection(frameset, chosen, mode="joint")
+            chart, note = st.empty(), st.empty()  # each snapshot of the live t-SNE, then the map
+            proj = live_tsne.live_projection(
+                frameset, chosen, widget_key=S.SCORES_TSNE_LIVE,
+                draw=live_tsne.chart_drawer(chart, note, frameset, str(row["label"])))
             tsne = projection_scatter(projection_frame(frameset, proj), title=str(row["label"]),
                                       subtitle=f"mixing number {proj.mixing:.2f} "
                                                "(1 = sim and real fully mixed)")
-            st.altair_chart(tsne, width="stretch", key=S.SCORES_TSNE)
+            chart.altair_chart(tsne, width="stretch", key=S.SCORES_TSNE)
+            note.caption(live_tsne.outcome(proj))
+            live_tsne.finish_button(proj, frameset, chosen, widget_key=S.SCORES_TSNE_LIVE)
             figures.chart_download(tsne, f"s2r_tsne_{chosen}", S.SCORES_TSNE_FIGURE)
             st.page_link("app_pages/2_Projection.py", label="More t-SNE options",
                          icon=":material/bubble_chart:")

@@ -445,11 +445,9 @@ def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
         coords[~is_sim] = np.asarray(placed)
     report(progress, total, total, "done" if stopped_at is None else "stopped")
     warnings = []
-    if stopped_at is not None:
-        warnings.append(f"t-SNE stopped at iteration {stopped_at} of at most "
-                        f"{early_exaggeration_iter + n_iter}: the map so far, not converged"
-                        + (" (real frames are placed into a finished map only)"
-                           if mode == "place-real" else ""))
+    if stopped_at is not None and mode == "place-real":
+        warnings.append(f"t-SNE stopped at iteration {stopped_at}: the sim map so far; real "
+                        "frames are placed into a finished map only")
     if perp < perplexity:
         warnings.append(f"perplexity lowered from {perplexity:g} to {perp:.3g}: t-SNE needs "
                         f"more than 3 x perplexity frames and {n_fit} are fitted")
