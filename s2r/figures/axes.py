@@ -27,8 +27,9 @@ from s2r.metrics import catalogue
 OFF_SCALE = "off scale"
 #: Columns :func:`mark_off_scale` adds: the marker's text ("" when in range), the tooltip's.
 MARK_COL, NOTE_COL = "off_scale", "off_scale_note"
-#: Arrows of the marker, by channel and side (-1: below the axis, +1: above).
-_ARROWS = {("x", -1): "◀", ("x", 1): "▶", ("y", -1): "▼", ("y", 1): "▲"}
+#: Arrows of the marker, by channel and side (-1: below the axis, +1: above): the pointers of
+#: WGL4, which every font figures use has (Liberation Sans, Helvetica, DejaVu).
+_ARROWS = {("x", -1): "\u25c4", ("x", 1): "\u25ba", ("y", -1): "\u25bc", ("y", 1): "\u25b2"}
 #: Room left around the data inside the range (a share of the data's span).
 PAD = 0.06
 

@@ -82,7 +82,7 @@ def test_off_scale_points_get_a_marker_with_their_value_and_a_note_with_their_in
     x = axes.score_axis("dis", df["dis"])
     y = axes.score_axis("transfer_score_skill", df["transfer_score_skill"])
     marked = axes.mark_off_scale(df, {"x": ("dis", x), "y": ("transfer_score_skill", y)})
-    assert marked[axes.MARK_COL].tolist() == ["", "\u25c0 off scale \u22124.00 \u25bc \u221231.23"]
+    assert marked[axes.MARK_COL].tolist() == ["", "\u25c4 off scale \u22124.00 \u25bc \u221231.23"]
     note = marked[axes.NOTE_COL].iloc[1]
     assert "Domain invariance (DIS) -4.000 is below the axis (-1 to 1): drawn at its edge" in note
     assert ("Transfer skill (sim probe on real) -31.234 [-35.000, -28.500] is below the axis "

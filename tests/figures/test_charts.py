@@ -247,4 +247,4 @@ def test_validation_scatters_clip_their_score_axis():
                     if "scale" in layer["encoding"].get("x", {})]
         assert x_scales and all(s["domain"][0] == -1.0 and s["clamp"] for s in x_scales)
         texts = [r.get("off_scale") for d in spec["datasets"].values() for r in d]
-        assert "\u25c0 off scale \u221212.00" in texts
+        assert "\u25c4 off scale \u221212.00" in texts
