@@ -34,7 +34,8 @@ page_url.sync([page_url.Option("show", S.PROJECTION_ENCODERS, {e: e for e in ids
                                most=3),
                page_url.Option("mode", S.PROJECTION_MODE, {m: m for m in MODES}),
                page_url.Option("perplexity", S.PROJECTION_PERPLEXITY,
-                               {str(p): p for p in PERPLEXITIES})])
+                               {str(p): p for p in PERPLEXITIES}),
+               page_url.bool_option("all_frames", S.PROJECTION_ALL_FRAMES)])
 c1, c2, c3 = st.columns([3, 3, 2])
 chosen = c1.multiselect("Encoders (up to 3)", ids, key=S.PROJECTION_ENCODERS,
                         format_func=widgets.encoder_label, max_selections=3)

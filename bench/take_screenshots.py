@@ -7,11 +7,13 @@ per page. Needs Debian's chromium (``make browser-deps``).
     .venv/bin/python bench/take_screenshots.py            # the app's default demo and encoders
     .venv/bin/python bench/take_screenshots.py --quick    # a tiny demo, two encoders
 
-The Validation page needs ``python -m s2r validate`` run first (minutes per encoder); give its
-cache folder and dataset spec to add ``validation.png`` (``--only-validation``: just that)::
+The Validation page needs ``s2r validate`` run first (minutes per encoder); give its cache
+folder and dataset spec (and its ``--encoders``, if not the default set) to add
+``validation.png`` (``--only-validation``: just that)::
 
     .venv/bin/python bench/take_screenshots.py --validation-cache VAL/cache \
-        --validation-demo demo:episodes=8,steps=16,height=96,width=128
+        --validation-demo demo:episodes=8,steps=16,height=96,width=128 \
+        --validation-encoders state,pixels,efficientnet-lite0
 """
 
 from __future__ import annotations
@@ -54,13 +56,14 @@ def open_page(page, label: str, ready_text: str) -> None:
     wait_idle(page)
 
 
-def shoot_validation(cache_dir: str, spec: str, out: Path) -> None:
-    """``validation.png``: the Validation page on a cache ``python -m s2r validate`` filled
-    (default page settings), with the saliency of a rollout step of the second encoder."""
+def shoot_validation(cache_dir: str, spec: str, out: Path, encoders: str | None = None) -> None:
+    """``validation.png``: the Validation page on a cache ``s2r validate`` filled (default
+    page settings; ``encoders``: the run's ``--encoders``, put in the page URL's ``ids=``),
+    with the saliency of a rollout step of the second encoder."""
     env = {"S2R_CACHE_DIR": str(cache_dir), "S2R_DEMO_SPEC": spec,
            "S2R_DEFAULT_ENCODERS": "pixels"}
     with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
-        page.goto(url.rstrip("/") + "/Validation")
+        page.goto(url.rstrip("/") + "/Validation" + (f"?ids={encoders}" if encoders else ""))
         page.get_by_text("Which score predicts real").first.wait_for(timeout=600_000)
         wait_idle(page)
         page.get_by_text("Saliency of this frame").first.click()
@@ -82,10 +85,13 @@ def main(argv=None) -> int:
                              "Validation page")
     parser.add_argument("--validation-demo", default=None, metavar="SPEC",
                         help="the demo spec that run used")
+    parser.add_argument("--validation-encoders", default=None, metavar="A,B,...",
+                        help="the --encoders of that run (default: the page's default set)")
     parser.add_argument("--only-validation", action="store_true")
     args = parser.parse_args(argv)
     if args.validation_cache:
-        shoot_validation(args.validation_cache, args.validation_demo or "demo", args.out)
+        shoot_validation(args.validation_cache, args.validation_demo or "demo", args.out,
+                         args.validation_encoders)
         if args.only_validation:
             return 0
     if args.quick:
