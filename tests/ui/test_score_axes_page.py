@@ -7,6 +7,7 @@ import json
 
 from s2r.metrics import catalogue
 from tests.ui.apptest import ENCODERS, no_exception, open_app, use_env
+from tests.ui.test_app import _chart_data
 from ui import state as S
 
 
@@ -21,12 +22,14 @@ def test_the_scores_scatter_is_clipped_and_says_its_ranges(computed, monkeypatch
     for y in ("transfer_score_skill", "action_score_heldout"):
         at.radio(key=S.SCORES_Y).set_value(y).run()
         no_exception(at)
-        spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+        chart = at.get("vega_lite_chart")[0]
+        spec = json.loads(chart.proto.spec)
         points = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "point")
         scale = points["encoding"]["y"]["scale"]
         low, high = catalogue.axis_range(y)
         assert scale["clamp"] and low <= scale["domain"][0] < scale["domain"][1] <= high
-        rows = spec["datasets"][points["data"]["name"]]
+        # Streamlit sends the chart's data as Arrow beside the spec, not in it.
+        rows = _chart_data(chart, points["data"]["name"]).to_dict("records")
         assert {r["encoder"] for r in rows} == set(ENCODERS)    # every encoder drawn
         for r in rows:                                          # off scale <=> marked
             off = not low <= r[y] <= high
