@@ -56,6 +56,22 @@ def open_page(page, label: str, ready_text: str) -> None:
     wait_idle(page)
 
 
+def shoot_live_projection(page, url: str, out: Path) -> Path:
+    """``projection_live.png``: the Projection page while t-SNE optimises a map not yet
+    cached (perplexity 50: the map above used the default 30), shot at the first snapshot
+    after the early-exaggeration phase began (its caption says the iteration and the KL)."""
+    page.set_viewport_size({"width": WIDTH, "height": 1100})
+    page.goto(url.rstrip("/") + "/Projection?perplexity=50")
+    page.get_by_text("t-SNE iteration").first.wait_for(timeout=300_000)
+    page.mouse.move(5, 5)
+    path = out / "projection_live.png"
+    page.screenshot(path=str(path))
+    page.get_by_text("Mixing number").first.wait_for(timeout=300_000)  # it then finishes
+    page.set_viewport_size({"width": WIDTH, "height": 1000})
+    print(f"wrote {path}", flush=True)
+    return path
+
+
 def shoot_validation(cache_dir: str, spec: str, out: Path, encoders: str | None = None) -> None:
     """``validation.png``: the Validation page on a cache ``s2r validate`` filled (default
     page settings; ``encoders``: the run's ``--encoders``, put in the page URL's ``ids=``),
@@ -137,6 +153,7 @@ def main(argv=None) -> int:
 
         open_page(page, "Compare", "Encoder agreement")
         shoot(page, "compare", args.out)
+        shoot_live_projection(page, url, args.out)  # a new session: last
     print(f"done in {time.perf_counter() - start:.0f} s")
     return 0
 
