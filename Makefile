@@ -1,9 +1,11 @@
 # s2r: one-command set-up. Every target installs what is missing and nothing more:
-# the virtualenv is rebuilt only when requirements*.txt change (stamp file).
+# the virtualenv is rebuilt only when requirements*.txt change (stamp file), the project is
+# installed into it (editable) only when its packaging changes or it points elsewhere.
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.s2r-installed
+EDITABLE := $(VENV)/.s2r-editable
 PORT   ?= 8501
 
 .PHONY: setup browser-deps run test test-fast lint docs docs-build bench clean-cache
@@ -14,7 +16,19 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-ray.txt
 	$(BIN)/python -m pip install -r requirements.txt -r requirements-dev.txt -r requirements-ray.txt
 	@touch $@
 
+# The project itself, editable (this checkout's files, no copy): `s2r ...`, `python -m s2r`
+# and `s2r app` then work from any folder once the venv is active (or as $(BIN)/s2r).
+# Installed again when the packaging changes or the venv's install points at another
+# checkout (the stamp holds the checkout's path: a venv shared by several clones follows the
+# one that ran make last). No dependency is resolved here (requirements*.txt did that) and
+# nothing is downloaded (the venv's own setuptools builds it).
 setup: $(STAMP)
+	@if [ "$$(cat $(EDITABLE) 2>/dev/null)" != "$(CURDIR)" ] || [ pyproject.toml -nt $(EDITABLE) ] \
+	    || [ setup.py -nt $(EDITABLE) ]; then \
+	  echo "$(BIN)/python -m pip install --no-deps --no-build-isolation --editable ."; \
+	  $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --editable . \
+	    && echo "$(CURDIR)" > $(EDITABLE); \
+	fi
 
 # Debian's Chromium for the real-browser test (Playwright drives it; no browser download).
 browser-deps:
@@ -55,4 +69,4 @@ bench: setup
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
 clean-cache:
-	$(BIN)/python -m s2r cache clear
+	$(BIN)/s2r cache clear

@@ -7,13 +7,14 @@ import streamlit as st
 
 from s2r.errors import S2RError
 from s2r.metrics import catalogue
+from s2r.figures import axes
 from s2r.figures import scores as charts
 from s2r.figures import tables as score_tables
 from s2r.figures.projection import projection_frame, projection_scatter
-from ui import compute, figures, guards, page_url, tables, widgets
+from ui import compute, figures, guards, live_tsne, page_url, tables, widgets
 from ui import state as S
 from ui.events import selected_values
-from ui.loaders import projection, saliency
+from ui.loaders import saliency
 
 frameset, records = guards.results_page(
     "Scores",
@@ -35,7 +36,9 @@ state.setdefault(S.SCORES_LABELS, True)
 y_choices = catalogue.shorts("y")
 page_url.sync([page_url.Option("y", S.SCORES_Y, {c: c for c in y_choices}),
                page_url.bool_option("intervals", S.SCORES_ERRORBARS),
-               page_url.bool_option("labels", S.SCORES_LABELS)])
+               page_url.bool_option("labels", S.SCORES_LABELS),
+               page_url.Option("rank", S.SCORES_RANK_METRIC,
+                               {k: k for k in catalogue.ranked_keys()})])
 c1, c2, c3 = st.columns([4, 1, 1])
 y = c1.radio("Action score (y axis)", list(y_choices), key=S.SCORES_Y, horizontal=True,
              format_func=y_choices.get,
@@ -57,7 +60,8 @@ figures.chart_download(chart, f"s2r_scores_{y}", S.SCORES_FIGURE)
 st.caption("Colour: architecture (CNN blue, Transformer orange, as in the paper; grey raw "
            "pixels, green the robot-state reference). Shape: pretraining data (circle = "
            "manipulation, square = general, triangle = none: random init, pixels, state). Size: "
-           "parameters. Hover a point for every metric with its 95% interval and its tier.")
+           "parameters. Hover a point for every metric with its 95% interval and its tier. "
+           + axes.range_note(["dis", y]))
 note = score_tables.not_estimable_note(list(records.values()), y)
 if note:
     st.warning(note)
@@ -106,12 +110,16 @@ else:
                                   f"s2r_saliency_{chosen}", S.SCORES_SALIENCY_FIGURE)
         with right:
             st.markdown("**t-SNE of sim and real embeddings** (joint map)")
-            with st.spinner(f"t-SNE of {chosen} (cached after the first time)..."):
-                proj = projection.projection(frameset, chosen, mode="joint")
+            chart, note = st.empty(), st.empty()  # each snapshot of the live t-SNE, then the map
+            proj = live_tsne.live_projection(
+                frameset, chosen, widget_key=S.SCORES_TSNE_LIVE,
+                draw=live_tsne.chart_drawer(chart, note, frameset, str(row["label"])))
             tsne = projection_scatter(projection_frame(frameset, proj), title=str(row["label"]),
                                       subtitle=f"mixing number {proj.mixing:.2f} "
                                                "(1 = sim and real fully mixed)")
-            st.altair_chart(tsne, width="stretch", key=S.SCORES_TSNE)
+            chart.altair_chart(tsne, width="stretch", key=S.SCORES_TSNE)
+            note.caption(live_tsne.outcome(proj))
+            live_tsne.finish_button(proj, frameset, chosen, widget_key=S.SCORES_TSNE_LIVE)
             figures.chart_download(tsne, f"s2r_tsne_{chosen}", S.SCORES_TSNE_FIGURE)
             st.page_link("app_pages/2_Projection.py", label="More t-SNE options",
                          icon=":material/bubble_chart:")

@@ -1,4 +1,5 @@
-"""Projection: live t-SNE of sim vs real embeddings, per encoder; click a point to see it."""
+"""Projection: live t-SNE of sim vs real embeddings, per encoder (the map drawn as it
+optimises, with a Stop that keeps it); click a point to see it."""
 
 from __future__ import annotations
 
@@ -6,11 +7,10 @@ import streamlit as st
 
 from s2r.errors import S2RError
 from s2r.figures.projection import projection_frame, projection_scatter
-from ui import figures, guards, page_url, projection_map, widgets
+from ui import figures, guards, live_tsne, page_url, projection_map, widgets
 from ui import state as S
 from ui.loaders import data, encoders
 from ui.loaders import projection as maps
-from ui.progress import progress_bar
 
 frameset, records = guards.results_page(
     "Projection",
@@ -34,7 +34,8 @@ page_url.sync([page_url.Option("show", S.PROJECTION_ENCODERS, {e: e for e in ids
                                most=3),
                page_url.Option("mode", S.PROJECTION_MODE, {m: m for m in MODES}),
                page_url.Option("perplexity", S.PROJECTION_PERPLEXITY,
-                               {str(p): p for p in PERPLEXITIES})])
+                               {str(p): p for p in PERPLEXITIES}),
+               page_url.bool_option("all_frames", S.PROJECTION_ALL_FRAMES)])
 c1, c2, c3 = st.columns([3, 3, 2])
 chosen = c1.multiselect("Encoders (up to 3)", ids, key=S.PROJECTION_ENCODERS,
                         format_func=widgets.encoder_label, max_selections=3)
@@ -66,28 +67,32 @@ clicked = None
 per_domain = None if all_frames else cap
 for col, eid in zip(cols, chosen):
     with col:
-        bar = st.progress(0.0, text=f"t-SNE of {eid}")
-        progress = progress_bar(bar, default="t-SNE")
-
+        # Title and legend of the WebGL map (deck.gl draws neither): the colours of
+        # projection_map.COLORS; t-SNE axes carry no units, so none are drawn. One chart
+        # placeholder: each snapshot of the live t-SNE, then the finished (clickable) map.
+        head, chart, note = st.empty(), st.empty(), st.empty()
+        title = f"**t-SNE of {widgets.encoder_label(eid)}**"
+        legend = "domain: :blue[●] sim :red[●] real"
+        head.markdown(f"{title} · mixing number when the map is done · {legend}")
+        live = dict(mode=mode, perplexity=perplexity, max_per_domain=per_domain,
+                    widget_key=f"{S.PROJECTION_LIVE}.{eid}")
         try:
-            proj = maps.projection(frameset, eid, mode=mode, perplexity=perplexity,
-                                      max_per_domain=per_domain, progress=progress)
+            proj = live_tsne.live_projection(
+                frameset, eid, draw=live_tsne.deck_drawer(chart, note, frameset), **live)
         except S2RError as exc:
-            bar.empty()
+            chart.empty()
             st.error(f"{eid}: {exc}")
             continue
-        bar.empty()
-        # Title and legend of the WebGL map (deck.gl draws neither): the colours of
-        # projection_map.COLORS; t-SNE axes carry no units, so none are drawn.
-        st.markdown(f"**t-SNE of {widgets.encoder_label(eid)}** · mixing number "
-                    f"{proj.mixing:.2f} · domain: :blue[●] sim :red[●] real")
-        event = st.pydeck_chart(
+        head.markdown(f"{title} · mixing number {proj.mixing:.2f} · {legend}")
+        event = chart.pydeck_chart(
             maps.projection_deck(frameset, proj, (eid, mode, perplexity, per_domain,
                                                   encoders.precision())),
             on_select="rerun", selection_mode="single-object", height=projection_map.HEIGHT,
             key=f"{S.PROJECTION_MAP}.{eid}.{mode}.{perplexity}.{per_domain or 'all'}")
-        st.caption(projection_map.describe_sample(len(proj), n_frames) + " Sim blue, real "
-                   "red; drag to pan, scroll to zoom, click a point to see its frame.")
+        note.caption(f"{live_tsne.outcome(proj)}. "
+                     + projection_map.describe_sample(len(proj), n_frames) + " Sim blue, real "
+                     "red; drag to pan, scroll to zoom, click a point to see its frame.")
+        live_tsne.finish_button(proj, frameset, eid, **live)
         # The same map as a static figure (SVG/PDF/PNG, rendered only when asked for).
         chart = projection_scatter(
             projection_frame(frameset, proj), title=widgets.encoder_label(eid),

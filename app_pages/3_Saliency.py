@@ -23,8 +23,16 @@ ids = widgets.saliency_encoders(records)
 if not ids:
     guards.nothing_computed("saliency maps of the computed encoders", " with an image model")
 
+PICK_MODES = {"pair": "By episode and step", "random": "Random sample"}
+state.setdefault(S.SALIENCY_N_SAMPLES, 3)
+state.setdefault(S.SALIENCY_SAMPLE_SEED, 0)
 page_url.sync([page_url.Option("method", S.SALIENCY_METHOD, {m: m for m in METHODS}),
                page_url.Option("target", S.SALIENCY_TARGET, {t: t for t in saliency.TARGETS}),
+               page_url.Option("action_dim", S.SALIENCY_ACTION_DIM,
+                               {str(j): j for j in range(len(frameset.action_names))}),
+               page_url.Option("frames", S.SALIENCY_PICK_MODE, PICK_MODES),
+               page_url.Option("pairs", S.SALIENCY_N_SAMPLES, {str(n): n for n in range(1, 7)}),
+               page_url.Option("seed", S.SALIENCY_SAMPLE_SEED, page_url.IntRange(0, 10_000)),
                *page_url.pair_options(frameset, S.SALIENCY_PAIR_KEYS)])
 with st.container(border=True):
     c1, c2, c3 = st.columns([3, 2, 3])
@@ -43,17 +51,16 @@ with st.container(border=True):
         action_dim = st.selectbox("Action dimension", range(len(names)), key=S.SALIENCY_ACTION_DIM,
                                   format_func=lambda j: f"{j}: {names[j]}")
     p1, p2 = st.columns([2, 5])
-    pick_mode = p1.radio("Frames", ["By episode and step", "Random sample"],
-                         key=S.SALIENCY_PICK_MODE)
+    pick_mode = p1.radio("Frames", list(PICK_MODES.values()), key=S.SALIENCY_PICK_MODE)
     with p2:
-        if pick_mode == "By episode and step":
+        if pick_mode == PICK_MODES["pair"]:
             e_col, s_col = st.columns(2)
             pairs = [widgets.pair_picker(frameset, S.SALIENCY_PAIR_KEYS, episode_box=e_col,
                                          step_box=s_col)]
         else:
             s1, s2 = st.columns(2)
-            n = s1.slider("Pairs", 1, 6, 3, key=S.SALIENCY_N_SAMPLES)
-            seed = s2.number_input("Sample seed", 0, 10_000, 0, key=S.SALIENCY_SAMPLE_SEED)
+            n = s1.slider("Pairs", 1, 6, key=S.SALIENCY_N_SAMPLES)
+            seed = s2.number_input("Sample seed", 0, 10_000, step=1, key=S.SALIENCY_SAMPLE_SEED)
             sims = frameset.indices("sim")
             rng = np.random.default_rng(int(seed))
             picks = np.sort(rng.choice(sims, size=min(int(n), sims.size), replace=False))
@@ -79,8 +86,10 @@ figures.colorbar()
 figures.grid_download([figures.pair_row(frameset, encoder_id, s, r, method=method, target=target,
                                         action_dim=action_dim, label=f"sim {s} / real {r}")
                        for s, r in pairs], f"s2r_saliency_{encoder_id}_{target}", S.SALIENCY_FIGURE)
+finite = [a for a in agreements if a is not None and np.isfinite(a)]  # flat maps: none
 if len(agreements) > 1:
-    st.metric("Mean sim/real agreement", widgets.fmt(float(np.nanmean(agreements)), 2))
+    st.metric("Mean sim/real agreement", widgets.fmt(float(np.mean(finite)) if finite else None,
+                                                     2))
 if frameset.domain.size and not frameset.has_masks:
     st.caption("This dataset has no task-relevant masks, so focus cannot be computed.")
 st.page_link("app_pages/4_Compare.py", label="Compare with another encoder on this pair",

@@ -7,6 +7,7 @@ import streamlit as st
 
 from s2r.cache import NotCached
 from s2r.errors import S2RError
+from s2r.figures import axes
 from s2r.figures import validation as V
 from s2r.metrics import catalogue
 from s2r.settings import current
@@ -150,6 +151,7 @@ score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=S.VALID
 scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
 st.altair_chart(scatter, width="stretch")
 figures.chart_download(scatter, f"s2r_validation_{score}", S.VALIDATION_FIGURE)
+st.caption(axes.range_note([score]))
 gap_pick = st.radio("Correlations at", ["all", *gaps], horizontal=True, key=S.VALIDATION_CORR_GAP,
                     format_func=lambda g: "all gaps" if g == "all" else f"gap {g:g}")
 st.dataframe(V.correlation_table(report, gap_pick, outcome), width="stretch", hide_index=True)

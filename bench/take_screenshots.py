@@ -7,11 +7,13 @@ per page. Needs Debian's chromium (``make browser-deps``).
     .venv/bin/python bench/take_screenshots.py            # the app's default demo and encoders
     .venv/bin/python bench/take_screenshots.py --quick    # a tiny demo, two encoders
 
-The Validation page needs ``python -m s2r validate`` run first (minutes per encoder); give its
-cache folder and dataset spec to add ``validation.png`` (``--only-validation``: just that)::
+The Validation page needs ``s2r validate`` run first (minutes per encoder); give its cache
+folder and dataset spec (and its ``--encoders``, if not the default set) to add
+``validation.png`` (``--only-validation``: just that)::
 
     .venv/bin/python bench/take_screenshots.py --validation-cache VAL/cache \
-        --validation-demo demo:episodes=8,steps=16,height=96,width=128
+        --validation-demo demo:episodes=8,steps=16,height=96,width=128 \
+        --validation-encoders state,pixels,efficientnet-lite0
 """
 
 from __future__ import annotations
@@ -54,13 +56,30 @@ def open_page(page, label: str, ready_text: str) -> None:
     wait_idle(page)
 
 
-def shoot_validation(cache_dir: str, spec: str, out: Path) -> None:
-    """``validation.png``: the Validation page on a cache ``python -m s2r validate`` filled
-    (default page settings), with the saliency of a rollout step of the second encoder."""
+def shoot_live_projection(page, url: str, out: Path) -> Path:
+    """``projection_live.png``: the Projection page while t-SNE optimises a map not yet
+    cached (perplexity 50: the map above used the default 30), shot at the first snapshot
+    after the early-exaggeration phase began (its caption says the iteration and the KL)."""
+    page.set_viewport_size({"width": WIDTH, "height": 1100})
+    page.goto(url.rstrip("/") + "/Projection?perplexity=50")
+    page.get_by_text("t-SNE iteration").first.wait_for(timeout=300_000)
+    page.mouse.move(5, 5)
+    path = out / "projection_live.png"
+    page.screenshot(path=str(path))
+    page.get_by_text("Mixing number").first.wait_for(timeout=300_000)  # it then finishes
+    page.set_viewport_size({"width": WIDTH, "height": 1000})
+    print(f"wrote {path}", flush=True)
+    return path
+
+
+def shoot_validation(cache_dir: str, spec: str, out: Path, encoders: str | None = None) -> None:
+    """``validation.png``: the Validation page on a cache ``s2r validate`` filled (default
+    page settings; ``encoders``: the run's ``--encoders``, put in the page URL's ``ids=``),
+    with the saliency of a rollout step of the second encoder."""
     env = {"S2R_CACHE_DIR": str(cache_dir), "S2R_DEMO_SPEC": spec,
            "S2R_DEFAULT_ENCODERS": "pixels"}
     with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
-        page.goto(url.rstrip("/") + "/Validation")
+        page.goto(url.rstrip("/") + "/Validation" + (f"?ids={encoders}" if encoders else ""))
         page.get_by_text("Which score predicts real").first.wait_for(timeout=600_000)
         wait_idle(page)
         page.get_by_text("Saliency of this frame").first.click()
@@ -82,10 +101,13 @@ def main(argv=None) -> int:
                              "Validation page")
     parser.add_argument("--validation-demo", default=None, metavar="SPEC",
                         help="the demo spec that run used")
+    parser.add_argument("--validation-encoders", default=None, metavar="A,B,...",
+                        help="the --encoders of that run (default: the page's default set)")
     parser.add_argument("--only-validation", action="store_true")
     args = parser.parse_args(argv)
     if args.validation_cache:
-        shoot_validation(args.validation_cache, args.validation_demo or "demo", args.out)
+        shoot_validation(args.validation_cache, args.validation_demo or "demo", args.out,
+                         args.validation_encoders)
         if args.only_validation:
             return 0
     if args.quick:
@@ -131,6 +153,7 @@ def main(argv=None) -> int:
 
         open_page(page, "Compare", "Encoder agreement")
         shoot(page, "compare", args.out)
+        shoot_live_projection(page, url, args.out)  # a new session: last
     print(f"done in {time.perf_counter() - start:.0f} s")
     return 0
 

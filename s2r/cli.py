@@ -326,7 +326,7 @@ def path_error_line(exc: OSError) -> Optional[str]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m s2r",
+        prog="s2r",
         description="Score pretrained vision encoders for sim-to-real transfer of robot policies.")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -22,8 +22,8 @@ Pipeline of :func:`project`
    FFT-accelerated interpolation from 10,000 on), every core, ``early_exaggeration_iter`` (250)
    iterations at exaggeration 12 with learning rate ``N / 12``, then up to ``n_iter``
    iterations with learning rate ``N`` that **stop early** once the KL divergence falls by less
-   than ``kl_tol`` (relative) over :data:`_CALLBACK_EVERY` iterations. The KL divergence
-   reached is :attr:`Projection.kl_divergence`.
+   than ``kl_tol`` (relative) over :data:`s2r.tsne.CHECK_EVERY` iterations. The KL
+   divergence reached is :attr:`Projection.kl_divergence`.
 
    - ``mode="joint"``: fit all selected frames together (the paper's plot).
    - ``mode="place-real"``: fit the map on the sim frames only, then place each real frame
@@ -37,6 +37,18 @@ Pipeline of :func:`project`
 
 The mixing number is computed in the ``pca_dim``-dimensional PCA space (the space t-SNE's
 neighbourhoods come from), never on the 2-D map, and always on every frame.
+
+Live maps
+---------
+``project(..., on_snapshot=fn)`` calls ``fn(iteration, Y, kl)`` with the map so far: first
+the PCA initialisation (iteration 0, ``kl`` NaN) right after step 1, before the neighbour
+search and the affinities (at 50,000 frames those take seconds; the PCA a fraction of one),
+then every :data:`s2r.tsne.SNAPSHOT_EVERY` iterations of both phases. ``Y`` is a float32 copy
+of shape ``(n_fit, 2)``, one row per row of :func:`map_rows` (the sim frames only in
+``place-real`` mode). The final map is the same with and without a callback. ``fn`` returning
+True stops the optimisation: the map so far is returned with ``params["converged"] = False``
+and ``params["stopped_at"]`` (iterations done); in ``place-real`` mode it holds the sim
+frames only (real frames are placed into a finished map).
 
 Everything here is a function of arrays. Projecting a FrameSet's embeddings, cached by
 (embeddings key, parameters), is the pipeline's job (:func:`s2r.pipeline.project_frameset`).
@@ -53,6 +65,7 @@ from s2r.errors import MetricError
 from s2r.checks import check_choice, check_embeddings, check_number
 from s2r.progress import ProgressCallback, report
 from s2r.settings import prefer_passive_openmp
+from s2r.tsne import SnapshotCallback, pca_initialization, run_tsne
 
 # openTSNE's threads are OpenMP threads (its own libgomp, read when openTSNE is first
 # imported). libgomp's default lets idle threads spin between the thousands of short parallel
@@ -65,9 +78,7 @@ prefer_passive_openmp()
 MODES = ("joint", "place-real")
 #: Bump when the computation changes in a way that invalidates cached projections.
 PROJECTION_VERSION = 3
-_CALLBACK_EVERY = 50   # iterations between KL checks (progress and early stop)
 _TRANSFORM_ITER = 250  # openTSNE's TSNEEmbedding.transform default n_iter
-EARLY_EXAGGERATION = 12.0  # openTSNE's TSNE(early_exaggeration="auto") for N > 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,6 +113,11 @@ class Projection:
 
     def __len__(self) -> int:
         return int(self.indices.size)
+
+    @property
+    def converged(self) -> bool:
+        """False for a map whose optimisation a snapshot callback stopped (the map so far)."""
+        return bool(self.params.get("converged", True))
 
     def to_json(self) -> dict:
         """JSON-ready form (what the cache stores)."""
@@ -265,101 +281,47 @@ def _spread_quota(rows: np.ndarray, groups: np.ndarray, quota: int, rng) -> np.n
                            for a, b, t in zip(starts[:-1], starts[1:], take) if t])
 
 
+def map_rows(domain, *, mode: str = "joint", max_per_domain: Optional[int] = None,
+             episode=None, seed: int = 0) -> np.ndarray:
+    """Rows :func:`project` fits its t-SNE map on, in the order of a snapshot's rows: the
+    :func:`stratified_subsample`, its sim rows only in ``place-real`` mode.
+
+    Returns
+    -------
+    ndarray of shape (n_fit,), int64
+    """
+    domain = np.asarray(domain).astype(str)
+    sel = stratified_subsample(domain, max_per_domain, episode=episode, seed=seed)
+    return sel if mode == "joint" else sel[domain[sel] == "sim"]
+
+
 def pca_reduce(X: np.ndarray, dim: int, seed: int) -> np.ndarray:
     """PCA of ``X`` to ``min(dim, n - 1, D)`` components (no-op when D is already small).
 
     Fitted in ``X``'s own precision (float32 embeddings are not copied to float64: at
     50,000 x 2,048 that copy alone is 800 MB); the ``(n, dim)`` result is float64, what
-    openTSNE computes in.
+    openTSNE computes in. BLAS runs one thread: on this project's shared 2 cores OpenBLAS's
+    two spinning threads made the PCA 2-7x slower (50,000 x 512: 2.1 s vs 0.32-0.40 s, load
+    average 3-5), and the PCA comes before the first map a live t-SNE shows.
     """
     from sklearn.decomposition import PCA
+    from threadpoolctl import threadpool_limits
 
     n_comp = min(int(dim), X.shape[0] - 1, X.shape[1])
     if X.shape[1] <= n_comp:
         return X.astype(np.float64)
     if X.dtype not in (np.float32, np.float64):
         X = X.astype(np.float64)
-    return PCA(n_components=n_comp, random_state=seed).fit_transform(X).astype(np.float64)
-
-
-class _KLPlateau:
-    """openTSNE callback: stop once the KL divergence fell by less than ``tol`` (relative)
-    since the previous check; keeps the last KL seen.
-
-    openTSNE stops the optimisation when a callback returns True (``TSNEEmbedding.optimize``,
-    openTSNE/tsne.py); the callbacks see the KL divergence every ``callbacks_every_iters``.
-    """
-
-    def __init__(self, tol: float):
-        self.tol, self.last, self.stopped_at = float(tol), None, None
-
-    def __call__(self, iteration, error, embedding) -> bool:
-        previous, self.last = self.last, float(error)
-        if previous is not None and previous - self.last < self.tol * previous:
-            self.stopped_at = int(iteration)
-            return True
-        return False
-
-
-def run_tsne(X: np.ndarray, *, affinities=None, perplexity: float = 30.0, seed: int = 0,
-             n_iter: int = 750, early_exaggeration_iter: int = 250, kl_tol: float = 0.005,
-             n_jobs: int = -1, on_check=None):
-    """openTSNE's two phases on ``X`` (its documented step-by-step use), with early stop.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Input of the PCA initialisation (and of the affinities when ``affinities`` is None).
-    affinities : openTSNE.affinity.Affinities, optional
-        Precomputed affinities (default: openTSNE's own ``PerplexityBasedNN`` of ``X``).
-    n_iter : int
-        Most iterations of the normal phase (learning rate ``n``); it stops earlier once the
-        KL divergence falls by less than ``kl_tol`` over :data:`_CALLBACK_EVERY` iterations
-        (``kl_tol=0``: never).
-    early_exaggeration_iter : int
-        Iterations at exaggeration 12, learning rate ``n / 12``, momentum 0.5.
-    on_check : callable, optional
-        Called as ``(iterations done, KL)`` every :data:`_CALLBACK_EVERY` iterations.
-
-    Returns
-    -------
-    embedding : openTSNE.TSNEEmbedding of shape (n, 2)
-    n_iter_run : int
-        Normal-phase iterations run.
-    """
-    from openTSNE import TSNE
-
-    done = 0
-
-    def report_check(iteration, error, embedding):
-        nonlocal done
-        done += _CALLBACK_EVERY
-        if on_check is not None:
-            on_check(done, float(error))
-        return False
-
-    plateau = _KLPlateau(kl_tol)
-    tsne = TSNE(n_components=2, perplexity=perplexity, initialization="pca",
-                random_state=seed, n_jobs=n_jobs, negative_gradient_method="auto",
-                callbacks_every_iters=_CALLBACK_EVERY, verbose=False)
-    embedding = tsne.prepare_initial(X, affinities=affinities)
-    # openTSNE's TSNE.fit, phase by phase (openTSNE/tsne.py): learning_rate "auto" is
-    # max(200, n / exaggeration) in each phase.
-    embedding = embedding.optimize(early_exaggeration_iter, exaggeration=EARLY_EXAGGERATION,
-                                   momentum=0.5, inplace=True, callbacks=[report_check])
-    done = early_exaggeration_iter
-    callbacks = [report_check, plateau] if kl_tol > 0 else [report_check]
-    embedding = embedding.optimize(n_iter, exaggeration=None, momentum=0.8, inplace=True,
-                                   callbacks=callbacks)
-    n_run = plateau.stopped_at if plateau.stopped_at is not None else n_iter
-    return embedding, int(n_run)
+    with threadpool_limits(limits=1, user_api="blas"):
+        return PCA(n_components=n_comp, random_state=seed).fit_transform(X).astype(np.float64)
 
 
 def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
             max_per_domain: Optional[int] = None, perplexity: float = 30.0, pca_dim: int = 50,
             seed: int = 0, k: int = 15, n_iter: int = 750, early_exaggeration_iter: int = 250,
             kl_tol: float = 0.005, n_jobs: int = -1,
-            progress: Optional[ProgressCallback] = None) -> Projection:
+            progress: Optional[ProgressCallback] = None,
+            on_snapshot: Optional[SnapshotCallback] = None) -> Projection:
     """t-SNE map of sim and real embeddings (see the module docstring for the pipeline).
 
     Parameters
@@ -398,6 +360,12 @@ def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
         Threads of the neighbour search and openTSNE (-1: every core).
     progress : ProgressCallback, optional
         Called as ``(iterations done, total iterations, message)``.
+    on_snapshot : callable, optional
+        ``on_snapshot(iteration, Y, kl)``: the map so far (module docstring, "Live maps"):
+        ``Y`` a float32 copy of shape ``(n_fit, 2)`` in the order of :func:`map_rows`, first
+        the PCA initialisation (iteration 0, ``kl`` NaN) before the neighbour search, then
+        every 10 iterations. Returning True stops the optimisation and returns the map so
+        far (``converged`` False).
 
     Returns
     -------
@@ -423,7 +391,8 @@ def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
     ds = domain[sel]
     n_sim, n_real = int((ds == "sim").sum()), int((ds == "real").sum())
     is_sim = ds == "sim"
-    fit = sel if mode == "joint" else sel[is_sim]
+    fit = map_rows(domain, mode=mode, max_per_domain=max_per_domain, episode=episode,
+                   seed=seed)
     n_fit = fit.size
     perp = float(min(perplexity, (n_fit - 1) / 3.0))
     k_aff = min(n_fit - 1, int(3 * perp))          # openTSNE's PerplexityBasedNN k
@@ -432,6 +401,10 @@ def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
     total = early_exaggeration_iter + n_iter + (_TRANSFORM_ITER if mode == "place-real" else 0)
     report(progress, 0, total, "PCA")
     X = pca_reduce(Z, pca_dim, seed)
+    # openTSNE's own PCA initialisation, computed first: the first map to show.
+    init = pca_initialization(X[fit], seed)
+    stopped_at = 0 if on_snapshot is not None and on_snapshot(
+        0, init.astype(np.float32), float("nan")) else None
     report(progress, 0, total, "nearest neighbours")
     # One exact search serves the mixing number and, when every frame is fitted jointly,
     # t-SNE's affinities too.
@@ -450,12 +423,19 @@ def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
     def on_check(done, kl):
         report(progress, min(done, total), total, f"t-SNE (KL {kl:.3f})")
 
-    embedding, n_run = run_tsne(X[fit], affinities=affinities, perplexity=perp, seed=seed,
-                                n_iter=n_iter, early_exaggeration_iter=early_exaggeration_iter,
-                                kl_tol=kl_tol, n_jobs=n_jobs, on_check=on_check)
-    kl = float(embedding.kl_divergence)
+    if stopped_at is None:
+        embedding, n_run, stopped_at = run_tsne(
+            X[fit], affinities=affinities, initialization=init, perplexity=perp, seed=seed,
+            n_iter=n_iter, early_exaggeration_iter=early_exaggeration_iter, kl_tol=kl_tol,
+            n_jobs=n_jobs, on_check=on_check, on_snapshot=on_snapshot)
+        kl = float(embedding.kl_divergence)
+    else:  # stopped on the PCA map
+        embedding, n_run, kl = init, 0, float("nan")
+    if stopped_at is not None:  # the map so far: not placed into, never cached as final
+        sel, ds, is_sim = fit, domain[fit], domain[fit] == "sim"
+        n_sim, n_real = int(is_sim.sum()), int((~is_sim).sum())
     coords = np.empty((sel.size, 2), dtype=np.float32)
-    if mode == "joint":
+    if mode == "joint" or stopped_at is not None:
         coords[:] = np.asarray(embedding)
     else:
         placed = embedding.transform(X[sel[~is_sim]], perplexity=min(5.0, (n_sim - 1) / 3.0),
@@ -463,8 +443,11 @@ def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
         # transform() re-centres the sim map in place: read sim coordinates afterwards.
         coords[is_sim] = np.asarray(embedding)
         coords[~is_sim] = np.asarray(placed)
-    report(progress, total, total, "done")
+    report(progress, total, total, "done" if stopped_at is None else "stopped")
     warnings = []
+    if stopped_at is not None and mode == "place-real":
+        warnings.append(f"t-SNE stopped at iteration {stopped_at}: the sim map so far; real "
+                        "frames are placed into a finished map only")
     if perp < perplexity:
         warnings.append(f"perplexity lowered from {perplexity:g} to {perp:.3g}: t-SNE needs "
                         f"more than 3 x perplexity frames and {n_fit} are fitted")
@@ -481,6 +464,8 @@ def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
               "early_exaggeration_iter": int(early_exaggeration_iter),
               "n_sim": n_sim, "n_real": n_real, "n_frames": int(Z.shape[0]),
               "n_frames_sim": n_all_sim, "n_frames_real": n_all_real,
-              "version": PROJECTION_VERSION}
+              "version": PROJECTION_VERSION, "converged": stopped_at is None}
+    if stopped_at is not None:
+        params["stopped_at"] = int(stopped_at)
     return Projection(coords=coords, indices=rows[sel], domain=ds, mixing=mixing,
                       kl_divergence=kl, params=params)

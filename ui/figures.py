@@ -18,12 +18,15 @@ _FORMATS = (("SVG", "svg", "image/svg+xml"), ("PDF", "pdf", "application/pdf"),
 
 
 def _buttons(render: Callable[[str], bytes], name: str, key: str, what: str) -> None:
-    cols = st.columns([1.6, 1, 1, 1, 6], vertical_alignment="center")
-    cols[0].caption(f"{what} for a paper:")
-    for col, (label, fmt, mime) in zip(cols[1:], _FORMATS):
-        col.download_button(label, (lambda fmt=fmt: render(fmt)), f"{name}.{fmt}", mime,
+    # One wrapping row sized by its content: in a narrow column the buttons flow onto the
+    # next line whole, instead of columns squeezing the text letter by letter and the
+    # buttons' labels away.
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row.caption(f"{what} for a paper:", width="content")
+    for label, fmt, mime in _FORMATS:
+        row.download_button(label, (lambda fmt=fmt: render(fmt)), f"{name}.{fmt}", mime,
                             key=f"{key}.{fmt}", icon=":material/download:", type="tertiary",
-                            on_click="ignore",
+                            on_click="ignore", width="content",
                             help=f"{label}: one column of a two-column paper (8 pt text)")
 
 

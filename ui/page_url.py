@@ -10,8 +10,9 @@ on every run :func:`publish_url` writes them to the URL with the shared ones
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import streamlit as st
 
@@ -44,6 +45,62 @@ class Option:
     values: Mapping[str, Any]
     many: bool = False
     most: int = 0
+
+
+class IntRange(Mapping):
+    """The whole numbers ``low..high`` as the texts a link may say (``"0"`` ... ``"10000"``),
+    without listing them: a text is one of them only when written as Python writes the number
+    (no sign on 0, no leading zero, no other digits than 0-9), so a hostile value (``-1``,
+    ``007``, ``1e3``, 5,000 digits) is refused before any conversion."""
+
+    def __init__(self, low: int, high: int):
+        self.low, self.high = int(low), int(high)
+
+    def _number(self, text) -> Any:
+        if not isinstance(text, str) or not 0 < len(text) <= len(str(self.high)) + 1:
+            return None
+        if not (text.isascii() and text.lstrip("-").isdigit()):
+            return None
+        value = int(text)
+        return value if str(value) == text and self.low <= value <= self.high else None
+
+    def __contains__(self, text) -> bool:
+        return self._number(text) is not None
+
+    def __getitem__(self, text) -> int:
+        value = self._number(text)
+        if value is None:
+            raise KeyError(text)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return (str(v) for v in range(self.low, self.high + 1))
+
+    def __len__(self) -> int:
+        return self.high - self.low + 1
+
+    def text_of(self, value) -> Any:
+        """The text of ``value`` (None when it is not one of the numbers)."""
+        ok = isinstance(value, int) and not isinstance(value, bool) \
+            and self.low <= value <= self.high
+        return str(value) if ok else None
+
+    def __str__(self) -> str:
+        return f"a whole number from {self.low} to {self.high}"
+
+
+def _allowed(option: Option) -> str:
+    """What a warning says the option may be."""
+    if isinstance(option.values, IntRange):
+        return str(option.values)
+    return ", ".join(option.values)
+
+
+def _text_of(values: Mapping[str, Any], value: Any) -> Any:
+    """The text a link says for ``value`` (None: none)."""
+    if isinstance(values, IntRange):
+        return values.text_of(value)
+    return next((t for t, v in values.items() if v == value), None)
 
 
 def bool_option(param: str, key: str) -> Option:
@@ -100,9 +157,10 @@ def sync(options: Sequence[Option]) -> None:
                 state[option.key] = values if option.many else values[0]
             else:
                 most = f" (at most {option.most})" if option.most else ""
-                st.warning(f"The link's {option.param}={given[-1]!r} is not "
+                shown = given[-1] if len(given[-1]) <= 80 else given[-1][:80] + "..."
+                st.warning(f"The link's {option.param}={shown!r} is not "
                            f"{'made of' if option.many else 'one of'} "
-                           f"{', '.join(option.values)}{most}: using the default.",
+                           f"{_allowed(option)}{most}: using the default.",
                            icon=":material/link_off:")
     publish_url()
 
@@ -117,8 +175,7 @@ def params(state) -> dict:
         if option.key not in state:
             continue
         values = state[option.key] if option.many else [state[option.key]]
-        texts = [next((t for t, v in option.values.items() if v == value), None)
-                 for value in values]
+        texts = [_text_of(option.values, value) for value in values]
         if None not in texts:
             out[option.param] = ",".join(texts)
     return out

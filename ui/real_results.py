@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from s2r.errors import S2RError
+from s2r.figures.axes import range_note
 from s2r.figures.real_results import correlation_table, success_scatter
 from s2r.metrics import catalogue
 from s2r.pipeline.real_results import read_real_results
@@ -87,3 +88,4 @@ def section() -> None:
         chart = success_scatter(rows, score, catalogue.get(score).title)
         st.altair_chart(chart, width="stretch", key=S.VALIDATION_REAL_CHART)
         figures.chart_download(chart, f"s2r_real_results_{score}", S.VALIDATION_REAL_FIGURE)
+        st.caption(range_note([score]))

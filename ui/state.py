@@ -75,6 +75,7 @@ SCORES_RANK_FIGURE = "scores.rank_metric.fig"
 SCORES_SALIENCY_FIGURE = "scores.saliency.fig"
 SCORES_TSNE = "scores.tsne"
 SCORES_TSNE_FIGURE = "scores.tsne.fig"
+SCORES_TSNE_LIVE = "scores.tsne.live"    # prefix of the live t-SNE's stop / finish buttons
 SCORES_CSV = "scores.csv"                # download buttons of the records
 SCORES_JSON = "scores.json"
 
@@ -84,6 +85,10 @@ PROJECTION_PERPLEXITY = "projection.perplexity"
 PROJECTION_ALL_FRAMES = "projection.all_frames"
 PROJECTION_MAP = "projection.map"        # prefix: "<key>.<encoder>.<mode>.<perplexity>.<n>"
 PROJECTION_FIGURE = "projection.fig"     # prefix: "<key>.<encoder>"
+PROJECTION_LIVE = "projection.live"      # prefix: "<key>.<encoder>.stop" / ".finish" buttons
+
+TSNE_JOBS = "tsne.jobs"                  # {map key: ui.live_tsne.Job} running in this session
+TSNE_STOPPED = "tsne.stopped"            # {map key: Projection} maps stopped before the end
 
 SALIENCY_ENCODER = "saliency.encoder"
 SALIENCY_METHOD = "saliency.method"

@@ -56,12 +56,13 @@ def no_image_model_note(encoder_ids: Sequence[str]) -> str:
 
 
 def saliency_encoders(encoder_ids: Sequence[str], *, note: bool = True) -> list[str]:
-    """The ids of ``encoder_ids`` that saliency can explain, in order; with ``note``, an
-    ``st.info`` names the ones left out (the ``state`` reference)."""
+    """The ids of ``encoder_ids`` that saliency can explain, in order; with ``note``, a
+    caption names the ones left out (the ``state`` reference: a fact about the pickers, not
+    a message about the encoder shown, so no info box)."""
     usable = [e for e in encoder_ids if has_image_model(e)]
     left_out = [e for e in encoder_ids if e not in usable]
     if left_out and note:
-        st.info(no_image_model_note(left_out))
+        st.caption(no_image_model_note(left_out))
     return usable
 
 

@@ -26,7 +26,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict:
 
 
 def _section(name: str, parser: argparse.ArgumentParser, level: int) -> list[str]:
-    parser.prog = f"python -m s2r {name}"
+    parser.prog = f"s2r {name}"
     out = [f"{'#' * level} `{name}`", ""]
     if parser.description:
         out += [parser.description, ""]
@@ -37,7 +37,7 @@ def _section(name: str, parser: argparse.ArgumentParser, level: int) -> list[str
 
 
 def cli_markdown() -> str:
-    """The reference: ``python -m s2r --help``, then every command's ``--help``."""
+    """The reference: ``s2r --help``, then every command's ``--help``."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from s2r.cli import build_parser

@@ -143,9 +143,21 @@ def _scores(args, fmt: str) -> bytes:
     with tqdm_progress("score") as progress:
         records = score_encoders(frameset, ids, cache=cache, device=args.device,
                                  progress=progress, settings=settings_from_args(args))
-    chart = charts.score_scatter(charts.scores_frame(records), y=args.y,
-                                 error_bars=not args.no_intervals, labels=not args.no_labels)
+    frame = charts.scores_frame(records)
+    _say_ranges(["dis", args.y], charts.scatter_frame(frame, args.y)[0], "label")
+    chart = charts.score_scatter(frame, y=args.y, error_bars=not args.no_intervals,
+                                 labels=not args.no_labels)
     return chart_bytes(chart, fmt, **_size(args))
+
+
+def _say_ranges(keys, marked, label: str) -> None:
+    """Print the axes' ranges (for the paper's caption) and each point drawn off scale."""
+    from s2r.figures import axes
+
+    print(f"axes: {axes.ranges_text(keys)} (each score's meaningful range; a point beyond is "
+          f"drawn at the edge, marked '{axes.OFF_SCALE}')")
+    for line in axes.off_scale_lines(marked, label):
+        print(f"  off scale: {line}")
 
 
 def _tsne(args, fmt: str) -> bytes:
@@ -245,13 +257,18 @@ def _validation(args, fmt: str) -> bytes:
     from s2r.figures import validation as V
     from s2r.figures.report import read_report
 
+    from s2r.figures.axes import score_rows
+
     report = read_report(args.report, args.score)      # bounded, every field checked
     if report.kind == "real-results":
-        chart = real_results.success_scatter(pd.DataFrame(report.rows), args.score,
+        rows = pd.DataFrame(report.rows)
+        _say_ranges([args.score], score_rows(rows, args.score)[0], "encoder")
+        chart = real_results.success_scatter(rows, args.score,
                                              catalogue.titles().get(args.score, args.score))
         return chart_bytes(chart, fmt, **_size(args))
-    chart = V.success_scatter(V.results_frame(report), args.score,
-                              correlation=report.correlation(args.score))
+    rows = V.results_frame(report)
+    _say_ranges([args.score], score_rows(rows, args.score)[0], "encoder")
+    chart = V.success_scatter(rows, args.score, correlation=report.correlation(args.score))
     return chart_bytes(chart, fmt, **_size(args))
 
 

@@ -9,6 +9,8 @@ from typing import Any, Mapping
 import altair as alt
 import pandas as pd
 
+from s2r.figures import axes
+
 
 def correlation_table(report: Mapping[str, Any], task: str = "all") -> pd.DataFrame:
     """Spearman and Kendall of every score with your real success (one task or all)."""
@@ -33,22 +35,25 @@ def correlation_table(report: Mapping[str, Any], task: str = "all") -> pd.DataFr
 
 
 def success_scatter(rows: pd.DataFrame, score: str, title: str) -> alt.LayerChart:
-    """Your real success (y, Wilson interval when counts are given) against ``score``."""
-    data = rows[pd.to_numeric(rows.get(score), errors="coerce").notna()] \
-        if score in rows else rows[:0]
+    """Your real success (y, Wilson interval when counts are given) against ``score``; the x
+    axis shows at most the score's meaningful range, a point beyond it drawn at the edge and
+    marked off scale (:mod:`s2r.figures.axes`)."""
+    data, x_axis = axes.score_rows(rows, score)
     data = data.assign(task=data["task"].fillna("all"))
     base = alt.Chart(data)
-    x = alt.X(f"{score}:Q", title=title, scale=alt.Scale(zero=False, nice=True, padding=20))
+    x = alt.X(f"{score}:Q", title=title,
+              scale=x_axis.scale(zero=False, nice=True, padding=20))
+    y = alt.Y("success_rate:Q", title="Your real success rate", scale=alt.Scale(domain=[0, 1]))
     color = alt.Color("task:N", title="Task")
     layers = [base.mark_rule(opacity=0.5).encode(x=x, y="success_ci_low:Q",
                                                  y2="success_ci_high:Q", color=color)]
     layers.append(base.mark_point(filled=True, size=90).encode(
-        x=x, y=alt.Y("success_rate:Q", title="Your real success rate",
-                      scale=alt.Scale(domain=[0, 1])), color=color,
+        x=x, y=y, color=color,
         tooltip=["encoder:N", "task:N", alt.Tooltip("success_rate:Q", format=".2f"),
-                 alt.Tooltip(f"{score}:Q", format=".3f")]))
+                 alt.Tooltip(f"{score}:Q", format=".3f"), *axes.off_scale_tooltip(data)]))
     layers.append(base.mark_text(align="left", dx=8, dy=-6, fontSize=10).encode(
         x=x, y="success_rate:Q", text="encoder:N"))
+    layers += axes.off_scale_layers(data, x, y, font_size=10)
     return alt.layer(*layers).properties(
         title=alt.TitleParams(f"Your real success vs {title}", anchor="start",
                               subtitle="One point per encoder (and task); bars: 95% Wilson "

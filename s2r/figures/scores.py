@@ -16,6 +16,8 @@ from typing import Any, Mapping, Optional, Sequence
 import altair as alt
 import pandas as pd
 
+from s2r.figures import axes
+from s2r.figures.axes import fmt_ci
 from s2r.metrics import catalogue
 
 #: Name of the point-selection parameter of the score scatter (the event's key).
@@ -47,17 +49,6 @@ def penalty_note(row: Mapping[str, Any]) -> str:
             notes.append(f"{title} probe: the mean action (no probe) in {share:.0%} of the "
                          "bootstrap replicates, so the score may be its floor")
     return "; ".join(notes)
-
-
-def fmt_ci(row: Mapping[str, Any], col: str) -> str:
-    """``"0.812 [0.790, 0.833]"``: a metric of a row with its CI (``n/a`` when missing)."""
-    value = row.get(col)
-    if value is None or pd.isna(value):
-        return "n/a"
-    lo, hi = row.get(f"{col}_ci_low"), row.get(f"{col}_ci_high")
-    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
-        return f"{value:.3f}"
-    return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def scores_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -147,10 +138,29 @@ def reference_lines(df: pd.DataFrame, y: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["value", "label"])
 
 
+def scatter_frame(df: pd.DataFrame, y: str):
+    """What :func:`score_scatter` draws: ``(rows, x axis, y axis)``, the rows with a value of
+    ``y``, marked where off scale (:func:`s2r.figures.axes.mark_off_scale`), and the DIS and
+    ``y`` axes, each fitted to the points, their intervals and the reference lines within the
+    score's meaningful range (:func:`s2r.figures.axes.score_axis`)."""
+    df = df[pd.to_numeric(df[y], errors="coerce").notna()] if y in df else df.iloc[:0]
+    x_values = axes.columns_values(df, ["dis", "dis_ci_low", "dis_ci_high"])
+    y_cols = [y, f"{y}_ci_low", f"{y}_ci_high"]
+    if y == "action_score_train":
+        y_cols.append("action_score_train_null")
+    y_values = axes.columns_values(df, y_cols) + reference_lines(df, y)["value"].tolist()
+    x_axis, y_axis = axes.score_axis("dis", x_values), axes.score_axis(y, y_values)
+    return axes.mark_off_scale(df, {"x": ("dis", x_axis), "y": (y, y_axis)}), x_axis, y_axis
+
+
 def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
                   error_bars: bool = True, labels: bool = True,
                   selected: Optional[str] = None) -> alt.LayerChart:
     """The paper's Figure 5 as an interactive Altair scatter, with its reference values.
+
+    Both axes show at most their score's meaningful range (:func:`scatter_frame`); an encoder
+    beyond it is drawn at the edge with an *off scale* marker and its value, and its
+    tooltip says the value and interval (:mod:`s2r.figures.axes`).
 
     Parameters
     ----------
@@ -169,7 +179,7 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
     y_titles = catalogue.titles("y")
     if y not in y_titles:
         raise ValueError(f"y must be one of {sorted(y_titles)}, got {y!r}")
-    df = df[pd.to_numeric(df[y], errors="coerce").notna()] if y in df else df.iloc[:0]
+    df, x_axis, y_axis = scatter_frame(df, y)
     arch_dom, arch_rng = _scale_domain(df["arch"], _ARCH_DOMAIN, _ARCH_RANGE)
     grp_dom, grp_rng = _scale_domain(df["group"], _GROUP_DOMAIN, _GROUP_RANGE)
     pick = alt.selection_point(name=PICK, fields=["encoder"], on="click", clear="dblclick")
@@ -186,11 +196,13 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
                 for c, t in catalogue.titles("table").items() if f"{c}_txt" in df]
     if "penalty_note" in df and df["penalty_note"].astype(bool).any():
         tooltip.append(alt.Tooltip("penalty_note:N", title="⚠ Unstable penalty choice"))
+    tooltip += axes.off_scale_tooltip(df)
     base = alt.Chart(df)
-    x_enc = alt.X("dis:Q", title=x_title, scale=alt.Scale(zero=False, padding=30, nice=True),
-                  axis=alt.Axis(tickCount=6))
-    y_enc = alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(zero=False, padding=30, nice=True),
-                  axis=alt.Axis(tickCount=6))
+    # Every layer names the same clamped scales: a value beyond the range sits on the edge.
+    x_scale = x_axis.scale(zero=False, padding=30, nice=True)
+    y_scale = y_axis.scale(zero=False, padding=30, nice=True)
+    x_enc = alt.X("dis:Q", title=x_title, scale=x_scale, axis=alt.Axis(tickCount=6))
+    y_enc = alt.Y(f"{y}:Q", title=y_title, scale=y_scale, axis=alt.Axis(tickCount=6))
     stroke_width = (alt.condition(alt.datum.encoder == selected, alt.value(3), alt.value(0.5))
                     if selected else alt.value(0.5))
     points = base.mark_point(filled=True, opacity=0.85, stroke="black").encode(
@@ -208,27 +220,29 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
     layers = []
     refs = reference_lines(df, y)
     if len(refs):
+        ref_y = alt.Y("value:Q", scale=y_scale)
         rule = alt.Chart(refs).mark_rule(color="#2ca02c", strokeDash=[6, 4], opacity=0.8)
-        layers.append(rule.encode(y="value:Q"))
+        layers.append(rule.encode(y=ref_y))
         layers.append(alt.Chart(refs).mark_text(align="left", baseline="bottom", dx=4, dy=-2,
                                                 color="#2ca02c", fontSize=11).encode(
-            y="value:Q", x=alt.value(0), text="label:N"))
+            y=ref_y, x=alt.value(0), text="label:N"))
     if y == "action_score_train" and "action_score_train_null" in df:
         layers.append(base.mark_tick(color="#d62728", thickness=2, size=26,
                                      orient="horizontal").encode(
-            x="dis:Q", y="action_score_train_null:Q",
+            x=x_enc, y=alt.Y("action_score_train_null:Q", scale=y_scale),
             tooltip=[alt.Tooltip("label:N", title="Encoder"),
                      alt.Tooltip("action_score_train_null:Q", format=".3f",
                                  title="Training AS of shuffled actions (null)")]))
     if error_bars and {"dis_ci_low", f"{y}_ci_low"} <= set(df.columns):
         layers.append(base.mark_rule(color="#555", opacity=0.6).encode(
-            x="dis_ci_low:Q", x2="dis_ci_high:Q", y=f"{y}:Q"))
+            x=alt.X("dis_ci_low:Q", scale=x_scale), x2="dis_ci_high:Q", y=y_enc))
         layers.append(base.mark_rule(color="#555", opacity=0.6).encode(
-            x="dis:Q", y=f"{y}_ci_low:Q", y2=f"{y}_ci_high:Q"))
+            x=x_enc, y=alt.Y(f"{y}_ci_low:Q", scale=y_scale), y2=f"{y}_ci_high:Q"))
     layers.append(points)
     if labels:
         layers.append(base.mark_text(align="left", dx=12, dy=-10, fontSize=12).encode(
-            x="dis:Q", y=f"{y}:Q", text="label:N"))
+            x=x_enc, y=y_enc, text="label:N"))
+    layers += axes.off_scale_layers(df, x_enc, y_enc)
     subtitle = "Up and right is better. Click a point to inspect it."
     if y == "action_score_train":
         subtitle += " Red ticks: each encoder's training AS on shuffled actions (its null)."

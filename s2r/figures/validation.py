@@ -14,6 +14,7 @@ import altair as alt
 import pandas as pd
 
 from s2r.closedloop.report import ValidationReport
+from s2r.figures import axes
 from s2r.metrics import catalogue
 
 
@@ -115,29 +116,35 @@ def success_scatter(df: pd.DataFrame, score: str, *,
                     correlation: Optional[Mapping[str, Any]] = None,
                     outcome: str = "success") -> alt.LayerChart:
     """Real ``outcome`` (y, interval) against ``score`` (x, bootstrap interval): one point
-    per encoder and gap, one colour per gap."""
+    per encoder and gap, one colour per gap. The x axis shows at most the score's meaningful
+    range; a point beyond it is drawn at the edge, marked off scale (:mod:`s2r.figures.axes`).
+    """
     title = catalogue.titles().get(score, score)
-    data = df[pd.to_numeric(df.get(score), errors="coerce").notna()] if score in df else df[:0]
+    data, x_axis = axes.score_rows(df, score)
     col = f"{outcome}_real"
     base = alt.Chart(data)
-    x = alt.X(f"{score}:Q", title=title, scale=alt.Scale(zero=False, nice=True, padding=20))
+    x_scale = x_axis.scale(zero=False, nice=True, padding=20)
+    x = alt.X(f"{score}:Q", title=title, scale=x_scale)
     y = alt.Y(f"{col}:Q", title=OUTCOME_TITLES[outcome], scale=alt.Scale(domain=[0, 1]))
     color = alt.Color("gap_label:N", title="Sim-to-real gap",
                       scale=alt.Scale(scheme="viridis"))
     tooltip = [alt.Tooltip("encoder:N", title="Encoder"), alt.Tooltip("gap:Q", title="Gap"),
                alt.Tooltip(f"{col}:Q", title=f"Real {outcome}", format=".2f"),
                alt.Tooltip(f"{outcome}_sim:Q", title=f"Sim {outcome}", format=".2f"),
-               alt.Tooltip(f"{score}:Q", title=title, format=".3f")]
+               alt.Tooltip(f"{score}:Q", title=title, format=".3f"),
+               *axes.off_scale_tooltip(data)]
     layers = [base.mark_rule(opacity=0.5).encode(x=x, y=f"{col}_ci_low:Q",
                                                  y2=f"{col}_ci_high:Q", color=color)]
     if f"{score}_ci_low" in data:
         layers.append(base.mark_rule(opacity=0.5).encode(
-            x=f"{score}_ci_low:Q", x2=f"{score}_ci_high:Q", y=f"{col}:Q", color=color))
+            x=alt.X(f"{score}_ci_low:Q", scale=x_scale), x2=f"{score}_ci_high:Q",
+            y=f"{col}:Q", color=color))
     layers.append(base.mark_point(filled=True, size=90, opacity=0.9).encode(
         x=x, y=y, color=color, shape=alt.Shape("gap_label:N", title="Sim-to-real gap"),
         tooltip=tooltip))
     layers.append(base.mark_text(align="left", dx=8, dy=-6, fontSize=10).encode(
         x=x, y=f"{col}:Q", text="encoder:N", color=color))
+    layers += axes.off_scale_layers(data, x, y, font_size=10)
     subtitle = "One point per encoder and gap; bars: 95% intervals."
     if correlation and correlation.get("spearman") is not None:
         subtitle += (f" Spearman over the image encoders, all gaps "

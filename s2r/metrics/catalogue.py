@@ -13,6 +13,9 @@ field                meaning
 ``title``            axis and tooltip title
 ``short``            table header and radio-button label
 ``low``, ``high``    the score's range; intervals are clipped to it
+``axis``             the part of it a chart axis shows (its meaningful range; default: the
+                     range): a value beyond is drawn at the axis edge, marked off scale
+                     (:mod:`s2r.figures.axes`), so one outlier cannot squeeze the others
 ``higher_is_better`` the direction a reader should rank it in
 ``interval``         bootstrapped with the record (False: a reference value, no interval)
 ``ranked``           the bootstrap replicates are kept for pairwise comparisons and tiers
@@ -36,7 +39,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, TypedDict
 
 __all__ = ["Score", "SCORES", "VIEWS", "ScoreRecord", "get", "scores", "keys", "interval_keys",
-           "reference_keys", "ranked_keys", "computed_keys", "titles", "shorts", "score_range"]
+           "reference_keys", "ranked_keys", "computed_keys", "titles", "shorts", "score_range",
+           "axis_range"]
 
 #: Where a score can be offered (see the module docstring).
 VIEWS = ("summary", "table", "y", "validation")
@@ -52,6 +56,7 @@ class Score:
     short: str
     low: float = -_INF
     high: float = _INF
+    axis: Optional[tuple[float, float]] = None
     higher_is_better: bool = True
     interval: bool = True
     ranked: bool = False
@@ -65,17 +70,31 @@ class Score:
                              f"expected some of {VIEWS}")
         if not self.low < self.high:
             raise ValueError(f"score {self.key!r}: range [{self.low}, {self.high}] is empty")
+        if self.axis is not None and not (math.isfinite(self.axis[0])
+                                          and math.isfinite(self.axis[1])
+                                          and self.axis[0] < self.axis[1]):
+            raise ValueError(f"score {self.key!r}: axis {self.axis} is not a finite interval")
+
+
+#: Axes of the skills: 0 = the no-information floor, 1 = the robot-state ceiling; -1 = an
+#: error above the floor's by as much as the ceiling's is below it; room above the ceiling.
+SKILL_AXIS = (-1.0, 1.1)
+#: Axes of the raw action scores (an R^2: at most 1; -1 = errors twice the actions' variance)
+#: and of DIS (1 = the same centroids; -1 = a squared centroid distance of 2).
+AS_AXIS = DIS_AXIS = (-1.0, 1.0)
 
 
 def _skill(probe: str, title: str, short: str, **kw) -> Score:
-    return Score(f"{probe}_skill", title, short, ranked=True, **kw)
+    return Score(f"{probe}_skill", title, short, ranked=True, axis=SKILL_AXIS, **kw)
 
 
 def _raw(probe: str, title: str, short: str, **kw) -> tuple[Score, ...]:
     """An action score and its no-information floor and state ceiling."""
-    return (Score(probe, title, short, **kw),
-            Score(f"{probe}_floor", f"{title}: floor (mean action)", f"{short} floor"),
-            Score(f"{probe}_ceiling", f"{title}: ceiling (robot state)", f"{short} ceiling"))
+    return (Score(probe, title, short, axis=AS_AXIS, **kw),
+            Score(f"{probe}_floor", f"{title}: floor (mean action)", f"{short} floor",
+                  axis=AS_AXIS),
+            Score(f"{probe}_ceiling", f"{title}: ceiling (robot state)", f"{short} ceiling",
+                  axis=AS_AXIS))
 
 
 #: Every score, in reading order.
@@ -91,7 +110,7 @@ SCORES: tuple[Score, ...] = (
           views=("table", "y", "validation")),
     _skill("transfer_score_reverse", "Reverse transfer skill (real -> sim)", "Reverse skill"),
     *_raw("transfer_score_reverse", "Reverse transfer AS (raw)", "Reverse AS"),
-    Score("dis", "Domain invariance (DIS)", "DIS", high=1.0, ranked=True,
+    Score("dis", "Domain invariance (DIS)", "DIS", high=1.0, axis=DIS_AXIS, ranked=True,
           views=("summary", "table", "validation")),
     Score("dis_top_component_share", "DIS: share of the top component", "DIS top share",
           0.0, 1.0),
@@ -102,9 +121,10 @@ SCORES: tuple[Score, ...] = (
           higher_is_better=False, views=("table",)),
     Score("domain_separability", "Domain separability (d')", "Sep. d'", higher_is_better=False,
           ranked=True, views=("table",)),
-    Score("action_score_train", "Training AS (paper)", "Train AS", views=("table", "y")),
+    Score("action_score_train", "Training AS (paper)", "Train AS", axis=AS_AXIS,
+          views=("table", "y")),
     Score("action_score_train_null", "Training AS: permutation null", "Train AS null",
-          interval=False),
+          axis=AS_AXIS, interval=False),
     Score("paired_retrieval_chance", "Paired retrieval: chance top-1", "Retrieval chance top-1",
           interval=False),
     Score("paired_retrieval_mrr_chance", "Paired retrieval: chance MRR", "Retrieval chance",
@@ -173,6 +193,16 @@ def score_range(key: str) -> tuple[float, float]:
     except KeyError:
         return -_INF, _INF
     return s.low, s.high
+
+
+def axis_range(key: str) -> tuple[float, float]:
+    """``(low, high)`` a chart axis of ``key`` shows: its ``axis`` where the row gives one,
+    else its range (unbounded for a key the catalogue does not hold)."""
+    try:
+        s = get(key)
+    except KeyError:
+        return -_INF, _INF
+    return s.axis if s.axis is not None else (s.low, s.high)
 
 
 class ScoreRecord(TypedDict, total=False):

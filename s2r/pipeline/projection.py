@@ -1,7 +1,8 @@
 """t-SNE maps of a FrameSet's embeddings: embed (cached), project (cached).
 
 :func:`project_frameset` reads or computes the embeddings (:func:`s2r.embed.embed_frameset`)
-and the map (:func:`s2r.projection.project`, a function of arrays) through the cache.
+and the map (:func:`s2r.projection.project`, a function of arrays) through the cache. A map
+whose optimisation a snapshot callback stopped is returned but never cached.
 """
 
 from __future__ import annotations
@@ -14,6 +15,15 @@ from s2r.embed.keys import get_or_compute
 from s2r.progress import ProgressCallback
 from s2r.projection import PROJECTION_VERSION, Projection, project
 from s2r.settings import current
+from s2r.tsne import SnapshotCallback
+
+
+class _Stopped(Exception):
+    """Leaves the cache's compute step without writing: the map so far is not the map."""
+
+    def __init__(self, projection: Projection):
+        super().__init__("t-SNE stopped by its snapshot callback")
+        self.projection = projection
 
 
 def projection_key(frameset, encoder_id, params: dict, *, precision: str = "auto",
@@ -34,7 +44,8 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
                      early_exaggeration_iter: int = 250, kl_tol: float = 0.005,
                      n_jobs: int = -1, device=None,
                      precision: str = "auto",
-                     progress: Optional[ProgressCallback] = None, settings=None) -> Projection:
+                     progress: Optional[ProgressCallback] = None, settings=None,
+                     on_snapshot: Optional[SnapshotCallback] = None) -> Projection:
     """:func:`s2r.projection.project` of a FrameSet's embeddings, cached.
 
     Embeddings come from :func:`s2r.embed.embed_frameset` (itself cached); the projection is
@@ -54,6 +65,11 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
         Embedding precision (:func:`s2r.embed.embed_frameset`); part of the key.
     settings : s2r.settings.Settings, optional
         Default: :func:`s2r.settings.current` (an entry point); handed down.
+    on_snapshot : callable, optional
+        ``on_snapshot(iteration, Y, kl)`` while the map is computed (not on a cache hit):
+        :func:`s2r.projection.project`'s live maps; ``Y``'s rows are the FrameSet rows
+        :func:`s2r.projection.map_rows` gives. Returning True stops the optimisation: the map
+        so far is returned (``converged`` False) and not cached.
     Other parameters are those of :func:`s2r.projection.project`; ``n_jobs`` is not part of
     the key.
 
@@ -76,8 +92,14 @@ def project_frameset(frameset, encoder_id: str, *, cache=None, mode: str = "join
         frameset, encoder_id, params, precision=precision, device=device, settings=settings)
 
     def compute() -> dict:
-        return project(Z, frameset.domain, episode=frameset.episode, n_jobs=n_jobs,
-                       progress=progress, **params).to_json()
+        proj = project(Z, frameset.domain, episode=frameset.episode, n_jobs=n_jobs,
+                       progress=progress, on_snapshot=on_snapshot, **params)
+        if not proj.converged:
+            raise _Stopped(proj)
+        return proj.to_json()
 
-    return Projection.from_json(get_or_compute(cache, "json", make_key, compute,
-                                               encoder=encoder_id, settings=settings))
+    try:
+        return Projection.from_json(get_or_compute(cache, "json", make_key, compute,
+                                                   encoder=encoder_id, settings=settings))
+    except _Stopped as stopped:
+        return stopped.projection

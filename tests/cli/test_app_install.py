@@ -162,3 +162,75 @@ def test_app_passes_the_dataset_cache_and_port_to_streamlit(tmp_path, monkeypatc
         main(["app", "demo:gap=0.8"])
     assert seen["env"]["S2R_DEMO_SPEC"] == "demo:gap=0.8"
     assert "--server.port=8501" in seen["argv"]
+
+
+# ----------------------------------------------------------------------------- make setup
+def _fresh_venv(where: Path) -> tuple[Path, str]:
+    """A venv without pip whose dependencies (pip, setuptools, torch...) come from this test's
+    environment through a ``.pth`` line: ``(venv, its site-packages)``."""
+    venv = where / "venv"
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    site = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print("
+                           "sysconfig.get_paths()['purelib'])"], check=True,
+                          capture_output=True, text=True, timeout=60).stdout.strip()
+    Path(site, "deps-from-test-env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return venv, site
+
+
+def _help_from(folder: Path, *cmd: str) -> str:
+    """``cmd --help`` run from ``folder`` with nothing of a checkout on the path."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([*cmd, "--help"], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_make_setup_installs_the_checkout_editable_so_s2r_runs_from_any_folder(tmp_path):
+    """Issue 36 item 3: ``make setup`` installs the project into its venv (editable). The
+    Makefile's own target runs on a copy of the checkout (nothing is written into this one)
+    and a fresh venv whose requirements are already in (its stamp is newer than them), so
+    only the project's install runs: then ``VENV/bin/s2r --help`` and ``python -m s2r --help``
+    work from an empty folder and import this copy's ``s2r``; a second ``make setup`` does
+    nothing, unless the venv's install points at another checkout."""
+    src = tmp_path / "clone"
+    for name in (*SOURCES, "Makefile", "requirements-dev.txt"):
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(path, src / name)
+    venv, _ = _fresh_venv(tmp_path)
+    (venv / ".s2r-installed").touch()                     # requirements: already installed
+    make = subprocess.run(["make", "-C", str(src), "setup", f"VENV={venv}"],
+                          capture_output=True, text=True, timeout=600)
+    assert make.returncode == 0, make.stdout + make.stderr
+    assert "--editable ." in make.stdout
+    assert (venv / ".s2r-editable").read_text().strip() == str(src)   # the checkout installed
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert "usage: s2r" in _help_from(elsewhere, str(venv / "bin" / "s2r"))
+    assert "usage: s2r" in _help_from(elsewhere, str(venv / "bin" / "python"), "-m", "s2r")
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import s2r; print(s2r.__file__)"],
+                           cwd=elsewhere, capture_output=True, text=True, timeout=120,
+                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert where.stdout.strip() == str(src / "s2r" / "__init__.py")   # editable: the clone
+    again = subprocess.run(["make", "-C", str(src), "setup", f"VENV={venv}"],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "pip install" not in again.stdout, again.stdout
+    # a venv whose install points at another checkout (shared by two clones) follows this one
+    (venv / ".s2r-editable").write_text("/somewhere/else\n")
+    moved = subprocess.run(["make", "-C", str(src), "setup", f"VENV={venv}"],
+                           capture_output=True, text=True, timeout=600)
+    assert moved.returncode == 0 and "--editable ." in moved.stdout, moved.stdout + moved.stderr
+    assert (venv / ".s2r-editable").read_text().strip() == str(src)
+
+
+def test_the_venvs_s2r_runs_from_another_folder(tmp_path):
+    """After ``make setup`` (``make test`` runs it first), this environment's ``s2r`` command
+    and ``python -m s2r`` work from a folder outside any checkout (whichever checkout the
+    editable install points at)."""
+    bin_dir = Path(sys.executable).parent
+    assert "usage: s2r" in _help_from(tmp_path, str(bin_dir / "s2r"))
+    assert "usage: s2r" in _help_from(tmp_path, sys.executable, "-m", "s2r")

@@ -42,7 +42,7 @@ def test_the_page_marker_is_replaced_and_other_pages_are_untouched():
     page = (ROOT / "docs" / "cli.md").read_text()
     assert hook.MARKER in page
     out = hook.on_page_markdown(page)
-    assert hook.MARKER not in out and "python -m s2r figure scores" in out
+    assert hook.MARKER not in out and "usage: s2r figure scores" in out
     assert hook.on_page_markdown("# other\n") == "# other\n"
 
 

@@ -68,3 +68,19 @@ def png_size(data: bytes) -> tuple[int, int]:
     """(width, height) from a PNG header."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     return struct.unpack(">II", data[16:24])
+
+
+def axis_ticks(svg: str) -> dict[str, list[float]]:
+    """The tick labels of the x and y axes, as numbers (Vega writes minus as U+2212)."""
+    out = {}
+    for body in _group(svg, "mark-text role-axis-label"):
+        ticks = re.findall(r'<text text-anchor="(\w+)" [^>]*>([^<]+)</text>', body)
+        key = "y" if ticks[0][0] == "end" and all(t[0] == "end" for t in ticks) else "x"
+        out[key] = [float(t[1].replace("\u2212", "-").replace(",", "")) for t in ticks]
+    return out
+
+
+def texts(svg: str) -> list[str]:
+    """Every text of the marks (labels, markers), in drawing order."""
+    return [t for body in _group(svg, "mark-text role-mark")
+            for t in re.findall(r"<text[^>]*>([^<]+)</text>", body)]

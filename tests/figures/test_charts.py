@@ -186,3 +186,65 @@ def test_projection_scatter_colours_domains_and_enlarges_the_selected_frame():
     assert enc["color"]["scale"]["domain"] == ["sim", "real"]
     assert enc["size"]["condition"]["value"] == 220
     assert spec["params"][0]["name"] == projection.FRAME_PICK
+
+
+# ----------------------------------------------------------------------------- clipped axes
+def _with_random_init():
+    """RECORDS' two scored encoders and a random-init one far below the skill axis (the
+    issue's ResNet18@random on the demo: transfer skill -3 to -31)."""
+    rand = _record("resnet18@random", name="ResNet18 (random init)", group=None, dis=0.35,
+                   skill=-31.0, transfer_score_skill_ci_low=-40.0,
+                   transfer_score_skill_ci_high=-3.0)
+    return charts.scores_frame(RECORDS[:2] + [rand])
+
+
+def _y_scales(spec):
+    return [layer["encoding"][ch]["scale"] for layer in spec["layer"]
+            for ch in ("y",) if "scale" in layer["encoding"].get(ch, {})]
+
+
+def test_score_scatter_clips_its_axes_and_still_draws_the_outlier_at_the_edge():
+    df = _with_random_init()
+    spec = charts.score_scatter(df).to_dict()
+    scales = _y_scales(spec)
+    assert scales and all(s == scales[0] for s in scales)   # every layer: the same scale
+    low, high = scales[0]["domain"]
+    assert (low, scales[0]["clamp"]) == (-1.0, True) and high <= 1.1
+    points = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "point")
+    drawn = spec["datasets"][points["data"]["name"]]
+    assert {r["encoder"] for r in drawn} == {"resnet18", "pixels", "resnet18@random"}
+    assert "Off scale" in [t["title"] for t in points["encoding"]["tooltip"]]
+    marker = [layer for layer in spec["layer"] if layer["mark"]["type"] == "text"
+              and layer["encoding"].get("text", {}).get("field") == "off_scale"]
+    assert len(marker) == 1
+    [row] = spec["datasets"][marker[0]["data"]["name"]]
+    assert row["encoder"] == "resnet18@random"
+    assert row["off_scale"] == "\u25bc off scale \u221231.00"
+    assert "-31.000 [-40.000, -3.000] is below the axis (-1 to 1.1)" in row["off_scale_note"]
+    # without the outlier nothing is marked, and the axis zooms in on the data
+    calm = charts.score_scatter(charts.scores_frame(RECORDS)).to_dict()
+    assert "Off scale" not in str(calm)
+    assert _y_scales(calm)[0]["domain"][0] > -1.0
+
+
+def test_validation_scatters_clip_their_score_axis():
+    from s2r.figures import real_results, validation
+
+    rows = pd.DataFrame({"encoder": ["a", "b", "r"], "gap": [0.5] * 3,
+                         "transfer_score_skill": [0.2, 0.5, -12.0],
+                         "transfer_score_skill_ci_low": [0.1, 0.4, -20.0],
+                         "transfer_score_skill_ci_high": [0.3, 0.6, -5.0],
+                         "success_real": [0.3, 0.6, 0.0], "success_real_ci_low": [0.2] * 3,
+                         "success_real_ci_high": [0.7] * 3, "success_sim": [0.9] * 3})
+    rows["gap_label"] = "gap 0.5"
+    for chart in (validation.success_scatter(rows, "transfer_score_skill"),
+                  real_results.success_scatter(
+                      rows.assign(task=None, success_rate=rows["success_real"],
+                                  success_ci_low=0.0, success_ci_high=1.0),
+                      "transfer_score_skill", "Transfer skill")):
+        spec = chart.to_dict()
+        x_scales = [layer["encoding"]["x"]["scale"] for layer in spec["layer"]
+                    if "scale" in layer["encoding"].get("x", {})]
+        assert x_scales and all(s["domain"][0] == -1.0 and s["clamp"] for s in x_scales)
+        texts = [r.get("off_scale") for d in spec["datasets"].values() for r in d]
+        assert "\u25c4 off scale \u221212.00" in texts

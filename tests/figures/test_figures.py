@@ -3,6 +3,8 @@ expected marks; the scores figure's points sit where the scores put them."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import altair as alt
@@ -96,35 +98,72 @@ def test_saliency_grid_checks_its_rows():
         saliency_grid([])
 
 
+#: The figure's encoders: two references and a random-init CNN whose transfer skill on DEMO
+#: is far below the skill axis (-2.39 [-194, 0.30]; the issue saw -3 to -31 on its demo).
+FIGURE_ENCODERS = "pixels,state,resnet18@random"
+
+
 @pytest.fixture(scope="module")
 def scores_figures(tmp_path_factory):
-    """``figure scores`` in the three formats, and the records the points must match."""
+    """``figure scores`` in the three formats, its output, and the records the points must
+    match."""
     out = tmp_path_factory.mktemp("fig")
     cache = out / "cache"
-    args = ["figure", "scores", DEMO, "--encoders", "pixels,state", "--device", "cpu",
+    args = ["figure", "scores", DEMO, "--encoders", FIGURE_ENCODERS, "--device", "cpu",
             "--cache-dir", str(cache)]
     for suffix in ("svg", "pdf", "png"):
-        assert main([*args, "--out", str(out / f"f.{suffix}")]) == 0
+        with contextlib.redirect_stdout(io.StringIO()) as said:
+            assert main([*args, "--out", str(out / f"f.{suffix}")]) == 0
+    (out / "said.txt").write_text(said.getvalue())
     # the same cache entries, through the score command (which reads them back)
-    assert main(["score", DEMO, "--encoders", "pixels,state", "--device", "cpu",
+    assert main(["score", DEMO, "--encoders", FIGURE_ENCODERS, "--device", "cpu",
                  "--cache-dir", str(cache), "--out", str(out / "s.json")]) == 0
     return out, {r["encoder"]["id"]: r for r in json.loads((out / "s.json").read_text())}
 
 
 def test_scores_figure_points_are_the_scores(scores_figures):
+    from s2r.metrics.catalogue import axis_range
+
     out, records = scores_figures
     svg = (out / "f.svg").read_text()
     xy = S.symbols(svg)
-    assert len(xy) == 2                                    # pixels and state
+    assert len(xy) == 3                                    # every encoder is drawn
     fx, fy = S.axis_maps(svg)
     got = sorted(zip(fx(xy[:, 0]), fy(xy[:, 1])))
-    want = sorted((r["dis"], r["transfer_score_skill"]) for r in records.values())
+    # each point where its scores put it, a score beyond its axis on the axis's edge
+    want = sorted((float(np.clip(r["dis"], *axis_range("dis"))),
+                   float(np.clip(r["transfer_score_skill"],
+                                 *axis_range("transfer_score_skill"))))
+                  for r in records.values())
     span_x = abs(fx(1000) - fx(0)) / 1000 * 200             # data per ~plot width
     for (gx, gy), (wx, wy) in zip(got, want):
         assert gx == pytest.approx(wx, abs=0.03 * max(1.0, span_x))
         assert gy == pytest.approx(wy, abs=0.05)
-    # the labels of both encoders are written next to them
-    assert "Raw pixels" in svg and "Robot state" in svg
+    # the labels of the encoders are written next to them
+    assert "Raw pixels" in svg and "Robot state" in svg and "ResNet18 (random init)" in svg
+
+
+def test_scores_figure_axes_stay_in_range_with_a_random_init_encoder(scores_figures):
+    """Issue 36 item 2: a random-init encoder far below the skill axis no longer stretches it
+    (it drew -10 to 4 before): every tick is inside the catalogue's ranges, the encoder is
+    drawn on the bottom edge with an off-scale marker naming its value, and the command
+    prints the ranges and what is off scale (for the paper's caption)."""
+    out, records = scores_figures
+    skill = records["resnet18@random"]["transfer_score_skill"]
+    assert skill < -1.0                                    # the premise: off the skill axis
+    svg = (out / "f.svg").read_text()
+    ticks = S.axis_ticks(svg)
+    assert ticks["y"] and all(-1.0 <= t <= 1.1 for t in ticks["y"]), ticks["y"]
+    assert ticks["x"] and all(-1.0 <= t <= 1.0 for t in ticks["x"]), ticks["x"]
+    assert min(ticks["y"]) == -1.0 and 1.0 in ticks["y"]  # the edge and the state ceiling
+    fx, fy = S.axis_maps(svg)
+    assert fy(S.symbols(svg)[:, 1]).min() == pytest.approx(-1.0, abs=0.01)
+    marker = f"\u25bc off scale {skill:.2f}".replace("-", "\u2212")
+    assert marker in S.texts(svg)
+    said = (out / "said.txt").read_text()
+    assert "axes: DIS -1 to 1, Transfer skill -1 to 1.1" in said
+    assert f"off scale: ResNet18 (random init): Transfer skill (sim probe on real) {skill:.3f}" \
+        in said
 
 
 def test_scores_figure_pdf_and_png(scores_figures):
@@ -203,7 +242,7 @@ def test_the_figure_command_works_from_the_library_alone(scores_figures, tmp_pat
     env = {**os.environ, "PYTHONPATH": str(site)}
     fig = tmp_path / "alone.svg"
     subprocess.run([sys.executable, "-m", "s2r", "figure", "scores", DEMO, "--encoders",
-                    "pixels,state", "--device", "cpu", "--cache-dir", str(out / "cache"),
+                    FIGURE_ENCODERS, "--device", "cpu", "--cache-dir", str(out / "cache"),
                     "--out", str(fig)], cwd=work, env=env, check=True, capture_output=True,
                    timeout=600)
     assert fig.read_text() == (out / "f.svg").read_text()
@@ -216,3 +255,29 @@ def test_the_figure_command_works_from_the_library_alone(scores_figures, tmp_pat
     lines = subprocess.run([sys.executable, "-c", probe], cwd=work, env=env, check=True,
                            capture_output=True, text=True, timeout=300).stdout.splitlines()
     assert lines == [str(site / "s2r" / "__init__.py"), "[]"]
+
+
+def test_validation_figure_clips_its_score_axis(tmp_path, capsys):
+    """``figure validation`` of a report where one encoder's DIS is far below its axis: the
+    ticks stay in DIS's range, the encoder is drawn at the left edge and marked."""
+    from s2r.pipeline.real_results import read_real_results, real_results_report
+
+    rows = read_real_results(b"encoder,successes,trials\npixels,4,20\nstate,19,20\n"
+                             b"efficientnet-lite0,14,20\n")
+    records = {"pixels": {"dis": -6.0}, "state": {"dis": 0.9},
+               "efficientnet-lite0": {"dis": 0.6}}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({"results": [], "real_results": real_results_report(
+        rows, records, n_boot=20)}))
+    assert main(["figure", "validation", str(path), "--score", "dis", "--out",
+                 str(tmp_path / "v.svg")]) == 0
+    svg = (tmp_path / "v.svg").read_text()
+    ticks = S.axis_ticks(svg)
+    assert ticks["x"] and all(-1.0 <= t <= 1.0 for t in ticks["x"]), ticks["x"]
+    xy = S.symbols(svg)
+    assert len(xy) == 3
+    fx, _ = S.axis_maps(svg)
+    assert sorted(fx(xy[:, 0])) == pytest.approx([-1.0, 0.6, 0.9], abs=0.02)
+    assert "\u25c4 off scale \u22126.00" in S.texts(svg)
+    assert "off scale: pixels: Domain invariance (DIS) -6.000 is below the axis (-1 to 1)" \
+        in capsys.readouterr().out

@@ -189,9 +189,9 @@ def find_chart_point(page, chart, *, wanted: Optional[str] = None, step: int = 6
 
 
 def find_map_point(page, canvas, *, exclude=(), n_frames: Optional[int] = None,
-                   timeout_s: float = 90.0) -> tuple[float, float, int]:
+                   timeout_s: float = 90.0, settle_s: float = 1.5) -> tuple[float, float, int]:
     """Hover over a deck.gl map (the Projection page) until its tooltip names a frame not in
-    ``exclude``: ``(x, y, frame)``."""
+    ``exclude`` and still names it ``settle_s`` later: ``(x, y, frame)``."""
     box = canvas.bounding_box()
     tooltip = page.locator(".deck-tooltip")
     deadline = time.perf_counter() + timeout_s
@@ -204,6 +204,14 @@ def find_map_point(page, canvas, *, exclude=(), n_frames: Optional[int] = None,
             time.sleep(0.15)
             tip = tooltip.first.inner_text() if tooltip.count() else ""
             if "frame" in tip:
+                # deck.gl picks for hover once per animation frame, and in software WebGL a
+                # pick of 50,000 points took 0.8-1.5 s under load: the tooltip can still name
+                # the point under the previous position. Keep the point only once the tooltip
+                # has stayed the same for settle_s.
+                time.sleep(settle_s)
+                again = tooltip.first.inner_text() if tooltip.count() else ""
+                if again != tip:
+                    continue
                 frame = int(tip.rsplit("frame", 1)[1].split()[0])
                 assert frame >= 0 and (n_frames is None or frame < n_frames), tip
                 assert "sim" in tip or "real" in tip, tip

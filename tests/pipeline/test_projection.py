@@ -56,3 +56,35 @@ def test_project_cli_writes_csv_and_prints_the_mixing_number(tmp_path, capsys):
     code = main(["project", "demo:episodes=2,steps=8,height=64,width=80", "--encoder", "pixels",
                  "--out", str(tmp_path / "map.txt")])
     assert code == 2 and ".csv" in capsys.readouterr().err
+
+
+def test_a_stopped_map_is_returned_but_not_cached(small_demo, tmp_path):
+    """A snapshot callback that returns True gets the map so far (not converged); the cache
+    keeps nothing, so the next ask computes the finished map, and a cache hit calls no
+    snapshot callback."""
+    import s2r.pipeline.projection as projection
+    from s2r.cache import Cache
+    from s2r.projection import map_rows
+
+    cache = Cache(tmp_path / "cache")
+    ask = dict(cache=cache, perplexity=10, max_per_domain=12)
+    seen = []
+
+    def stop_at_60(iteration, Y, kl):
+        seen.append(iteration)
+        return iteration >= 60
+
+    stopped = projection.project_frameset(small_demo, "pixels", on_snapshot=stop_at_60, **ask)
+    assert not stopped.converged and stopped.params["stopped_at"] == 60 == seen[-1]
+    rows = map_rows(small_demo.domain, max_per_domain=12, episode=small_demo.episode)
+    assert np.array_equal(stopped.indices, rows)
+    key = projection.projection_key(small_demo, "pixels", {
+        "mode": "joint", "max_per_domain": 12, "perplexity": 10.0, "pca_dim": 50, "seed": 0,
+        "k": 15, "n_iter": 750, "early_exaggeration_iter": 250, "kl_tol": 0.005})
+    assert not cache.contains(key)
+    final = projection.project_frameset(small_demo, "pixels", **ask)
+    assert final.converged and cache.contains(key)
+    seen.clear()
+    again = projection.project_frameset(small_demo, "pixels", on_snapshot=stop_at_60, **ask)
+    assert seen == [] and again.converged
+    np.testing.assert_array_equal(again.coords, final.coords)

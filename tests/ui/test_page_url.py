@@ -112,3 +112,93 @@ def test_saliency_and_compare_links_reproduce_the_frame_pair(computed, monkeypat
     assert at.query_params["episode"] == "1" and at.query_params["step"] == "6"
     at = _page(computed, monkeypatch, "app_pages/4_Compare.py", {"episode": "99"})
     assert any("episode='99' is not one of" in w.value for w in at.warning)
+
+
+# ----------------------------------------------------------------------------- issue 36 item 3
+def test_an_int_range_says_only_what_python_writes_and_lists_nothing():
+    from ui.page_url import IntRange, Option, _allowed, _text_of
+
+    seeds = IntRange(0, 10_000)
+    assert seeds["0"] == 0 and seeds["10000"] == 10_000 and "42" in seeds
+    for hostile in ("-1", "10001", "007", "-0", "+3", "1e3", "3.0", " 3", "3 ", "",
+                    "\u0663", "\uff13", "9" * 5000, "0x10", None, 3):
+        assert hostile not in seeds, hostile
+    assert len(seeds) == 10_001 and list(IntRange(2, 4)) == ["2", "3", "4"]
+    assert _text_of(seeds, 42) == "42" and _text_of(seeds, 10_001) is None
+    assert _text_of(seeds, True) is None and _text_of({"a": 1}, 1) == "a"
+    assert _allowed(Option("seed", "k", seeds)) == "a whole number from 0 to 10000"
+
+
+def _round_trip(computed, monkeypatch, page, query, params):
+    """Open ``page`` from ``query``, then again from the URL the first session wrote: both
+    show the same ``params``, and the second URL says them again."""
+    at = _page(computed, monkeypatch, page, query)
+    assert not [w.value for w in at.warning if "link" in w.value]
+    assert {k: at.query_params[k] for k in params} == {k: query[k] for k in params}
+    again = _page(computed, monkeypatch, page, {k: at.query_params[k] for k in at.query_params})
+    assert {k: again.query_params[k] for k in params} == {k: query[k] for k in params}
+    return at, again
+
+
+def test_saliency_link_reproduces_the_action_dimension_and_the_random_sample(computed,
+                                                                             monkeypatch):
+    query = {"target": "action", "action_dim": "1", "frames": "random", "pairs": "2",
+             "seed": "4242"}
+    for at in _round_trip(computed, monkeypatch, "app_pages/3_Saliency.py", query, query):
+        assert at.selectbox(key=S.SALIENCY_ACTION_DIM).value == 1
+        assert at.radio(key=S.SALIENCY_PICK_MODE).value == "Random sample"
+        assert at.slider(key=S.SALIENCY_N_SAMPLES).value == 2
+        assert at.number_input(key=S.SALIENCY_SAMPLE_SEED).value == 4242
+        assert sum("Sim/real agreement" in m.value for m in at.markdown) == 2
+    # a change is written back
+    at.number_input(key=S.SALIENCY_SAMPLE_SEED).set_value(7).run()
+    at.slider(key=S.SALIENCY_N_SAMPLES).set_value(3).run()
+    no_exception(at)
+    assert (at.query_params["seed"], at.query_params["pairs"]) == ("7", "3")
+
+
+def test_saliency_bad_sample_options_are_warned_and_replaced(computed, monkeypatch):
+    at = _page(computed, monkeypatch, "app_pages/3_Saliency.py",
+               {"target": "action", "action_dim": "99", "frames": "random", "pairs": "7",
+                "seed": "9" * 5000})
+    warnings = " ".join(w.value for w in at.warning)
+    assert "action_dim='99' is not one of 0, 1" in warnings, warnings
+    assert "pairs='7' is not one of 1, 2, 3, 4, 5, 6" in warnings
+    assert "is not one of a whole number from 0 to 10000" in warnings
+    assert len(warnings) < 2000                              # never the 5,000 digits
+    assert at.selectbox(key=S.SALIENCY_ACTION_DIM).value == 0
+    assert at.slider(key=S.SALIENCY_N_SAMPLES).value == 3
+    assert at.number_input(key=S.SALIENCY_SAMPLE_SEED).value == 0
+    for seed in ("-1", "1e3", "007"):
+        at = _page(computed, monkeypatch, "app_pages/3_Saliency.py",
+                   {"frames": "random", "seed": seed})
+        assert any(f"seed={seed!r} is not one of a whole number" in w.value
+                   for w in at.warning), seed
+        assert at.number_input(key=S.SALIENCY_SAMPLE_SEED).value == 0
+
+
+def test_scores_link_reproduces_the_ranking_score(computed, monkeypatch):
+    for at in _round_trip(computed, monkeypatch, "app_pages/1_Scores.py", {"rank": "dis"},
+                          ["rank"]):
+        assert at.selectbox(key=S.SCORES_RANK_METRIC).value == "dis"
+    at.selectbox(key=S.SCORES_RANK_METRIC).set_value("paired_retrieval_mrr").run()
+    assert at.query_params["rank"] == "paired_retrieval_mrr"
+    bad = _page(computed, monkeypatch, "app_pages/1_Scores.py", {"rank": "transfer_score"})
+    assert any("rank='transfer_score' is not one of sim2real_score" in w.value
+               for w in bad.warning)
+    assert bad.selectbox(key=S.SCORES_RANK_METRIC).value == "sim2real_score"
+
+
+def test_projection_link_reproduces_the_every_frame_toggle(computed, monkeypatch):
+    from ui.loaders import projection
+
+    monkeypatch.setattr(projection, "MAP_PER_DOMAIN", 20)   # TINY: 32 frames per domain
+    for at in _round_trip(computed, monkeypatch, "app_pages/2_Projection.py",
+                          {"all_frames": "1"}, ["all_frames"]):
+        assert at.toggle(key=S.PROJECTION_ALL_FRAMES).value is True
+    at.toggle(key=S.PROJECTION_ALL_FRAMES).set_value(False).run()
+    no_exception(at)
+    assert at.query_params["all_frames"] == "0"
+    bad = _page(computed, monkeypatch, "app_pages/2_Projection.py", {"all_frames": "yes"})
+    assert any("all_frames='yes' is not one of 1, 0" in w.value for w in bad.warning)
+    assert bad.toggle(key=S.PROJECTION_ALL_FRAMES).value is False

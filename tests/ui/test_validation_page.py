@@ -57,6 +57,10 @@ def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, mon
     assert set(corr["score"]) >= {"dis", "transfer_score_skill", "sim2real_score"}
     # two image encoders: nothing to rank, and the page says so in plain words
     assert any("undefined here" in m.value for m in at.markdown)
+    # the scatter's score axis is clipped to the score's range, and the caption says it
+    # (issue 36 item 2)
+    assert any("Axes clipped to each score's meaningful range (Sim2Real 0 to 1)" in c.value
+               for c in at.caption)
     assert at.slider(key=S.VALIDATION_VIEW_STEP).max >= 0
     assert at.selectbox(key=S.VALIDATION_VIEW_GAP).value == 1.0   # opens on the largest gap
     at.selectbox(key=S.VALIDATION_VIEW_GAP).select(0.0).run()     # the sim look's record
