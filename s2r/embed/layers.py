@@ -49,20 +49,21 @@ def layer_key(frameset, encoder_id: str, weights: str, tap: Tap) -> dict:
 
 def plan_of(spec, *, cache=None, settings=None) -> tuple:
     """The layers of ``spec`` (:func:`s2r.encoders.taps.layer_plan`), read from ``cache`` when
-    present (a read-only cache is only read), else made and stored there."""
+    there, else made; stored in ``cache`` unless it is read-only."""
     cache = as_cache(cache, settings)
+    if not spec.has_image_model:
+        return layer_plan(spec, settings)
     plan_key = {"kind": "layer-plan", "taps_version": TAPS_VERSION,
                 "architecture": repr(architecture_signature(spec))}
 
     def make(compute) -> tuple:
-        if getattr(cache, "read_only", False):
-            found = cache.get_json(plan_key)
-            rows = found if found is not None else [t.to_dict() for t in compute()]
-        else:
-            rows = cache.get_or_compute_json(plan_key, lambda: [t.to_dict() for t in compute()])
-        return tuple(Tap.from_dict(r) for r in rows)
+        found = cache.get_json(plan_key)
+        return tuple(Tap.from_dict(r) for r in found) if found is not None else compute()
 
-    return layer_plan(spec, settings, make=make)
+    plan = layer_plan(spec, settings, make=make)
+    if not getattr(cache, "read_only", False):
+        cache.get_or_compute_json(plan_key, lambda: [t.to_dict() for t in plan])
+    return plan
 
 
 class ColumnSplit:
