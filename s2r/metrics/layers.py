@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from s2r.metrics.bootstrap import DEFAULT_CI
+import numpy as np
+
+from s2r.metrics.bootstrap import DEFAULT_CI, percentile_ci
 from s2r.metrics.pairwise import better_sign, pairwise_comparisons, record_label
 
-__all__ = ["DEFAULT_LAYER_SCORE", "best_layers", "mark_best_layers"]
+__all__ = ["DEFAULT_LAYER_SCORE", "best_layers", "mark_best_layers", "paired_effect"]
 
 #: The score that picks an encoder's best layer unless told otherwise: the Sim2Real score, the
 #: paper's one number (domain invariance and transfer action score together).
@@ -62,7 +64,9 @@ def best_layers(records: Sequence[dict], key: str = DEFAULT_LAYER_SCORE, *,
         scored = [r for r in group if r.get(key) is not None]
         if not scored:
             continue
-        best = max(scored, key=lambda r: (sign * float(r[key]), -int(r.get("layer_index", 0))))
+        # a tie goes to the final layer (keeping the embedding is the default), then deeper
+        best = max(scored, key=lambda r: (sign * float(r[key]), bool(r.get("layer_is_final")),
+                                          int(r.get("layer_index", 0))))
         final = next((r for r in group if r.get("layer_is_final")), None)
         row = {"encoder": encoder, "score": key, "best_layer": best["layer"],
                "best_index": best.get("layer_index"), "best_depth": best.get("layer_depth"),
@@ -109,4 +113,53 @@ def mark_best_layers(records: Sequence[dict], key: str = DEFAULT_LAYER_SCORE, *,
                 "difference", "difference_ci_low", "difference_ci_high", "p_best_beats_final",
                 "resolved")}
         out.append({**r, **extra})
+    return out
+
+
+def paired_effect(final: Sequence, chosen: Sequence, *, n_boot: int = 2000, seed: int = 0,
+                  ci: float = DEFAULT_CI) -> dict:
+    """How much an outcome changed from the final layer to the chosen one, across encoders.
+
+    Parameters
+    ----------
+    final, chosen : sequence of array-like
+        Per encoder, its per-rollout outcome (success 0/1 or progress in [0, 1]) with the final
+        layer's policy and with the chosen layer's, rollout ``j`` of both on the same seeded
+        layout (so the two arms are paired rollout by rollout).
+    n_boot, seed, ci
+        Bootstrap replicates, their seed, the interval's level.
+
+    Returns
+    -------
+    dict
+        ``n_encoders``; ``difference``: the mean over encoders of each encoder's mean
+        per-rollout difference (chosen - final); ``ci_low``/``ci_high``: its percentile
+        interval from a two-level paired bootstrap (encoders resampled, then each encoder's
+        rollouts, the same rollouts in both arms; widened to hold the estimate);
+        ``p_chosen_better``: the share of replicates above 0 (ties half); ``resolved``: the
+        interval excludes 0. ``None`` values without encoders.
+    """
+    diffs = []
+    for f, c in zip(final, chosen):
+        f, c = np.asarray(f, dtype=np.float64), np.asarray(c, dtype=np.float64)
+        if f.shape != c.shape or f.ndim != 1 or not f.size:
+            raise ValueError(f"paired outcomes need equal, non-empty 1-D shapes; got {f.shape} "
+                             f"and {c.shape}")
+        diffs.append(c - f)
+    out = {"n_encoders": len(diffs), "difference": None, "ci_low": None, "ci_high": None,
+           "p_chosen_better": None, "resolved": None}
+    if not diffs:
+        return out
+    estimate = float(np.mean([d.mean() for d in diffs]))
+    rng = np.random.default_rng(seed)
+    # each encoder's rollouts resampled B times, then the encoders resampled per replicate
+    means = np.stack([d[rng.integers(0, d.size, (n_boot, d.size))].mean(axis=1)
+                      for d in diffs])                                  # (E, B)
+    pick = rng.integers(0, len(diffs), (n_boot, len(diffs)))            # (B, E)
+    reps = means[pick, np.arange(n_boot)[:, None]].mean(axis=1)
+    lo, hi = percentile_ci(reps, ci)
+    lo, hi = min(lo, estimate), max(hi, estimate)
+    out.update(difference=estimate, ci_low=float(lo), ci_high=float(hi),
+               p_chosen_better=float(np.mean(reps > 0) + 0.5 * np.mean(reps == 0)),
+               resolved=bool(lo > 0 or hi < 0))
     return out
