@@ -137,7 +137,7 @@ def depth_profile(df: pd.DataFrame, y: str = "sim2real_score", *, bands: bool = 
     base = alt.Chart(df)
     layers = []
     if bands:
-        layers.append(base.mark_area(opacity=0.15).encode(
+        layers.append(base.mark_area(opacity=0.18).encode(
             x=x, y=alt.Y("lo_plot:Q", title=y_title), y2="hi_plot:Q", color=color,
             detail="encoder:N", order="layer_depth:Q"))
         layers.append(base.mark_rule(strokeWidth=1.5, opacity=0.6).encode(
@@ -167,6 +167,8 @@ def depth_profile(df: pd.DataFrame, y: str = "sim2real_score", *, bands: bool = 
     subtitle = ["One line per encoder, shallow to deep; band and bars = 95% interval.",
                 "Diamond = the encoder's best layer, square = its final layer. Click a point: "
                 "Grad-CAM at that layer."]
+    if len(refs):
+        subtitle.append("Dashed green: the floor (0, no information) and the ceiling (1).")
     if clipped:
         subtitle.append(f"Triangles: below {floor:g}, drawn on the edge (tooltip: the value).")
     return alt.layer(*layers).properties(
