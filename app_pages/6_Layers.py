@@ -76,7 +76,7 @@ pick = state[S.LAYERS_PICK]
 pick_encoder, pick_layer = pick.split(" @ ", 1)
 chart = depth_profile(layers_frame(marked), y, bands=bands, selected=(pick_encoder, pick_layer))
 event = st.altair_chart(chart, on_select="rerun", key=S.LAYERS_CHART, selection_mode=PICK,
-                        width="stretch")
+                        width="stretch", height=620)
 figures.chart_download(chart, f"s2r_layers_{y}", S.LAYERS_FIGURE)
 clicked = [f"{e} @ {n}" for e, n in zip(selected_values(event, PICK, "encoder"),
                                          selected_values(event, PICK, "layer"))]

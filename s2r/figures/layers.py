@@ -139,7 +139,7 @@ def depth_profile(df: pd.DataFrame, y: str = "sim2real_score", *, bands: bool = 
     if bands:
         layers.append(base.mark_area(opacity=0.18).encode(
             x=x, y=alt.Y("lo_plot:Q", title=y_title), y2="hi_plot:Q", color=color,
-            detail="encoder:N", order="layer_depth:Q"))
+            detail="encoder:N"))     # an area is drawn along x (an order channel hides it)
         layers.append(base.mark_rule(strokeWidth=1.5, opacity=0.6).encode(
             x=x, y=alt.Y("lo_plot:Q", title=y_title), y2="hi_plot:Q", color=color))
     layers.append(base.mark_line(strokeWidth=2).encode(
