@@ -67,8 +67,9 @@ def pair_targets(frameset, encoder, kind: str, *, sim_indices=None, real_indices
         if layer is not None:
             from s2r.embed.layers import embed_layers
 
-            return embed_layers(frameset, encoder, [layer], cache=cache, progress=progress,
-                                settings=settings)[layer]
+            found = embed_layers(frameset, encoder, [layer], cache=cache, progress=progress,
+                                 settings=settings)
+            return next(iter(found.values()))      # "last" is the final layer's name
         return embed_frameset(frameset, encoder, cache=cache, progress=progress,
                               settings=settings)
 

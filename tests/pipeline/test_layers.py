@@ -134,3 +134,17 @@ def test_merging_keeps_one_row_per_layer(scored, tmp_path):
     assert len(merged) == len(records)            # the plain record is the final layer's
     assert len({record_identity(r) for r in records}) == len(records)
     assert np.isfinite(records[0]["dis"])
+
+
+def test_saliency_at_a_layer_cli(tmp_path, capsys):
+    args = ["saliency", DEMO, "--encoder", "resnet18@random", "--frames", "2", "--device", "cpu",
+            "--cache-dir", str(tmp_path / "cache")]
+    assert main([*args, "--layer", "layer2", "--out", str(tmp_path / "at2")]) == 0
+    report = json.loads((tmp_path / "at2" / "saliency.json").read_text())
+    assert report["layer"] == "layer2" and len(report["pairs"]) == 1
+    assert "resnet18@random at layer2" in capsys.readouterr().out
+    assert main([*args, "--layer", "last", "--out", str(tmp_path / "last")]) == 0
+    assert main([*args, "--layer", "layer9", "--out", str(tmp_path / "bad")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "no layer 'layer9'" in err and "act1, layer1" in err
+    assert not (tmp_path / "bad").exists()
