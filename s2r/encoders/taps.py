@@ -63,6 +63,7 @@ import torch.nn as nn
 from s2r.encoders.backend import get_backend
 from s2r.encoders.build import as_uint8_batch, resolve_module
 from s2r.errors import EncoderError
+from s2r.inputs import quoted
 
 __all__ = ["TAPS_VERSION", "FINAL_NAME", "LAST", "Tap", "TapSite", "POOLS", "plan_layers",
            "architecture_signature", "layer_plan", "select_layers", "LayerEmbedder",
@@ -293,9 +294,10 @@ def select_layers(plan: Sequence[Tap], request, *, encoder: str = "encoder") -> 
     known = {t.name: t for t in plan}
     unknown = [n for n in names if n != LAST and n not in known]
     if unknown:
-        raise EncoderError(
-            f"{encoder} has no layer {', '.join(map(repr, unknown))}; its layers: "
-            f"{', '.join(t.name for t in plan)} (or {LAST!r}, 'all')")
+        shown = ", ".join(quoted(str(n)) for n in unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise EncoderError(f"{encoder} has no layer {shown}; its layers: "
+                           f"{', '.join(t.name for t in plan)} (or {LAST!r}, 'all')")
     wanted = {plan[-1].name if n == LAST else n for n in names}
     return tuple(t for t in plan if t.name in wanted)
 

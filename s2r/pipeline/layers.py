@@ -23,6 +23,7 @@ from s2r.embed.resolve import weights_fingerprint
 from s2r.encoders import get_spec
 from s2r.encoders.taps import Tap, select_layers
 from s2r.errors import EncoderError, MetricError
+from s2r.inputs import quoted
 from s2r.metrics.dis import check_pca_dim
 from s2r.metrics.layers import DEFAULT_LAYER_SCORE, mark_best_layers
 from s2r.metrics.scoring import ScoreParams
@@ -167,7 +168,9 @@ def per_encoder_layers(encoder_ids: Sequence[str], layers: LayerRequest, *, cach
     nobody = [n for n in names if not any(n in h for h in held.values())]
     listing = "; ".join(f"{e}: {', '.join(t.name for t in plan)}" for e, plan in plans.items())
     if nobody:
-        raise EncoderError(f"no encoder has layer {', '.join(map(repr, nobody))}; their layers "
+        shown = ", ".join(quoted(n) for n in nobody[:5]) + (
+            f" and {len(nobody) - 5} more" if len(nobody) > 5 else "")
+        raise EncoderError(f"no encoder has layer {shown}; their layers "
                            f"(or 'last', 'all'): {listing}")
     out = {}
     for e, plan in plans.items():
@@ -176,6 +179,8 @@ def per_encoder_layers(encoder_ids: Sequence[str], layers: LayerRequest, *, cach
         elif len(plan) == 1:
             out[e] = "last"
         else:
-            raise EncoderError(f"{e} has none of the layers {', '.join(map(repr, names))}; its "
-                               f"layers: {', '.join(t.name for t in plan)} (or 'last', 'all')")
+            shown = ", ".join(quoted(n) for n in names[:5]) + (
+                f" and {len(names) - 5} more" if len(names) > 5 else "")
+            raise EncoderError(f"{e} has none of the layers {shown}; its layers: "
+                               f"{', '.join(t.name for t in plan)} (or 'last', 'all')")
     return out

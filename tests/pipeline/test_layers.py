@@ -148,3 +148,12 @@ def test_saliency_at_a_layer_cli(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "no layer 'layer9'" in err and "act1, layer1" in err
     assert not (tmp_path / "bad").exists()
+
+
+def test_a_hostile_layer_name_is_quoted_short(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    name = "\x1b[31m" + "x" * 5000
+    argv = ["score", DEMO, "--encoders", "pixels", "--out", "x.json", "--layers", name]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err[-1]) < 400 and "\x1b" not in err[-1] and "(5,005 characters)" in err[-1]
