@@ -27,8 +27,9 @@ from s2r.inputs import quoted
 from s2r.metrics.dis import check_pca_dim
 from s2r.metrics.layers import DEFAULT_LAYER_SCORE, mark_best_layers
 from s2r.metrics.scoring import ScoreParams
-from s2r.pipeline.scores import encoder_metadata, score_encoder, score_key, scored
-from s2r.progress import ProgressCallback, report
+from s2r.pipeline.scores import (encoder_metadata, for_each_encoder, score_encoder, score_key,
+                                 scored)
+from s2r.progress import ProgressCallback
 from s2r.settings import current
 
 __all__ = ["layer_fields", "score_layers", "score_encoders_layers", "LayerRequest"]
@@ -138,18 +139,10 @@ def score_encoders_layers(frameset, encoder_ids: Sequence[str], layers: LayerReq
     settings = settings if settings is not None else current()
     cache = as_cache(cache, settings)
     requests = per_encoder_layers(ids, layers, cache=cache, settings=settings)
-    records = []
-    for i, encoder_id in enumerate(ids):
-        report(progress, i, len(ids), f"{encoder_id}")
-
-        def inner(done, total, message="", _i=i, _id=encoder_id):
-            text = message if message.startswith(f"{_id}:") else f"{_id}: {message}"
-            report(progress, _i, len(ids), f"{text} {done}/{total}")
-
-        records += score_layers(frameset, encoder_id, requests[encoder_id], params=params,
-                                cache=cache, device=device, precision=precision,
-                                progress=inner, settings=settings)
-        report(progress, i + 1, len(ids), f"{encoder_id}: done")
+    groups = for_each_encoder(ids, progress, lambda encoder_id, inner: score_layers(
+        frameset, encoder_id, requests[encoder_id], params=params, cache=cache, device=device,
+        precision=precision, progress=inner, settings=settings))
+    records = [r for group in groups for r in group]
     return mark_best_layers(records, best_by, ci=params.ci)
 
 

@@ -146,7 +146,16 @@ def score_encoders(frameset, encoder_ids: Sequence[str], *,
         raise MetricError("no encoders to score: give at least one encoder id")
     params = (params or ScoreParams()).validate()
     settings = settings if settings is not None else current()
-    records = []
+    return for_each_encoder(ids, progress, lambda encoder_id, inner: score_encoder(
+        frameset, encoder_id, params=params, cache=cache, device=device, precision=precision,
+        progress=inner, settings=settings))
+
+
+def for_each_encoder(ids: Sequence[str], progress: Optional[ProgressCallback], run) -> list:
+    """``[run(encoder_id, its progress) for each id]``, with ``progress(done_encoders,
+    n_encoders, message)``: each message names the encoder and its stage (what ``run``
+    reports: embedding frames, bootstrap replicates)."""
+    out = []
     for i, encoder_id in enumerate(ids):
         report(progress, i, len(ids), f"{encoder_id}")
 
@@ -154,8 +163,6 @@ def score_encoders(frameset, encoder_ids: Sequence[str], *,
             text = message if message.startswith(f"{_id}:") else f"{_id}: {message}"
             report(progress, _i, len(ids), f"{text} {done}/{total}")
 
-        records.append(score_encoder(frameset, encoder_id, params=params, cache=cache,
-                                     device=device, precision=precision, progress=inner,
-                                     settings=settings))
+        out.append(run(encoder_id, inner))
         report(progress, i + 1, len(ids), f"{encoder_id}: done")
-    return records
+    return out
