@@ -232,7 +232,7 @@ def test_a_control_trains_on_its_worlds_randomised_frames_of_the_task_state(monk
     train_controls_small(monkeypatch, episodes=2, steps=3)
     monkeypatch.setattr(simcnn, "train_simcnn", fake_train)
     with pytest.raises(RuntimeError, match="stop here"):
-        backend.train_control(get_spec("simcnn-dr0.5"), None)
+        backend.train_control(get_spec("simcnn-dr0.5"), None, settings=current())
     frames, states = randomised_frames(2, 3, strength=0.5, seed=0, height=96, width=128)
     np.testing.assert_array_equal(seen["frames"], frames)
     np.testing.assert_array_equal(seen["targets"], states[:, 10:22])
