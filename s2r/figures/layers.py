@@ -32,6 +32,8 @@ PICK = "layer_pick"
 SKILL_FLOOR = -1.0
 _KIND_SHAPES = {"best layer": "diamond", "final layer": "square", "layer": "circle",
                 "below the axis": "triangle-down"}
+#: Symbol areas (px^2): a layer, and the best layer of an encoder (drawn larger).
+_POINT_SIZE, _BEST_SIZE = 110, 240
 
 
 def layer_choices() -> dict:
@@ -151,11 +153,15 @@ def depth_profile(df: pd.DataFrame, y: str = "sim2real_score", *, bands: bool = 
     is_selected = (alt.datum.point == f"{selected[0]} @ {selected[1]}") if selected else None
     stroke = (alt.condition(is_selected, alt.value(3), alt.value(0.6)) if selected
               else alt.value(0.6))
-    shapes = list(_KIND_SHAPES)
-    layers.append(base.mark_point(filled=True, size=110, opacity=0.95, stroke="black").encode(
+    # the legend names "below the axis" only when a point is drawn on the edge; a diamond
+    # covers less area than a circle of the same size, so the best layer is drawn larger
+    shapes = [k for k in _KIND_SHAPES if clipped or k != "below the axis"]
+    layers.append(base.mark_point(filled=True, opacity=0.95, stroke="black").encode(
         x=x, y=y_enc, color=color,
         shape=alt.Shape("mark:N", title="Mark", scale=alt.Scale(
             domain=shapes, range=[_KIND_SHAPES[k] for k in shapes])),
+        size=alt.condition(alt.datum.mark == "best layer", alt.value(_BEST_SIZE),
+                           alt.value(_POINT_SIZE)),
         strokeWidth=stroke,
         tooltip=[alt.Tooltip("name:N", title="Encoder"), alt.Tooltip("layer:N", title="Layer"),
                  alt.Tooltip("layer_index:Q", title="Layer index"),

@@ -85,6 +85,27 @@ def test_marks_best_and_final_and_checks_the_score(records):
     assert chart_bytes(empty, "svg")
 
 
+def _point_layer(chart):
+    return next(layer for layer in chart.to_dict()["layer"]
+                if layer["mark"]["type"] == "point")
+
+
+def test_the_legend_names_below_the_axis_only_when_a_point_is_there(records):
+    df = layers_frame(records)
+    clipped = _point_layer(depth_profile(df, "transfer_score_skill"))["encoding"]["shape"]
+    assert clipped["scale"]["domain"][-1] == "below the axis"
+    plain = _point_layer(depth_profile(df, "sim2real_score"))["encoding"]["shape"]
+    assert plain["scale"]["domain"] == ["best layer", "final layer", "layer"]
+    assert plain["scale"]["range"] == ["diamond", "square", "circle"]
+
+
+def test_the_best_layer_is_drawn_larger(records):
+    size = _point_layer(depth_profile(layers_frame(records), "sim2real_score"))["encoding"][
+        "size"]
+    assert size["condition"]["value"] > size["value"]
+    assert "best layer" in size["condition"]["test"]
+
+
 def test_figure_layers_cli(tmp_path, capsys):
     out = tmp_path / "l.svg"
     assert main(["figure", "layers", "demo:episodes=4,steps=5,height=64,width=80",
