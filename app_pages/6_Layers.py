@@ -72,19 +72,21 @@ if state.get(S.LAYERS_PICK) not in points:      # default: the best layer of an 
                  else None)
     state[S.LAYERS_PICK] = (f"{first['encoder']} @ {first['best_layer']}" if first
                             else next(iter(points)))
-pick = state[S.LAYERS_PICK]
-pick_encoder, pick_layer = pick.split(" @ ", 1)
-chart = depth_profile(layers_frame(marked), y, bands=bands, selected=(pick_encoder, pick_layer))
-event = st.altair_chart(chart, on_select="rerun", key=S.LAYERS_CHART, selection_mode=PICK,
-                        width="stretch", height=620)
-figures.chart_download(chart, f"s2r_layers_{y}", S.LAYERS_FIGURE)
+# the chart's selection is in session state before the chart is drawn: a new click moves the
+# pick first, so the chart outlines the layer explained below (not the previous one)
+event = state.get(S.LAYERS_CHART)
 clicked = [f"{e} @ {n}" for e, n in zip(selected_values(event, PICK, "encoder"),
                                          selected_values(event, PICK, "layer"))]
 if clicked and clicked[0] != state.get(S.LAYERS_LAST_PICK) and clicked[0] in points:
-    state[S.LAYERS_PICK] = pick = clicked[0]      # a new click: explain that layer below
-    pick_encoder, pick_layer = pick.split(" @ ", 1)
+    state[S.LAYERS_PICK] = clicked[0]             # a new click: explain that layer below
     page_url.publish_url()
 state[S.LAYERS_LAST_PICK] = clicked[0] if clicked else None
+pick = state[S.LAYERS_PICK]
+pick_encoder, pick_layer = pick.split(" @ ", 1)
+chart = depth_profile(layers_frame(marked), y, bands=bands, selected=(pick_encoder, pick_layer))
+st.altair_chart(chart, on_select="rerun", key=S.LAYERS_CHART, selection_mode=PICK,
+                width="stretch", height=620)
+figures.chart_download(chart, f"s2r_layers_{y}", S.LAYERS_FIGURE)
 
 
 def _ci(row: dict, key: str, low: str, high: str) -> str:

@@ -38,6 +38,14 @@ def _profile(at):
             convert_arrow_bytes_to_pandas_df(dataset.data.data).to_dict("records"))
 
 
+def _outlined(at) -> str:
+    """The point the depth profile draws with a thick outline (the layer explained below)."""
+    spec, _ = _profile(at)
+    (point,) = [layer for layer in spec["layer"] if layer["mark"]["type"] == "point"]
+    test = point["encoding"]["strokeWidth"]["condition"]["test"]
+    return test.split("===")[1].strip(" ()'\"")
+
+
 @pytest.mark.slow
 def test_layers_page_scores_every_layer_draws_the_profile_and_explains_a_click(
         computed, tmp_path, monkeypatch):
@@ -76,6 +84,7 @@ def test_layers_page_scores_every_layer_draws_the_profile_and_explains_a_click(
     assert len(at.image) == 4                     # sim, its map, real, its map
     assert any(m.value.startswith("**Sim/real agreement at layer1:") for m in at.markdown)
     assert at.session_state[S.LAYERS_PICK] == "resnet18@random @ layer1"
+    assert _outlined(at) == "resnet18@random @ layer1"   # in the same run as the click
     assert at.query_params["layer"] == "resnet18@random @ layer1"
 
     # the link opens the same layer in a new session
