@@ -14,6 +14,12 @@ folder and dataset spec (and its ``--encoders``, if not the default set) to add
     .venv/bin/python bench/take_screenshots.py --validation-cache VAL/cache \
         --validation-demo demo:episodes=8,steps=16,height=96,width=128 \
         --validation-encoders state,pixels,efficientnet-lite0
+
+The Layers page (``layers_profile.png``, ``layers_gradcam.png``; its encoders' every layer is
+scored first)::
+
+    .venv/bin/python bench/take_screenshots.py --only-layers \
+        --layers efficientnet-lite0,resnet18@random,pixels,state
 """
 
 from __future__ import annotations
@@ -89,6 +95,48 @@ def shoot_validation(cache_dir: str, spec: str, out: Path, encoders: str | None 
         shoot(page, "validation", out)
 
 
+def shoot_layers(spec: str, encoders: str, out: Path, *, y: str = "action_score_heldout_skill",
+                 click: str = "blocks.4") -> None:
+    """``layers_profile.png`` and ``layers_gradcam.png``: the Layers page (score ``y`` against
+    depth) after a click on layer ``click``, and its Grad-CAM at that layer. The encoders and
+    every layer of them are scored in this process first (what the home page and the page's
+    button compute), into a fresh cache folder."""
+    from s2r.cache import Cache
+    from s2r.datasets import load_dataset
+    from s2r.pipeline import score_encoder
+    from s2r.pipeline.layers import score_encoders_layers
+
+    cache_dir = tempfile.mkdtemp(prefix="s2r-layers-shots-")
+    ids = encoders.split(",")
+    frameset, cache = load_dataset(spec), Cache(cache_dir)
+    for encoder_id in ids:
+        score_encoder(frameset, encoder_id, cache=cache)
+    score_encoders_layers(frameset, ids, "all", cache=cache)
+    env = {"S2R_CACHE_DIR": cache_dir, "S2R_DEMO_SPEC": spec, "S2R_DEFAULT_ENCODERS": encoders,
+           "S2R_AUTOCOMPUTE": "0"}
+    with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
+        page.goto(f"{url.rstrip('/')}/Layers?y={y}")
+        page.get_by_role("heading", name="Grad-CAM at").wait_for(timeout=300_000)
+        wait_idle(page)
+        chart = page.locator(".vega-embed").first
+        x, y_px, tip = find_chart_point(page, chart, wanted=f"{click}\n")
+        page.mouse.click(x, y_px)
+        heading = page.get_by_role("heading", name=f"Grad-CAM at {click} of")
+        heading.wait_for(timeout=300_000)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=\"stImage\"] img')]"
+            ".filter(i => i.complete && i.naturalWidth > 0).length >= 4", timeout=120_000)
+        wait_idle(page)
+        page.mouse.move(5, 5)
+        time.sleep(1.0)
+        page.screenshot(path=str(out / "layers_profile.png"))
+        heading.evaluate("e => e.scrollIntoView({block: 'center'})")
+        time.sleep(1.0)
+        page.screenshot(path=str(out / "layers_gradcam.png"))
+        print(f"wrote {out / 'layers_profile.png'} and {out / 'layers_gradcam.png'} "
+              f"(clicked: {tip.splitlines()[0]} @ {click}; URL {page.url})", flush=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny demo, two encoders")
@@ -104,7 +152,16 @@ def main(argv=None) -> int:
     parser.add_argument("--validation-encoders", default=None, metavar="A,B,...",
                         help="the --encoders of that run (default: the page's default set)")
     parser.add_argument("--only-validation", action="store_true")
+    parser.add_argument("--layers", default=None, metavar="A,B,...",
+                        help="also shoot the Layers page with these encoders (every layer "
+                             "scored first), clicking a layer of EfficientNet-Lite0")
+    parser.add_argument("--only-layers", action="store_true")
     args = parser.parse_args(argv)
+    if args.layers:
+        args.out.mkdir(parents=True, exist_ok=True)
+        shoot_layers(args.demo or "demo", args.layers, args.out)
+        if args.only_layers:
+            return 0
     if args.validation_cache:
         shoot_validation(args.validation_cache, args.validation_demo or "demo", args.out,
                          args.validation_encoders)

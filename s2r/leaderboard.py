@@ -10,7 +10,8 @@ A *record* is the dict of :func:`s2r.pipeline.score_encoder` (nested: ``encoder`
 
 Both read back to the same records, so runs on different machines, encoders or datasets can
 be merged: :func:`merge_leaderboards` keeps one row per (encoder id, dataset fingerprint,
-parameters, embedding precision) -- the one from the file given last.
+parameters, embedding precision, layer) -- the one from the file given last (a final layer's
+record and a record without a layer are one row).
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ FORMATS = (".json", ".csv")
 # Leading columns of a leaderboard table (the rest follow in record order).
 _LEAD = ("encoder.id", "encoder.name", "encoder.table_number", "encoder.architecture",
          "encoder.pretraining_group", "encoder.pretraining_data", "encoder.params_m",
-         "encoder.dim", "encoder.random_init", "encoder.status", "precision", "dataset.name",
-         "dataset.fingerprint")
+         "encoder.dim", "encoder.random_init", "encoder.status", "precision", "layer",
+         "layer_index", "layer_depth", "layer_is_final", "layer_best", "embedding_dim",
+         "dataset.name", "dataset.fingerprint")
 
 
 def flatten_record(record: dict, prefix: str = "") -> dict:
@@ -172,12 +174,15 @@ def _normalise(value):
 
 
 def record_identity(record: dict) -> tuple:
-    """``(encoder id, dataset fingerprint, canonical params JSON, precision)`` of a record
-    (records written before precision existed count as ``"auto"``)."""
+    """``(encoder id, dataset fingerprint, canonical params JSON, precision, layer)`` of a
+    record (records written before precision existed count as ``"auto"``; the final layer's
+    record, and one without a layer, as layer ``None``: they are the same embedding)."""
     dataset = record.get("dataset") or {}
     params = _normalise(record.get("params") or {})
+    layer = None if record.get("layer_is_final", True) in (True, None) else record.get("layer")
     return (str(record["encoder"]["id"]), str(dataset.get("fingerprint")),
-            json.dumps(params, sort_keys=True), str(record.get("precision") or "auto"))
+            json.dumps(params, sort_keys=True), str(record.get("precision") or "auto"),
+            None if layer is None else str(layer))
 
 
 def merge_records(groups: Iterable[Sequence[dict]]) -> list[dict]:

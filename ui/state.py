@@ -109,6 +109,22 @@ COMPARE_STEP = "compare.step"
 COMPARE_SEEN_PAIR = "compare.seen_pair"
 COMPARE_FIGURE = "compare.fig"
 
+LAYERS_RESULTS = "layers.records"        # {results key: {encoder id: [layer records]}}
+LAYERS_ENCODERS = "layers.encoders"      # the encoders drawn (a multiselect)
+LAYERS_Y = "layers.y"                    # the score drawn against depth
+LAYERS_BANDS = "layers.bands"            # interval bands on/off
+LAYERS_COMPUTE = "layers.compute"        # button: score every layer of the missing encoders
+LAYERS_CHART = "layers.chart"            # the depth profile's selection event
+LAYERS_FIGURE = "layers.fig"
+LAYERS_PICK = "layers.pick"              # "ENCODER @ LAYER": the layer explained below
+LAYERS_LAST_PICK = "layers.last_pick"    # last chart pick already copied to LAYERS_PICK
+LAYERS_TARGET = "layers.target"          # saliency target at the picked layer
+LAYERS_EPISODE = "layers.episode"
+LAYERS_STEP = "layers.step"
+LAYERS_SEEN_PAIR = "layers.seen_pair"
+LAYERS_SALIENCY_FIGURE = "layers.saliency.fig"
+LAYERS_CSV = "layers.csv"                # download of the (encoder, layer) records
+
 VALIDATION_ENCODERS = "validation.encoders"
 VALIDATION_GAPS = "validation.gaps"
 VALIDATION_ROLLOUTS = "validation.rollouts"
@@ -145,6 +161,7 @@ class PairKeys:
 
 SALIENCY_PAIR_KEYS = PairKeys(SALIENCY_EPISODE, SALIENCY_STEP, SALIENCY_SEEN_PAIR)
 COMPARE_PAIR_KEYS = PairKeys(COMPARE_EPISODE, COMPARE_STEP, COMPARE_SEEN_PAIR)
+LAYERS_PAIR_KEYS = PairKeys(LAYERS_EPISODE, LAYERS_STEP, LAYERS_SEEN_PAIR)
 
 # ----------------------------------------------------------------------------- defaults
 #: Built-in demo shown on first visit: 12 sim + 12 real episodes of 24 steps (576 frames),

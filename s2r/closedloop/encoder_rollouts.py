@@ -172,40 +172,62 @@ def _loop_key(task: SimTask) -> dict:
     return {"rollout_version": ROLLOUT_VERSION, "code": _code_digest(), "task": task.identity()}
 
 
-def _encoder_key(encoder_id: str, settings=None) -> dict:
+def _tap(spec, layer: Optional[str], settings=None):
+    """The tap of ``spec`` named ``layer`` (:mod:`s2r.encoders.taps`), or None."""
+    if layer is None:
+        return None
+    from s2r.encoders.taps import layer_plan, select_layers
+
+    return select_layers(layer_plan(spec, settings), [layer], encoder=spec.id)[0]
+
+
+def _encoder_key(encoder_id: str, settings=None, layer: Optional[str] = None) -> dict:
+    """The encoder's part of a key; a layer other than the final one adds ``layer`` and the
+    taps' version (the final layer's keys are the encoder's own)."""
     spec, _ = spec_of(encoder_id, settings)
-    return {"encoder": spec.id, "weights": weights_fingerprint(spec, settings=settings)}
+    out = {"encoder": spec.id, "weights": weights_fingerprint(spec, settings=settings)}
+    tap = _tap(spec, layer, settings)
+    if tap is not None and not tap.final:
+        from s2r.encoders.taps import TAPS_VERSION
+
+        out.update(layer=tap.name, taps_version=TAPS_VERSION)
+    return out
 
 
 def rollout_key(encoder_id: str, params: RolloutParams, look: str, gap: float, *,
-                spec, settings=None) -> dict:
+                spec, settings=None, layer: Optional[str] = None) -> dict:
     """Cache key of one (encoder, look, gap) outcome record of the task of the world spec
     ``spec`` (the sim look ignores ``gap``); ``settings`` (handed down): where the encoder's
-    weights file is (its fingerprint)."""
+    weights file is (its fingerprint); ``layer``: the policy reads that layer of the encoder."""
     task = task_of(spec)
-    return _rollout_key(task, encoder_id, params.for_task(task), look, gap, settings)
+    return _rollout_key(task, encoder_id, params.for_task(task), look, gap, settings, layer)
 
 
 def _rollout_key(task: SimTask, encoder_id: str, params: RolloutParams, look: str,
-                 gap: float, settings=None) -> dict:
-    return {"kind": "rollouts", **_loop_key(task), **_encoder_key(encoder_id, settings),
+                 gap: float, settings=None, layer: Optional[str] = None) -> dict:
+    return {"kind": "rollouts", **_loop_key(task), **_encoder_key(encoder_id, settings, layer),
             "params": params.to_dict(), "look": look,
             "gap": None if look == "sim" else float(gap)}
 
 
-def _demo_key(task: SimTask, encoder_id: str, params: RolloutParams, settings=None) -> dict:
+def _demo_key(task: SimTask, encoder_id: str, params: RolloutParams, settings=None,
+              layer: Optional[str] = None) -> dict:
     p = params.to_dict()
-    return {"kind": "demo-embeddings", **_loop_key(task), **_encoder_key(encoder_id, settings),
+    return {"kind": "demo-embeddings", **_loop_key(task),
+            **_encoder_key(encoder_id, settings, layer),
             "demos": {k: p[k] for k in ("demos", "demo_steps", "seed", "height", "width")}}
 
 
 class _Embedder:
     """``embed(frames, states) -> Z``: the encoder on rendered frames (the state reference
-    encoder: the state itself). Built on first use."""
+    encoder: the state itself), at ``layer`` when one is named
+    (:class:`s2r.encoders.taps.LayerEmbedder`). Built on first use."""
 
-    def __init__(self, encoder_id: str, device=None, settings=None):
+    def __init__(self, encoder_id: str, device=None, settings=None,
+                 layer: Optional[str] = None):
         self.spec, _ = spec_of(encoder_id, settings)
-        self.device, self.settings = device, settings
+        self.device, self.settings, self.layer = device, settings, layer
+        self.tap = _tap(self.spec, layer, settings)
         self._encoder = None
 
     def __call__(self, frames: np.ndarray, states: np.ndarray) -> np.ndarray:
@@ -213,6 +235,10 @@ class _Embedder:
             return np.asarray(states, dtype=np.float32)
         if self._encoder is None:
             self._encoder = build(self.spec, self.device, self.settings)
+            if self.tap is not None and not self.tap.final:
+                from s2r.encoders.taps import LayerEmbedder
+
+                self._encoder = LayerEmbedder(self._encoder, [self.tap])
         return embed_frames(self._encoder, frames)
 
 
@@ -231,7 +257,8 @@ def _demonstration_data(task: SimTask, embedder: _Embedder, params: RolloutParam
         return np.concatenate([embedder(f, s) for f, s in frames_z]).astype(np.float32)
 
     Z = get_or_compute(cache, "array",
-                       lambda: _demo_key(task, embedder.spec.id, params, embedder.settings),
+                       lambda: _demo_key(task, embedder.spec.id, params, embedder.settings,
+                                         embedder.layer),
                        compute, encoder=embedder.spec, settings=embedder.settings)
     episode = np.repeat(np.arange(len(states)), [len(s) for s in states])
     return np.asarray(Z), np.concatenate(states), np.concatenate(actions), episode
@@ -319,7 +346,8 @@ def _outcome(rollouts) -> dict:
 
 def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
                      params: Optional[RolloutParams] = None, cache=None, device=None,
-                     progress: Optional[ProgressCallback] = None, settings=None) -> dict:
+                     progress: Optional[ProgressCallback] = None, settings=None,
+                     layer: Optional[str] = None) -> dict:
     """Closed-loop outcomes of ``encoder_id``'s sim-trained policy in the sim look and in the
     real look at every gap, in the task of the world spec ``spec``.
 
@@ -339,6 +367,9 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
     progress : ProgressCallback, optional
     settings : s2r.settings.Settings, optional
         Handed down (never read here): where the encoder's weights file is.
+    layer : str, optional
+        The policy reads this layer of the encoder (:mod:`s2r.encoders.taps`; its own keys);
+        default, and the final layer, the encoder's embedding.
 
     Returns
     -------
@@ -357,11 +388,11 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
     for g in gaps:
         check_number("gap", g, low=0, high=1)
     cache = as_cache(cache, settings)
-    embedder = _Embedder(encoder_id, device, settings)
+    embedder = _Embedder(encoder_id, device, settings, layer)
     act = _Act(lambda: _fit(task, embedder, params, cache, progress), embedder, task, params)
 
     def key(look: str, gap: float) -> dict:
-        return _rollout_key(task, encoder_id, params, look, gap, settings)
+        return _rollout_key(task, encoder_id, params, look, gap, settings, layer)
 
     def one(look: str, gap: float) -> dict:
         if _is_sim_look(look, gap):       # the same frames, so the same policy's same outcome
@@ -393,10 +424,11 @@ def _is_sim_look(look: str, gap: float) -> bool:
 
 
 def recorded_rollout(encoder_id: str, params: RolloutParams, look: str, gap: float,
-                     cache, *, spec, settings=None) -> Optional[np.ndarray]:
+                     cache, *, spec, settings=None,
+                     layer: Optional[str] = None) -> Optional[np.ndarray]:
     """The cached frames ``(T, H, W, 3) uint8`` of the recorded rollout in the task of the
-    world spec ``spec``, or None."""
+    world spec ``spec`` (of the policy reading ``layer``), or None."""
     if _is_sim_look(look, gap):
         look, gap = "sim", 0.0
-    key = rollout_key(encoder_id, params, look, gap, spec=spec, settings=settings)
+    key = rollout_key(encoder_id, params, look, gap, spec=spec, settings=settings, layer=layer)
     return cache.get_array({**key, "kind": "rollout-frames"})

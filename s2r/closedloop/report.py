@@ -111,6 +111,12 @@ class ValidationReport:
         Your robot's results (``rows``: one per encoder and task with ``success_rate``, its
         Wilson interval and the encoder's scores; ``missing_scores``, ``tasks``, ``file``);
         None for the demo's closed loop.
+    layers : dict or None
+        ``validate --layers best`` (:func:`s2r.closedloop.layer_choice.layer_validation`):
+        ``score`` (what picked each layer), ``rows`` (per image encoder and gap: the final and
+        the chosen layer, the score of each, real success and progress of each policy with
+        their intervals), ``outcomes`` and ``effects`` (the paired chosen - final difference
+        across encoders); None otherwise.
     """
 
     results: list
@@ -119,6 +125,7 @@ class ValidationReport:
     stages: list = field(default_factory=list)
     params: dict = field(default_factory=dict)
     real_results: Optional[dict] = None
+    layers: Optional[dict] = None
 
     # ------------------------------------------------------------------------- reading
     @property
@@ -167,6 +174,8 @@ class ValidationReport:
             out.update(outcomes=self.outcomes, stages=self.stages)
         else:
             out["real_results"] = self.real_results
+        if self.layers is not None:
+            out["layers"] = self.layers
         out["params"] = self.params
         return copy.deepcopy(out)
 
@@ -206,7 +215,9 @@ class ValidationReport:
         return cls(results=results, correlations=correlations, outcomes=outcomes,
                    stages=list(stages), params=params,
                    real_results=None if real is None and "real_results" not in data
-                   else _real_results(real, f"{source} real_results"))
+                   else _real_results(real, f"{source} real_results"),
+                   layers=None if data.get("layers") is None
+                   else _layers(data["layers"], f"{source} layers"))
 
     @classmethod
     def read(cls, path: Union[str, os.PathLike]) -> "ValidationReport":
@@ -348,3 +359,40 @@ def _real_results(real: Any, where: str) -> dict:
             _number(row, key, at, optional=True, unit=True)
         _others_numbers(row, at, {"encoder", "task"})
     return real
+
+
+def _layers(section: Any, where: str) -> dict:
+    """The ``validate --layers best`` section: its rows (every outcome in [0, 1] or null, the
+    rest numbers, text or true/false), outcomes and effects, checked as the report's own."""
+    _need(isinstance(section, dict), where, "layers", section, "a JSON object")
+    _need(_text(section.get("score")), where, "score", section.get("score"), "a score name")
+    texts = {"encoder", "score", "layer_final", "layer_chosen"}
+    flags = {"changed", "score_resolved"}
+    for k, row in enumerate(_rows(section.get("rows", []), where, "rows")):
+        at = f"{where}.rows[{k}]"
+        _encoder(row, at)
+        for key in texts - {"encoder"}:
+            _need(_text(row.get(key)), at, key, row.get(key), "text")
+        for key in flags:
+            _need(row.get(key) is None or isinstance(row[key], bool), at, key, row.get(key),
+                  "true, false or null")
+        for key in row:
+            if key.startswith(("success_", "progress_")):
+                _number(row, key, at, optional=True, unit=True)
+        _others_numbers(row, at, texts | flags)
+    for k, o in enumerate(_rows(section.get("outcomes", []), where, "outcomes")):
+        _outcome(o, f"{where}.outcomes[{k}]")
+    for k, e in enumerate(_rows(section.get("effects", []), where, "effects")):
+        at = f"{where}.effects[{k}]"
+        for key in ("outcome", "encoders"):
+            _need(_text(e.get(key)), at, key, e.get(key), "text")
+        _need(e.get("gap") == "all" or _is_number(e.get("gap")), at, "gap", e.get("gap"),
+              "a number or \"all\"")
+        ids = e.get("encoder_ids", [])
+        _need(isinstance(ids, list) and all(_text(i) for i in ids), at, "encoder_ids", ids,
+              "a list of encoder ids")
+        for key in ("n_encoders", "difference", "ci_low", "ci_high", "p_chosen_better"):
+            _number(e, key, at, optional=True)
+        _need(e.get("resolved") is None or isinstance(e["resolved"], bool), at, "resolved",
+              e.get("resolved"), "true, false or null")
+    return section

@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts, world_options
+from s2r.checks import check_choice
 from s2r.errors import MetricError
 from s2r.metrics import catalogue
 from s2r.metrics.ranks import rank_correlation
@@ -134,7 +135,8 @@ def _embed_once(framesets, encoder_id: str, cache, device, settings=None) -> Non
 def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
              params: Optional[RolloutParams] = None, score_params=None, cache=None,
              device=None, n_boot: int = 2000,
-             progress: Optional[ProgressCallback] = None, settings=None) -> ValidationReport:
+             progress: Optional[ProgressCallback] = None, settings=None,
+             layers: str = "last", layer_score: Optional[str] = None) -> ValidationReport:
     """Score every encoder at every gap and measure its closed-loop real success.
 
     Parameters
@@ -157,6 +159,13 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
         ``progress(done, total, message)`` over (encoder, stage) units.
     settings : s2r.settings.Settings, optional
         Default :func:`s2r.settings.current` (an entry point); handed down.
+    layers : {"last", "best"}
+        ``"best"``: also train and deploy each image encoder's policy on its best-scoring
+        layer at each gap, chosen on the frames only (:mod:`s2r.closedloop.layer_choice`):
+        the report's ``layers`` section.
+    layer_score : str, optional
+        The score that picks the layer (a ranked score; default
+        :data:`s2r.metrics.layers.DEFAULT_LAYER_SCORE`, the Sim2Real score).
 
     Returns
     -------
@@ -174,7 +183,12 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     from s2r.pipeline.scores import score_encoder
     from s2r.settings import current
 
+    from s2r.metrics.layers import DEFAULT_LAYER_SCORE
+
     settings = settings if settings is not None else current()
+    check_choice("layers", layers, ("last", "best"))
+    layer_score = layer_score or DEFAULT_LAYER_SCORE
+    check_choice("layer_score", layer_score, tuple(catalogue.ranked_keys()))
     ids = list(dict.fromkeys(encoder_ids))
     if len(ids) < 3:
         raise MetricError(f"validate needs at least 3 encoders to rank, got {len(ids)}")
@@ -215,8 +229,17 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
                              records[(encoder_id, gap)], settings))
             outcomes.append({"successes": outcome["successes"],
                              "progress": [k / len(task.stages) for k in outcome["stages"]]})
+    section = None
+    if layers == "best":
+        from s2r.closedloop.layer_choice import layer_validation
+
+        section = layer_validation(spec, ids, framesets, rows, outcomes, params=params,
+                                   score_params=score_params, score=layer_score,
+                                   stages=task.stages, cache=cache, device=device,
+                                   n_boot=n_boot, progress=progress, settings=settings)
     report(progress, total, total, "rank correlations")
     return ValidationReport(
+        layers=section,
         results=rows,
         correlations=correlations(rows, outcomes, n_boot=n_boot, seed=params.seed),
         outcomes=[{"encoder": r["encoder"], "gap": r["gap"], **o}

@@ -7,6 +7,7 @@
     python -m s2r figure saliency demo --encoder efficientnet-lite0 --frames 3,40 --out sal.pdf
     python -m s2r figure compare demo --encoders efficientnet-lite0,pixels --frame 3 --out c.pdf
     python -m s2r figure validation report.json --score dis --out validation.png
+    python -m s2r figure layers demo --encoders efficientnet-lite0 --out layers.svg
 
 Charts are the dashboard's own: the pages and this command call the same builders of
 :mod:`s2r.figures` (``scores``, ``projection``, ``validation``, ``real_results``) on the same
@@ -29,7 +30,7 @@ from s2r.errors import S2RError
 from s2r.inputs import refuse_overwrite
 from s2r.metrics import catalogue
 
-KINDS = ("scores", "tsne", "saliency", "compare", "validation")
+KINDS = ("scores", "tsne", "saliency", "compare", "validation", "layers")
 
 
 def register(subparsers) -> None:
@@ -88,6 +89,15 @@ def register(subparsers) -> None:
     k.add_argument("--encoders", required=True, metavar="A,B", help="two encoder ids")
     k.add_argument("--frame", type=int, default=None, metavar="I",
                    help="sim frame index (default: the middle sim frame)")
+    k = kind("layers", "the Layers page's depth profile: a score of every layer of each "
+                       "encoder against its relative depth")
+    k.add_argument("--encoders", required=True, metavar="A,B,...",
+                   help="encoder ids or wildcards (their layers scored first if not cached)")
+    k.add_argument("--y", default="sim2real_score", metavar="SCORE",
+                   help="the score drawn: " + ", ".join(catalogue.ranked_keys()))
+    k.add_argument("--layers", default="all", metavar="all|NAME,...",
+                   help="the layers drawn (default all)")
+    k.add_argument("--no-intervals", action="store_true", help="leave out the interval bands")
     k = kind("validation", "the Validation page's scatter: real success vs a score",
              dataset=False, runtime=False)
     k.add_argument("report", metavar="REPORT.json",
@@ -272,5 +282,28 @@ def _validation(args, fmt: str) -> bytes:
     return chart_bytes(chart, fmt, **_size(args))
 
 
+def _layers(args, fmt: str) -> bytes:
+    from s2r.commands.score import layers_from_args
+    from s2r.figures import chart_bytes
+    from s2r.figures.layers import depth_profile, layer_choices, layers_frame
+    from s2r.pipeline.layers import per_encoder_layers, score_encoders_layers
+    from s2r.progress import tqdm_progress
+
+    if args.y not in layer_choices():
+        raise S2RError(f"--y must be one of {', '.join(layer_choices())}, got {args.y!r}")
+    args.layer_score = None
+    layers = layers_from_args(args)
+    settings = settings_from_args(args)
+    ids = _ids(args.encoders, args)
+    cache = cache_from_args(args)
+    per_encoder_layers(ids, layers, cache=cache, settings=settings)   # names, before work
+    frameset = dataset_from_args(args).require_domains()
+    with tqdm_progress("score layers") as progress:
+        records = score_encoders_layers(frameset, ids, layers, cache=cache, device=args.device,
+                                        best_by=args.y, progress=progress, settings=settings)
+    chart = depth_profile(layers_frame(records), args.y, bands=not args.no_intervals)
+    return chart_bytes(chart, fmt, **_size(args))
+
+
 _DRAW = {"scores": _scores, "tsne": _tsne, "saliency": _saliency, "compare": _compare,
-         "validation": _validation}
+         "validation": _validation, "layers": _layers}

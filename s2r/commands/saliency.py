@@ -48,6 +48,10 @@ def register(subparsers) -> None:
     p.add_argument("--method", choices=METHODS, default="gradcam",
                    help="gradcam (Captum LayerGradCam), ig (Integrated Gradients) or "
                         "occlusion")
+    p.add_argument("--layer", default=None, metavar="NAME",
+                   help="explain the encoder at this layer (Grad-CAM on that layer's output, "
+                        "the target on its pooled embedding; see 'score --layers'); default "
+                        "its final embedding")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--batch-size", type=int, default=8, metavar="B",
                    help="frames per forward/backward pass")
@@ -115,8 +119,14 @@ def run(args) -> int:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
     out = output_folder(args.out)
     settings = settings_from_args(args)
-    get_spec(args.encoder, settings=settings)  # an unknown id fails before any work
+    spec = get_spec(args.encoder, settings=settings)  # an unknown id fails before any work
     cache = cache_from_args(args)
+    if args.layer is not None:                 # and an unknown layer, naming the encoder's
+        from s2r.embed.layers import plan_of
+        from s2r.encoders.taps import select_layers
+
+        select_layers(plan_of(spec, cache=cache, settings=settings), [args.layer],
+                      encoder=spec.id)
     frameset = dataset_from_args(args).require_domains()
     sim_idx = parse_frame_ids(args.frames, frameset)
     encoder = build_encoder(args.encoder, device=args.device, settings=settings)
@@ -124,7 +134,7 @@ def run(args) -> int:
         result = pair_saliency(frameset, encoder, sim_idx, target=args.target,
                                method=args.method, action_dim=args.action_dim,
                                batch_size=args.batch_size, cache=cache, progress=progress,
-                               settings=settings)
+                               settings=settings, layer=args.layer)
     out.mkdir(parents=True, exist_ok=True)
     measures = result.measures()
     pairs = []
@@ -148,13 +158,15 @@ def run(args) -> int:
         "mean_lift_real": _mean([m["real"]["lift"] for m in measures if m["real"]]),
     }
     report = {"dataset": frameset.name, "fingerprint": frameset.fingerprint,
-              "encoder": encoder.spec.id, "method": args.method, "target": result.target,
+              "encoder": encoder.spec.id, "layer": args.layer, "method": args.method,
+              "target": result.target,
               "has_masks": frameset.has_masks, "agreement_grid": 56, "pairs": pairs,
               "summary": summary}
     with atomic_output(out / "saliency.json") as tmp:
         tmp.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {len(pairs)} pair overlays and saliency.json to {out}/ "
-          f"({encoder.spec.id}, {args.method}, target {result.target})")
+          f"({encoder.spec.id}{' at ' + args.layer if args.layer else ''}, {args.method}, "
+          f"target {result.target})")
     for p in pairs:
         focus = ("" if p["sim_focus"] is None else
                  f"  focus sim {_fmt(p['sim_focus']['focus'])} real "

@@ -11,6 +11,13 @@ sit at 0 within its interval) and the pairwise ranking confidence::
     python -m s2r score demo --encoders pixels,state --out null.json --null shuffle:1
     python -m s2r score demo --encoders pixels,efficientnet-lite0 --out s.json --pairwise p.csv
 
+Every layer of each encoder (one record per encoder and layer, all layers embedded in one
+pass; each encoder's best layer on --layer-score marked, with its paired difference from the
+final layer)::
+
+    python -m s2r score demo --encoders efficientnet-lite0,state --layers all --out layers.json
+    python -m s2r score demo --encoders resnet18@random --layers layer2,layer3,last --out l.csv
+
 Merge leaderboards of several runs/datasets (JSON and/or CSV; one row per encoder, dataset
 fingerprint and parameters, the file given last wins)::
 
@@ -66,6 +73,14 @@ def register(subparsers) -> None:
     p.add_argument("--pairwise", default=None, metavar="FILE",
                    help="also write P(A beats B) and the paired difference interval of every "
                         "pair of encoders on every ranked score to FILE (.json or .csv)")
+    p.add_argument("--layers", default="last", metavar="all|last|NAME,...",
+                   help="which layers of each encoder to score (one record per encoder and "
+                        "layer, all embedded in one pass): 'last' = the final embedding "
+                        "(default), 'all', or layer names (an unknown name lists the "
+                        "encoder's layers)")
+    p.add_argument("--layer-score", default=None, metavar="SCORE",
+                   help="with --layers: the score that picks each encoder's best layer "
+                        "(default sim2real_score)")
     g = p.add_argument_group("score parameters (recorded in every row)")
     g.add_argument("--pca-dim", type=int, default=DEFAULT_PCA_DIM, metavar="K",
                    help=f"DIS: common PCA dimension, the same K for every encoder compared "
@@ -145,6 +160,46 @@ def params_from_args(args):
                        domain_C=args.domain_c, null=args.null).validate()
 
 
+def layers_from_args(args):
+    """``--layers`` as a request (:func:`s2r.encoders.taps.select_layers`): ``"last"``,
+    ``"all"`` or a list of names; ``--layer-score`` checked (a ranked score)."""
+    from s2r.metrics import catalogue
+
+    text = (args.layers or "last").strip()
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise S2RError("--layers: expected 'all', 'last' or layer names separated by commas")
+    score = args.layer_score
+    if score is not None and score not in catalogue.ranked_keys():
+        raise S2RError(f"--layer-score must be one of {', '.join(catalogue.ranked_keys())}, "
+                       f"got {score!r}")
+    if score is not None and names == ["last"]:
+        raise S2RError("--layer-score picks a best layer: give --layers all or layer names")
+    return names[0] if names in (["all"], ["last"]) else names
+
+
+def _best_lines(records) -> list:
+    """One line per encoder with several layers: its best layer against its final one."""
+    from s2r.metrics.layers import best_layers
+
+    key = next((r["layer_best_score"] for r in records if r.get("layer_best_score")), None)
+    lines = []
+    for row in best_layers(records, key) if key else []:
+        if row["best_is_final"] or row["final_estimate"] is None:
+            lines.append(f"best layer of {row['encoder']} on {key}: {row['best_layer']} "
+                         f"({row['best_estimate']:.3f}), the final one")
+            continue
+        verdict = ("resolved" if row["resolved"] else "not resolved" if row["resolved"]
+                   is False else "no interval")
+        interval = ("" if row["difference_ci_low"] is None else
+                    f" [{row['difference_ci_low']:+.3f}, {row['difference_ci_high']:+.3f}]")
+        lines.append(f"best layer of {row['encoder']} on {key}: {row['best_layer']} "
+                     f"({row['best_estimate']:.3f}) vs the final {row['final_layer']} "
+                     f"({row['final_estimate']:.3f}): {row['difference']:+.3f}{interval}, "
+                     f"{verdict}")
+    return lines
+
+
 def _summary_table(records) -> str:
     from s2r.leaderboard import records_to_frame
 
@@ -153,6 +208,10 @@ def _summary_table(records) -> str:
     frame = records_to_frame(records)
     summary = catalogue.keys("summary")
     cols = ["encoder.id"] + [c for c in summary if c in frame.columns]
+    if "layer" in frame.columns:
+        frame["layer"] = [f"{layer}{' *' if best is True else ''}" for layer, best in
+                          zip(frame["layer"], frame.get("layer_best", [None] * len(frame)))]
+        cols.insert(1, "layer")
     if "precision" in frame.columns and (frame["precision"] == "int8").any():
         cols.insert(1, "precision")
     table = frame[cols].copy()
@@ -229,11 +288,26 @@ def run(args: argparse.Namespace) -> int:
     params = params_from_args(args)
     settings = settings_from_args(args)
     ids = expand_encoder_ids(args.encoders, settings)
+    layers = layers_from_args(args)
     ray_options = backend_from_args(args)
+    if layers != "last" and ray_options:
+        raise S2RError("--layers runs on this machine: drop --backend ray (or --layers)")
     cache = runtime_cache(args)
+    if layers != "last":
+        from s2r.pipeline.layers import per_encoder_layers
+
+        per_encoder_layers(ids, layers, cache=cache, settings=settings)  # names, before work
     frameset = dataset_from_args(args)
     with tqdm_progress("scoring encoders") as progress:
-        if ray_options:
+        if layers != "last":
+            from s2r.metrics.layers import DEFAULT_LAYER_SCORE
+            from s2r.pipeline.layers import score_encoders_layers
+
+            records = score_encoders_layers(
+                frameset, ids, layers, params=params, cache=cache, device=args.device,
+                precision=args.precision, best_by=args.layer_score or DEFAULT_LAYER_SCORE,
+                progress=progress, settings=settings)
+        elif ray_options:
             from s2r.pipeline.ray_grid import score_encoders_ray
 
             records = score_encoders_ray(frameset, ids, params=params, cache=cache,
@@ -245,11 +319,14 @@ def run(args: argparse.Namespace) -> int:
     with atomic_output(out) as tmp:
         write_records(records, tmp)
     print(_summary_table(records))
+    for line in _best_lines(records):
+        print(line)
     for r in records:
         for w in r.get("warnings", []):
             print(f"warning ({r['encoder']['id']}): {w}")
     if pairwise is not None:
         _write_pairwise(records, pairwise, params.ci)
-    print(f"wrote {out}: {len(records)} encoder(s) on {frameset.name!r} "
-          f"({frameset.fingerprint})")
+    what = (f"{len(records)} encoder(s)" if layers == "last" else
+            f"{len(records)} (encoder, layer) record(s) of {len(ids)} encoder(s)")
+    print(f"wrote {out}: {what} on {frameset.name!r} ({frameset.fingerprint})")
     return 0

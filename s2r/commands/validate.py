@@ -5,6 +5,12 @@
     python -m s2r validate demo:paired=true,height=96,width=128 --gaps 0,0.5,1 \
         --rollouts 20 --out report.json
 
+Does each encoder's best-scoring layer deploy better than its final one? Every layer scored on
+the frames at each gap, the best one (on --layer-score, the Sim2Real score by default; no
+rollout is looked at) trained on and deployed, beside the final layer's policy::
+
+    python -m s2r validate demo:paired=true,height=96,width=128 --layers best --out report.json
+
 Your robot's results instead of the demo's rollouts, on any dataset (no rollouts are run; see
 :mod:`s2r.commands.validate_real`)::
 
@@ -88,6 +94,13 @@ def register(subparsers) -> None:
     p.add_argument("--n-boot", type=int, default=2000, metavar="B",
                    help="bootstrap replicates of each correlation (at most 50,000; with "
                         "--real-results, B x (tasks + 1) at most 250,000)")
+    p.add_argument("--layers", choices=("last", "best"), default="last",
+                   help="best: also train and deploy each image encoder's policy on its "
+                        "best-scoring layer at each gap (every layer scored on the frames; no "
+                        "rollout looked at) and report real success and progress at both "
+                        "layers, and the paired difference across encoders")
+    p.add_argument("--layer-score", default="sim2real_score", metavar="SCORE",
+                   help="with --layers best: the score that picks each layer (a ranked score)")
     p.add_argument("--out", required=True, metavar="report.json", help="report file (.json)")
     add_runtime_args(p, no_cache=False)
     p.set_defaults(func=run)
@@ -129,6 +142,26 @@ def _print_correlations(rows: list) -> None:
         print(f"  {c['score']:<28}{text}")
 
 
+def _print_layers(section: dict) -> None:
+    print(f"\nbest layer on {section['score']} (chosen on the frames at each gap) vs the final "
+          "layer, real success / progress:")
+    print(f"{'encoder':<20}{'gap':>5}  {'final layer':<12}{'chosen layer':<24}"
+          f"{'final: success':>19}{'final: progress':>19}{'chosen: success':>19}"
+          f"{'chosen: progress':>19}")
+    for r in section["rows"]:
+        chosen = r["layer_chosen"] if r["changed"] else f"{r['layer_chosen']} (= final)"
+        print(f"{r['encoder']:<20}{r['gap']:>5g}  {r['layer_final']:<12}{chosen:<24}"
+              f"{_cell(r, 'success_real_final'):>19}{_cell(r, 'progress_real_final'):>19}"
+              f"{_cell(r, 'success_real_chosen'):>19}{_cell(r, 'progress_real_chosen'):>19}")
+    print("\nchosen - final over the image encoders (mean paired difference [95% interval]):")
+    for e in section["effects"]:
+        if e["gap"] != "all" or e["difference"] is None:
+            continue
+        print(f"  {e['outcome']:<9} {e['encoders']:<8} ({e['n_encoders']} encoders): "
+              f"{e['difference']:+.3f} [{e['ci_low']:+.3f}, {e['ci_high']:+.3f}]"
+              f"{'  resolved' if e['resolved'] else ''}")
+
+
 def run(args) -> int:
     from s2r.commands.score import expand_encoder_ids
     from s2r.closedloop.encoder_rollouts import RolloutParams, world_options
@@ -138,6 +171,10 @@ def run(args) -> int:
 
     if args.real_results:
         from s2r.commands.validate_real import run_real_results
+
+        if args.layers != "last":
+            raise S2RError("--layers best trains and deploys policies in a simulated world; "
+                           "it does not apply to --real-results")
 
         return run_real_results(args)
     if len(args.dataset) != 1:
@@ -151,6 +188,11 @@ def run(args) -> int:
     ids = expand_encoder_ids(given, settings) if given is not None else None
     if ids is not None and len(ids) < 3:
         raise S2RError(f"--encoders: validate ranks encoders, give at least 3 (got {len(ids)})")
+    from s2r.metrics import catalogue
+
+    if args.layer_score not in catalogue.ranked_keys():
+        raise S2RError(f"--layer-score must be one of {', '.join(catalogue.ranked_keys())}, "
+                       f"got {args.layer_score!r}")
     if not 1 <= args.n_boot <= MAX_N_BOOT:
         raise S2RError(f"--n-boot must be in [1, {MAX_N_BOOT:,}], got {args.n_boot}")
     world, options = world_options(args.dataset)   # a non-world spec fails before any work
@@ -166,10 +208,13 @@ def run(args) -> int:
     with tqdm_progress("validate") as progress:
         report = validate(args.dataset, ids, gaps, params=params, cache=cache,
                           device=args.device, n_boot=args.n_boot, progress=progress,
-                          settings=settings)
+                          settings=settings, layers=args.layers,
+                          layer_score=args.layer_score)
     with atomic_output(out) as tmp:
         tmp.write_text(json.dumps(report.to_dict(), indent=1))
     _print_summary(report)
+    if report.layers is not None:
+        _print_layers(report.layers)
     print(f"\nwrote {out}: {len(report.results)} rows, "
           f"{len(report.correlations)} correlations")
     return 0

@@ -50,7 +50,7 @@ def embed_frames(encoder, frames, *, batch_size: Optional[int] = None) -> np.nda
 
 
 def compute_embeddings(frameset, encoder, *, indices=None, batch_size: Optional[int] = None,
-                       progress: Optional[ProgressCallback] = None) -> np.ndarray:
+                       progress: Optional[ProgressCallback] = None, out=None) -> np.ndarray:
     """Embed frames of a FrameSet, streaming them in batches (no cache).
 
     Parameters
@@ -67,11 +67,15 @@ def compute_embeddings(frameset, encoder, *, indices=None, batch_size: Optional[
         out-of-memory error the forward-pass size is halved for the rest of the run.
     progress : ProgressCallback, optional
         Called as ``progress(frames_done, frames_total, message)`` after every batch.
+    out : array-like of shape (n, D), optional
+        Where the rows go as each batch is made (``out[a:b] = z``; e.g. a memory map, or
+        :class:`s2r.embed.layers.ColumnSplit` writing each layer to its own), instead of a new
+        ``(n, D)`` array in memory.
 
     Returns
     -------
     ndarray of shape (n, D), float32
-        Row ``i`` is the embedding of frame ``indices[i]``.
+        Row ``i`` is the embedding of frame ``indices[i]`` (``out`` when given).
     """
     idx = np.arange(len(frameset)) if indices is None else as_indices(indices, len(frameset))
     bs = check_batch_size(batch_size) if batch_size is not None else default_batch_size(encoder)
@@ -82,7 +86,8 @@ def compute_embeddings(frameset, encoder, *, indices=None, batch_size: Optional[
     if total == 0:
         return np.zeros((0, int(expected_dim or 0)), dtype=np.float32)
     pin = device_type(encoder) == "cuda"
-    out: Optional[np.ndarray] = None
+    if out is not None and (len(out.shape) != 2 or out.shape[0] != total):
+        raise EncoderError(f"out has shape {tuple(out.shape)}; {total} rows expected")
     done = 0
     report(progress, 0, total, f"{name}: starting")
     host_batches = ((rows, host_batch(frames, pin)) for rows, frames in
@@ -90,15 +95,17 @@ def compute_embeddings(frameset, encoder, *, indices=None, batch_size: Optional[
     for rows, frames in prefetch(host_batches):
         z = embed_with_backoff(encoder, frames, state, frame_ids=rows)
         del frames
-        if out is None:
+        if done == 0:
             if expected_dim is not None and z.shape[1] != int(expected_dim):
                 raise EncoderError(
                     f"encoder {name!r} returned {z.shape[1]}-D embeddings but its registry "
                     f"entry says dim={expected_dim}")
-            out = np.empty((total, z.shape[1]), dtype=np.float32)
-        elif z.shape[1] != out.shape[1]:
-            raise EncoderError(f"encoder {name!r} changed embedding size between batches: "
-                               f"{out.shape[1]} then {z.shape[1]}")
+            if out is None:
+                out = np.empty((total, z.shape[1]), dtype=np.float32)
+        if z.shape[1] != out.shape[1]:
+            what = "changed embedding size between batches" if done else "returned embeddings"
+            raise EncoderError(f"encoder {name!r} {what}: {z.shape[1]}-D where "
+                               f"{out.shape[1]}-D were expected")
         out[done:done + len(rows)] = z
         done += len(rows)
         message = f"{name}: batch {state.size}" + (" (reduced after out-of-memory)"

@@ -14,6 +14,9 @@ weights             ``status`` (never touches the network), ``resolve_weights``
 build               ``build`` (the bare embedding module and its weights file), with
                     ``adapt_state_dict`` mapping a weights file onto the architecture,
                     ``file_format`` naming the layout it found
+layers              ``tap_sites`` (the named layers of the trunk and how each is pooled,
+                    :mod:`s2r.encoders.taps`), ``final_tap`` (the final layer's name when no
+                    tapped module's output is the embedding)
 user encoders       ``parse_ref`` (inline ``timm:...``), ``config_key`` / ``config_fields`` /
                     ``field_rules`` / ``check_entry`` / ``spec_from_entry`` (config files)
 =================== =========================================================================
@@ -57,6 +60,9 @@ class Backend:
     field_rules : dict
         ``field -> (check, what it must be)`` for ``config_key`` and ``config_fields``
         (see :data:`s2r.encoders.fields.FIELD_RULES`).
+    final_tap : str
+        Name of the final layer when no tapped module's pooled output is the embedding
+        (``"head"``; ``"pixels"``, ``"state"`` for the references).
     """
 
     name: str = ""
@@ -68,6 +74,7 @@ class Backend:
     config_key: Optional[str] = None
     config_fields: tuple = ()
     field_rules: dict = {}
+    final_tap: str = "head"
 
     # -- the spec ------------------------------------------------------------------------
     def check_spec(self, spec) -> None:
@@ -112,6 +119,14 @@ class Backend:
         """A few words naming the layout of a weights file's contents ``raw`` (what
         ``weights verify`` reports), e.g. ``"timm"`` or ``"torchvision"``."""
         return "state dict"
+
+    # -- layers ----------------------------------------------------------------------------
+    def tap_sites(self, spec, model) -> tuple:
+        """The intermediate layers of ``model`` (the bare embedding module of ``spec``) as
+        :class:`~s2r.encoders.taps.TapSite` s, shallowest first; the planner adds the final
+        layer (:func:`s2r.encoders.taps.plan_layers`). Default: none (one layer, the
+        embedding)."""
+        return ()
 
     # -- user encoders ---------------------------------------------------------------------
     def parse_ref(self, rest: str, text: str):

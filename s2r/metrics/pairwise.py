@@ -27,8 +27,11 @@ from s2r.metrics.bootstrap import DEFAULT_CI, percentile_ci
 
 
 def record_label(record: dict) -> str:
-    """The encoder id of a record, with `` (int8)`` for int8 embeddings."""
+    """The encoder id of a record, with `` @ LAYER`` for a layer's record
+    (:func:`s2r.pipeline.layers.score_layers`) and `` (int8)`` for int8 embeddings."""
     eid = str(record["encoder"]["id"])
+    if record.get("layer") is not None:
+        eid = f"{eid} @ {record['layer']}"
     return f"{eid} (int8)" if record.get("precision") == "int8" else eid
 
 

@@ -27,7 +27,7 @@ from s2r.settings import current
 def pair_targets(frameset, encoder, kind: str, *, sim_indices=None, real_indices=None,
                  action_dim: Union[int, str] = 0, cache=None,
                  progress: Optional[ProgressCallback] = None,
-                 settings=None) -> tuple[Target, Target]:
+                 settings=None, layer: Optional[str] = None) -> tuple[Target, Target]:
     """:func:`s2r.saliency.saliency_targets` of frame pairs of ``frameset``, on ``encoder``'s
     embeddings.
 
@@ -52,6 +52,9 @@ def pair_targets(frameset, encoder, kind: str, *, sim_indices=None, real_indices
         Default: :func:`s2r.settings.current` (an entry point); handed down.
     progress : ProgressCallback, optional
         Progress of the embedding, when it is computed.
+    layer : str, optional
+        A layer of the encoder (:mod:`s2r.encoders.taps`): the probes are fitted on that
+        layer's embeddings (:func:`s2r.embed.layers.embed_layers`); default its final one.
 
     Returns
     -------
@@ -61,6 +64,12 @@ def pair_targets(frameset, encoder, kind: str, *, sim_indices=None, real_indices
     settings = settings if settings is not None else current()
 
     def embeddings() -> np.ndarray:
+        if layer is not None:
+            from s2r.embed.layers import embed_layers
+
+            found = embed_layers(frameset, encoder, [layer], cache=cache, progress=progress,
+                                 settings=settings)
+            return next(iter(found.values()))      # "last" is the final layer's name
         return embed_frameset(frameset, encoder, cache=cache, progress=progress,
                               settings=settings)
 
@@ -108,7 +117,7 @@ def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
                   method: str = "gradcam", action_dim: Union[int, str] = 0,
                   batch_size: int = 8, cache=None,
                   progress: Optional[ProgressCallback] = None, settings=None,
-                  **options) -> PairSaliency:
+                  layer: Optional[str] = None, **options) -> PairSaliency:
     """Saliency maps of sim frames and their real partners (:func:`s2r.pairing.pair_frames`).
 
     Parameters
@@ -128,6 +137,10 @@ def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
     progress : ProgressCallback, optional
     settings : s2r.settings.Settings, optional
         As for :func:`pair_targets`.
+    layer : str, optional
+        Explain the encoder *at this layer* (:func:`s2r.encoders.taps.layer_view`): Grad-CAM
+        on that layer's output, toward a target on that layer's pooled embedding; default
+        (and the final layer) the encoder itself.
     **options
         ``ig_steps``, ``occlusion_grid`` (see :func:`s2r.saliency.compute_saliency`).
 
@@ -141,8 +154,12 @@ def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
     real_idx = np.asarray(pair_frames(frameset, sim_idx), dtype=np.int64)
     targets = pair_targets(frameset, encoder, target, sim_indices=sim_idx,
                            real_indices=real_idx, action_dim=action_dim, cache=cache,
-                           progress=progress, settings=settings)
+                           progress=progress, settings=settings, layer=layer)
     masks = frameset.has_masks
+    if layer is not None:
+        from s2r.encoders.taps import layer_view
+
+        encoder = layer_view(encoder, layer)
     return explain_pairs(encoder, frameset.read_images(sim_idx), frameset.read_images(real_idx),
                          targets, sim_indices=sim_idx, real_indices=real_idx, kind=target,
                          sim_masks=frameset.read_masks(sim_idx) if masks else None,

@@ -44,18 +44,36 @@ def encoder_metadata(encoder_id: str, *, settings=None) -> dict:
 
 
 def score_key(frameset, encoder_id: str, params: ScoreParams, *, precision: str = "auto",
-              device=None, settings=None) -> dict:
-    """Cache key of a score record: the embeddings' key (which carries the precision), the
-    parameters, SCORE_VERSION, and the catalogue's own score functions when it has any."""
+              device=None, settings=None, embeddings: Optional[dict] = None) -> dict:
+    """Cache key of a score record: the embeddings' key (which carries the precision;
+    ``embeddings``: that key when the caller has it, e.g. a layer's,
+    :func:`s2r.embed.layers.layer_key`), the parameters, SCORE_VERSION, and the catalogue's own
+    score functions when it has any."""
     settings = settings if settings is not None else current()
-    key = {"kind": "score", "score_version": SCORE_VERSION,
-           "embeddings": embeddings_key(frameset, encoder_id, precision=precision,
-                                        device=device, settings=settings),
+    if embeddings is None:
+        embeddings = embeddings_key(frameset, encoder_id, precision=precision, device=device,
+                                    settings=settings)
+    key = {"kind": "score", "score_version": SCORE_VERSION, "embeddings": embeddings,
            "params": params.to_dict()}
     computed = catalogue.computed_keys()
     if computed:
         key["computed_scores"] = computed
     return key
+
+
+def scored(frameset, encoder_id: str, make_key, embed, *, params: ScoreParams, cache,
+           progress: Optional[ProgressCallback] = None, settings=None) -> dict:
+    """The score record cached under ``make_key()``, else ``embed()`` scored by
+    :func:`~s2r.metrics.scoring.score_embeddings` and stored (the step every score record is
+    made by: an encoder's, :func:`score_encoder`, and one layer's,
+    :func:`s2r.pipeline.layers.score_layers`)."""
+    def compute() -> dict:
+        return score_embeddings(embed(), frameset.domain, frameset.actions, frameset.episode,
+                                state=frameset.state, pairs=pair_frames(frameset),
+                                params=params, progress=progress)
+
+    return get_or_compute(cache, "json", make_key, compute, encoder=encoder_id,
+                          settings=settings)
 
 
 def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = None,
@@ -100,17 +118,11 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
     # Fail before embedding when the PCA dimension cannot fit these frames.
     check_pca_dim(params.pca_dim, len(frameset), int(meta["dim"] or params.pca_dim))
 
-    def compute() -> dict:
-        Z = embed_frameset(frameset, encoder_id, cache=cache, device=device,
-                           precision=precision, progress=progress, settings=settings)
-        return score_embeddings(Z, frameset.domain, frameset.actions, frameset.episode,
-                                state=frameset.state, pairs=pair_frames(frameset),
-                                params=params, progress=progress)
-
-    record = get_or_compute(
-        cache, "json", lambda: score_key(frameset, encoder_id, params, precision=precision,
-                                         device=device, settings=settings),
-        compute, encoder=encoder_id, settings=settings)
+    record = scored(frameset, encoder_id, lambda: score_key(
+        frameset, encoder_id, params, precision=precision, device=device, settings=settings),
+        lambda: embed_frameset(frameset, encoder_id, cache=cache, device=device,
+                               precision=precision, progress=progress, settings=settings),
+        params=params, cache=cache, progress=progress, settings=settings)
     if meta["dim"] is None:       # the width of a dataset-dependent "embedding" (state)
         meta["dim"] = record.get("embedding_dim")
     return {"encoder": meta, "dataset": {"name": frameset.name,
@@ -134,7 +146,16 @@ def score_encoders(frameset, encoder_ids: Sequence[str], *,
         raise MetricError("no encoders to score: give at least one encoder id")
     params = (params or ScoreParams()).validate()
     settings = settings if settings is not None else current()
-    records = []
+    return for_each_encoder(ids, progress, lambda encoder_id, inner: score_encoder(
+        frameset, encoder_id, params=params, cache=cache, device=device, precision=precision,
+        progress=inner, settings=settings))
+
+
+def for_each_encoder(ids: Sequence[str], progress: Optional[ProgressCallback], run) -> list:
+    """``[run(encoder_id, its progress) for each id]``, with ``progress(done_encoders,
+    n_encoders, message)``: each message names the encoder and its stage (what ``run``
+    reports: embedding frames, bootstrap replicates)."""
+    out = []
     for i, encoder_id in enumerate(ids):
         report(progress, i, len(ids), f"{encoder_id}")
 
@@ -142,8 +163,6 @@ def score_encoders(frameset, encoder_ids: Sequence[str], *,
             text = message if message.startswith(f"{_id}:") else f"{_id}: {message}"
             report(progress, _i, len(ids), f"{text} {done}/{total}")
 
-        records.append(score_encoder(frameset, encoder_id, params=params, cache=cache,
-                                     device=device, precision=precision, progress=inner,
-                                     settings=settings))
+        out.append(run(encoder_id, inner))
         report(progress, i + 1, len(ids), f"{encoder_id}: done")
-    return records
+    return out

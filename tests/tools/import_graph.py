@@ -66,7 +66,7 @@ LAYERS = (
     ("ui", ("ui",)),
     ("cli", ("s2r.cli", "s2r.commands", "s2r.__main__", "s2r.dashboard")),
     ("pipeline", ("s2r.pipeline", "s2r.closedloop.encoder_rollouts", "s2r.closedloop.validation",
-                  "s2r.leaderboard", "s2r.figures")),
+                  "s2r.closedloop.layer_choice", "s2r.leaderboard", "s2r.figures")),
     ("computation", ("s2r.embed", "s2r.metrics", "s2r.projection", "s2r.saliency",
                      "s2r.pairing", "s2r.closedloop")),
     ("sources", ("s2r.datasets", "s2r.worlds", "s2r.encoders", "s2r.cache")),

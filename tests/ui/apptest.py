@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from tests.helpers import APP
 
 PAGES = ("app_pages/1_Scores.py", "app_pages/2_Projection.py", "app_pages/3_Saliency.py",
-         "app_pages/4_Compare.py")
+         "app_pages/4_Compare.py", "app_pages/6_Layers.py")
 #: 4 + 4 episodes of 8 frames, 96 x 128: the fewest episodes the held-out and transfer
 #: scores accept.
 TINY = "demo:episodes=4,steps=8,height=96,width=128"

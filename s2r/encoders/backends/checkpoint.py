@@ -117,6 +117,18 @@ class CheckpointBackend(FileBackend):
         return checkpoint_state_dict(raw, model, mapping=ck.mapping, key_paths=ck.key_paths,
                                      source=source)
 
+    def tap_sites(self, spec, model) -> tuple:
+        """torchvision ResNets: the stem's ReLU and ``layer1``-``layer4`` (timm's ResNet taps
+        ``act1``, ``layer1``-``layer4`` under torchvision's names), averaged; timm
+        architectures: timm's taps."""
+        from s2r.encoders.backends.timm import timm_tap_sites
+        from s2r.encoders.taps import TapSite
+
+        if spec.checkpoint.arch.startswith("resnet"):
+            return tuple(TapSite(name, name, "avg")
+                         for name in ("relu", "layer1", "layer2", "layer3", "layer4"))
+        return timm_tap_sites(spec, model)
+
     def file_format(self, raw, model, spec, source: str) -> str:
         ck = spec.checkpoint
         where, _ = locate_state_dict(raw, tuple(ck.key_paths) or get_mapping(ck.mapping).key_paths,

@@ -135,6 +135,19 @@ class OpenClipBackend(FileBackend):
         return ("open_clip (whole CLIP model; image tower 'visual.*')"
                 if any(k.startswith("visual.") for k in keys) else "open_clip image tower")
 
+    def tap_sites(self, spec, model) -> tuple:
+        """A ViT tower's residual blocks (``transformer.resblocks.i``) through the tower's own
+        pooling and projection; a ModifiedResNet tower's ``layer1``-``layer4``, averaged."""
+        from s2r.encoders.taps import TapSite
+
+        blocks = getattr(getattr(model, "transformer", None), "resblocks", None)
+        if blocks is not None and hasattr(model, "_pool"):
+            return tuple(TapSite(f"transformer.resblocks.{i}", f"transformer.resblocks.{i}",
+                                 "clip-head") for i in range(len(blocks)))
+        if hasattr(model, "layer4"):
+            return tuple(TapSite(n, n, "avg") for n in ("layer1", "layer2", "layer3", "layer4"))
+        return ()
+
     def parse_ref(self, rest: str, text: str):
         if rest.count(":") < 1:
             return None

@@ -171,6 +171,11 @@ class PackagedBackend(Backend):
     def resolve_weights(self, spec, *, allow_download: bool = True, settings=None):
         return package_weights_path(variant_of(spec).variant)
 
+    def tap_sites(self, spec, model) -> tuple:
+        from s2r.encoders.backends.timm import timm_tap_sites
+
+        return timm_tap_sites(spec, model)
+
     def build(self, spec, *, pretrained: bool, settings=None):
         variant = variant_of(spec).variant
         if not pretrained:

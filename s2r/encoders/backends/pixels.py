@@ -8,6 +8,7 @@ from s2r.encoders.backends.base import WeightlessBackend
 
 class PixelsBackend(WeightlessBackend):
     name = "pixels"
+    final_tap = "pixels"
 
     def build(self, spec, *, pretrained: bool, settings=None):
         """Raw pixels: the preprocessed (B, 3, 32, 32) batch flattened channel-first."""

@@ -155,6 +155,12 @@ def train_control(spec, path: Path, progress=None, settings=None) -> Path:
     return path
 
 
+def _relu_type():
+    from torch import nn
+
+    return nn.ReLU
+
+
 class SimCNNBackend(FileBackend):
     name = "simcnn"
     config_key = "simcnn"
@@ -208,6 +214,15 @@ class SimCNNBackend(FileBackend):
 
     def adapt_state_dict(self, raw, model, spec, source: str) -> dict:
         return raw
+
+    def tap_sites(self, spec, model) -> tuple:
+        """The four convolution blocks (their ReLUs), each pooled as the head pools the last:
+        one soft-argmax keypoint per channel on the block's own grid."""
+        from s2r.encoders.taps import TapSite
+
+        relus = [name for name, m in model.named_children() if isinstance(m, _relu_type())]
+        return tuple(TapSite(f"conv{i + 1}", name, "keypoints")
+                     for i, name in enumerate(relus[:-1]))
 
     def spec_from_entry(self, value, fields: dict, *, id: str, base_dir):
         from s2r.encoders.simcnn import read_simcnn_meta

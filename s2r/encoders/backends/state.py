@@ -9,6 +9,7 @@ from s2r.encoders.backends.base import WeightlessBackend
 
 class StateBackend(WeightlessBackend):
     name = "state"
+    final_tap = "state"
     image_model = False
     status_message = ("no weights: the dataset's robot state is the embedding (datasets with "
                       "state only)")

@@ -197,6 +197,23 @@ def spec_from_timm(name: str, /, *, id: Optional[str] = None, **fields) -> Encod
     return factory.make_spec(base, fields, where=f"timm:{name}")
 
 
+def timm_tap_sites(spec, model) -> tuple:
+    """The taps of a timm model: the modules of its ``feature_info`` (what timm's
+    ``features_only`` and ``forward_intermediates`` tap; timm/models/_features.py), pooled by
+    the family's head: ViT tokens through the model's own ``norm`` and ``forward_head``, Swin's
+    NHWC stages and feature maps by their average (:data:`s2r.encoders.taps.POOLS`)."""
+    from s2r.encoders.taps import TapSite
+
+    info = getattr(model, "feature_info", None)
+    if not isinstance(info, (list, tuple)):
+        return ()
+    pool = {"vit": "timm-head", "swin": "nhwc"}.get(spec.family, "avg")
+    if pool == "timm-head" and not hasattr(model, "forward_head"):
+        return ()
+    return tuple(TapSite(str(f["module"]), str(f["module"]), pool) for f in info
+                 if isinstance(f, dict) and f.get("module"))
+
+
 class TimmBackend(FileBackend):
     name = "timm"
     download = True
@@ -219,6 +236,9 @@ class TimmBackend(FileBackend):
 
     def file_format(self, raw, model, spec, source: str) -> str:
         return timm_file_format(raw, model, source)[1]
+
+    def tap_sites(self, spec, model) -> tuple:
+        return timm_tap_sites(spec, model)
 
     def parse_ref(self, rest: str, text: str):
         return spec_from_timm(rest, id=text) if rest else None
