@@ -70,6 +70,12 @@ def real_frames(options: dict, episodes: list, progress=None) -> np.ndarray:
     return np.concatenate(shared_pool().paint(groups, progress))
 
 
+def _model_size(episodes: list, snapshot: int) -> tuple:
+    """``(nq, nv)`` of the episodes' model (the snapshot holds nq + nv + 7 columns)."""
+    nq = len(episodes[0].snapshots[0].qpos)
+    return nq, snapshot - nq - 7
+
+
 def make_dataset(options: dict, progress=None) -> FrameSet:
     """The FrameSet of checked ``options`` (:meth:`.world.MetaWorldWorld.check_options`).
 
@@ -87,8 +93,8 @@ def make_dataset(options: dict, progress=None) -> FrameSet:
     episodes, sim = _sim_part(options, progress)
     real = sim.copy() if float(options["gap"]) == 0.0 else real_frames(options, episodes,
                                                                         progress)
-    width = named_width(spec)
-    states = np.concatenate([ep.states[:, :width] for ep in episodes])
+    states = np.concatenate([ep.states for ep in episodes])
+    nq, nv = _model_size(episodes, states.shape[1] - named_width(spec))
     actions = np.concatenate([ep.actions for ep in episodes])
     e, s = int(options["episodes"]), int(options["steps"])
     n = e * s
@@ -99,4 +105,4 @@ def make_dataset(options: dict, progress=None) -> FrameSet:
         episode=np.repeat(np.arange(2 * e), s), step=np.tile(np.arange(s), 2 * e),
         state=np.concatenate([states, states]), action_names=list(ACTION_NAMES),
         name="metaworld", source={"kind": "metaworld", **options,
-                                  "state_names": list(state_names(spec, 0, 0)[:width])})
+                                  "state_names": list(state_names(spec, nq, nv))})

@@ -6,7 +6,7 @@ named and without its zero padding or the previous step's copy -- the hand posit
 gripper opening, every object's position and quaternion, the goal position -- followed by the
 physics snapshot that redraws the frame (``qpos``, ``qvel``, the mocap body's pose): a
 recorded state is enough to render its frame again (:meth:`~s2r.worlds.base.SimTask.render_state`).
-The dataset's state (:mod:`.dataset`) is the named part only.
+The dataset's state (:mod:`.dataset`) is the same (its names in the FrameSet's ``source``).
 
 **Stages** grade a rollout's progress (:func:`stage_of`): each task names its own, in order,
 the last one Meta-World's ``info["success"]``. Thresholds are the experts' own switching
