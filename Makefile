@@ -5,8 +5,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.s2r-installed
 PORT   ?= 8501
+# MuJoCo (Meta-World) renders off-screen with EGL unless you chose another backend.
+MUJOCO_GL ?= egl
+export MUJOCO_GL
 
-.PHONY: setup browser-deps run test test-fast lint docs docs-build bench clean-cache
+.PHONY: setup egl-deps browser-deps run test test-fast lint docs docs-build bench clean-cache
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-ray.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,7 +17,15 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-ray.txt
 	$(BIN)/python -m pip install -r requirements.txt -r requirements-dev.txt -r requirements-ray.txt
 	@touch $@
 
-setup: $(STAMP)
+setup: $(STAMP) egl-deps
+
+# Debian's EGL libraries for Meta-World's off-screen renderer (Mesa's llvmpipe on a CPU),
+# installed where missing, as the browser test's Chromium is.
+egl-deps:
+	@{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q -e libEGL_mesa -e libEGL_nvidia \
+	  || { echo "installing Debian's EGL libraries for Meta-World's renderer"; \
+	       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	         libegl1 libgl1-mesa-dri >/dev/null; }
 
 # Debian's Chromium for the real-browser test (Playwright drives it; no browser download).
 browser-deps:

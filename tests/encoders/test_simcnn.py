@@ -198,9 +198,13 @@ def test_randomised_frames_vary_the_look_with_strength():
 #: epochs, seed, task-state columns, frame size, task). The weights file name carries the
 #: version only, so a change to a recipe without a version bump would reuse weights trained
 #: the old way.
+_MW_TASK = (("task", ("button-press-topdown-v3", "assembly-v3")), ("camera", "corner"),
+            ("repeat", 2))
 CONTROL_RECIPES = {("simcnn-dr0", 2): (0.0, 750, 24, 20, 0, (10, 22), (96, 128), ()),
                    ("simcnn-dr0.5", 3): (0.5, 1500, 24, 20, 0, (10, 22), (96, 128), ()),
-                   ("simcnn-dr1", 3): (1.0, 1500, 24, 20, 0, (10, 22), (96, 128), ())}
+                   ("simcnn-dr1", 3): (1.0, 1500, 24, 20, 0, (10, 22), (96, 128), ()),
+                   ("mw-simcnn-dr0", 1): (0.0, 500, 60, 20, 0, (4, 14), (96, 128), _MW_TASK),
+                   ("mw-simcnn-dr1", 1): (1.0, 1000, 60, 20, 0, (4, 14), (96, 128), _MW_TASK)}
 
 
 def test_the_controls_training_recipe_is_the_one_their_version_names():
@@ -232,7 +236,7 @@ def test_a_control_trains_on_its_worlds_randomised_frames_of_the_task_state(monk
     train_controls_small(monkeypatch, episodes=2, steps=3)
     monkeypatch.setattr(simcnn, "train_simcnn", fake_train)
     with pytest.raises(RuntimeError, match="stop here"):
-        backend.train_control(get_spec("simcnn-dr0.5"), None)
+        backend.train_control(get_spec("simcnn-dr0.5"), None, settings=current())
     frames, states = randomised_frames(2, 3, strength=0.5, seed=0, height=96, width=128)
     np.testing.assert_array_equal(seen["frames"], frames)
     np.testing.assert_array_equal(seen["targets"], states[:, 10:22])

@@ -5,7 +5,8 @@ the model (:mod:`.paint`; the simulated environments are never touched):
 
 * **colours** of five groups of geoms -- the robot, the table, the retaining walls, the floor,
   the task's objects -- each multiplied by its own RGB gain ``exp(gap * 0.5 * u)`` (``u``
-  uniform in [-1, 1] per channel, a brightness term on top): ``geom_rgba``, and ``mat_rgba``
+  uniform in [-1, 1] per channel, a brightness term on top) and mixed toward a colour of its
+  own by up to ``0.4 * gap``: ``geom_rgba``, and ``mat_rgba``
   for geoms drawn with a material (a geom whose rgba is MuJoCo's default ``(0.5, 0.5, 0.5, 1)``
   takes its material's colour, so its material is tinted instead);
 * **lights**: every light's diffuse colour and intensity (``exp(gap * 0.5 * u)`` a channel),
@@ -49,6 +50,8 @@ class LookDraw:
 
     colour: np.ndarray          # (groups, 3) in [-1, 1]
     brightness: np.ndarray      # (groups,) in [-1, 1]
+    paint: np.ndarray           # (groups, 3) in [0, 1]: a colour each group is mixed toward
+    mix: np.ndarray             # (groups,) in [0, 1]: how much
     light: np.ndarray           # (lights, 3) in [-1, 1]
     ambient: np.ndarray         # (lights,) in [0, 1]
     light_axis: np.ndarray      # (lights, 3) unit vectors
@@ -79,6 +82,7 @@ def draw_look(seed: int, episode: int) -> LookDraw:
     g, n = len(GROUPS), _MAX_LIGHTS
     shift = _unit(rng, 1)[0] * rng.uniform() ** (1 / 3)
     return LookDraw(colour=rng.uniform(-1, 1, (g, 3)), brightness=rng.uniform(-1, 1, g),
+                    paint=rng.uniform(0, 1, (g, 3)), mix=rng.uniform(0, 1, g),
                     light=rng.uniform(-1, 1, (n, 3)), ambient=rng.uniform(0, 1, n),
                     light_axis=_unit(rng, n), light_angle=rng.uniform(-1, 1, n),
                     headlight=rng.uniform(-1, 1, 2), cam_shift=shift,
@@ -159,12 +163,18 @@ def apply_look(model, base: Appearance, draw: LookDraw, gap: float, camera: int)
     The caller runs ``mj_camlight`` afterwards (camera and light edits need it)."""
     gap = float(gap)
     gain = np.exp(gap * (0.5 * draw.colour + 0.3 * draw.brightness[:, None]))      # (G, 3)
+    weight = (gap * 0.4 * draw.mix)[:, None]                                        # (G, 1)
+
+    def recolour(rgb: np.ndarray, group: np.ndarray) -> np.ndarray:
+        return np.clip(rgb * gain[group] * (1 - weight[group]) + draw.paint[group] * weight[group],
+                       0, 1)
+
     tinted = base.geom_group >= 0
     rgba = base.geom_rgba.copy()
-    rgba[tinted, :3] = np.clip(base.geom_rgba[tinted, :3] * gain[base.geom_group[tinted]], 0, 1)
+    rgba[tinted, :3] = recolour(base.geom_rgba[tinted, :3], base.geom_group[tinted])
     model.geom_rgba[:] = rgba
     mat = base.mat_rgba.copy()
-    mat[:, :3] = np.clip(base.mat_rgba[:, :3] * gain[base.mat_group], 0, 1)
+    mat[:, :3] = recolour(base.mat_rgba[:, :3], base.mat_group)
     model.mat_rgba[:] = mat
     n = len(base.light_diffuse)
     model.light_diffuse[:] = np.clip(base.light_diffuse * np.exp(gap * 0.5 * draw.light[:n]),

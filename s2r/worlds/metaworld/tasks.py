@@ -164,14 +164,15 @@ def _assembly(env, obs, info, start) -> int:
 
 
 def _peg(env, obs, info, start) -> int:
-    """1 the fingertips within 3 cm of the peg (Meta-World's ``near_object``), 2 lifted and
-    held (its ``grasp_success``), 3 the peg's head within 15 cm of the hole (Meta-World's
-    scaled distance; success is 7 cm), 4 inserted (success)."""
+    """1 the fingertips within 3 cm of the peg (Meta-World's ``near_object``), 2 the peg
+    lifted 3 cm, 3 its head within 20 cm of the hole while lifted (Meta-World's scaled
+    distance; success is 7 cm), 4 inserted (success)."""
     if info["success"]:
         return 4
-    if float(info["obj_to_target"]) <= 0.15 and float(obs[6]) > start["peg_z"] + 0.01:
+    lifted = float(obs[6]) > start["peg_z"] + 0.03
+    if lifted and float(info["obj_to_target"]) <= 0.2:
         return 3
-    if info["grasp_success"]:
+    if lifted:
         return 2
     return 1 if info["near_object"] else 0
 
