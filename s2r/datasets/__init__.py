@@ -32,7 +32,7 @@ from typing import Optional, Sequence, Union
 
 from s2r.datasets._checks import DataWarning
 from s2r.datasets.format import Format, LoadRequest, parse_with
-from s2r.datasets.world import LARGE_OPTION, MAX_WORLD_BYTES, MAX_WORLD_FRAMES, WORLD_FORMATS
+from s2r.datasets.world import LARGE_OPTION, MAX_WORLD_BYTES, MAX_WORLD_FRAMES, WORLD_FORMAT
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
 from s2r.worlds import WORLDS
@@ -53,7 +53,7 @@ MAX_DEMO_FRAMES, MAX_DEMO_BYTES = MAX_WORLD_FRAMES, MAX_WORLD_BYTES
 def _formats() -> tuple:
     from s2r.datasets import folder, furniturebench, lerobot, robomimic
 
-    return (*WORLD_FORMATS, furniturebench.FORMAT, robomimic.FORMAT, lerobot.FORMAT,
+    return (WORLD_FORMAT, furniturebench.FORMAT, robomimic.FORMAT, lerobot.FORMAT,
             folder.FORMAT)
 
 
@@ -65,7 +65,7 @@ FORMATS: tuple = _formats()
 def get_format(name: str) -> Format:
     """The format of ``parse_spec(spec)["kind"]`` (DataError naming the known ones)."""
     for fmt in FORMATS:
-        if fmt.name == name:
+        if fmt.names_kind(name):
             return fmt
     raise DataError(f"unknown dataset format {name!r}; known: "
                     f"{', '.join(f.name for f in FORMATS)}")
@@ -138,7 +138,7 @@ def load_dataset(spec: Spec, *, image_key: Optional[str] = None, action_key: Opt
     if given and fmt.keys_label is None:
         takers = " and ".join(f.keys_label for f in FORMATS if f.keys_label)
         raise DataError(f"--{given[0].replace('_', '-')} applies to {takers} only; a "
-                        f"{fmt.name} dataset has one image set and its own action columns")
+                        f"{parsed['kind']} dataset has one image set and its own action columns")
     return fmt.load(parsed, request).require_domains()
 
 

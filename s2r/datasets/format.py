@@ -98,6 +98,10 @@ class Format:
     pair: bool = False
     keys_label: Optional[str] = None
 
+    def names_kind(self, kind: str) -> bool:
+        """Whether ``kind`` (a parsed spec's) is this format's (its :attr:`name`)."""
+        return kind == self.name
+
     def claims(self, part) -> bool:
         raise NotImplementedError
 

@@ -20,7 +20,7 @@ from s2r.frameset import FrameSet
 from s2r.progress import ProgressCallback
 from s2r.worlds import WORLDS
 
-__all__ = ["LARGE_OPTION", "MAX_WORLD_BYTES", "MAX_WORLD_FRAMES", "WORLD_FORMATS", "WorldFormat",
+__all__ = ["LARGE_OPTION", "MAX_WORLD_BYTES", "MAX_WORLD_FRAMES", "WORLD_FORMAT", "WorldFormat",
            "check_size", "is_world", "is_world_spec", "load_world", "parse_world",
            "world_identity"]
 
@@ -138,15 +138,18 @@ def world_identity(parsed: dict) -> bytes:
 
 
 class WorldFormat(Format):
-    """The dataset format of one world: ``NAME`` or ``NAME:key=value,...`` (a single spec, both
-    domains; :data:`WORLD_FORMATS` holds one per world of :data:`s2r.worlds.WORLDS`, so a new
-    world is a dataset format with no line here)."""
+    """The dataset format of the worlds: ``NAME`` or ``NAME:key=value,...`` for every world of
+    :data:`s2r.worlds.WORLDS` (a single spec, both domains). It asks the registry at every
+    call, so a world registered later (one line in WORLDS) is a dataset format with no line
+    here; a parsed spec's ``kind`` is the world's name."""
 
-    def __init__(self, name: str):
-        self.name = name
+    name = "world"
+
+    def names_kind(self, kind: str) -> bool:
+        return is_world(kind)
 
     def claims(self, part) -> bool:
-        return isinstance(part, str) and part.partition(":")[0] == self.name
+        return isinstance(part, str) and is_world_spec(part)
 
     def parse(self, parts: tuple) -> dict:
         return parse_world(parts[0])
@@ -158,6 +161,6 @@ class WorldFormat(Format):
         return world_identity(parsed)
 
 
-#: One dataset format per world, first in :data:`s2r.datasets.FORMATS`: a world's name is
-#: claimed before any file name (write ``./demo`` for a folder called ``demo``).
-WORLD_FORMATS = tuple(WorldFormat(name) for name in WORLDS)
+#: The worlds' format, first in :data:`s2r.datasets.FORMATS`: a world's name is claimed before
+#: any file name (write ``./demo`` for a folder called ``demo``).
+WORLD_FORMAT = WorldFormat()

@@ -21,11 +21,12 @@ LEROBOT = REPO / "tests" / "data" / "lerobot"
 
 
 def test_the_detection_order_is_the_table_order():
-    assert [f.name for f in FORMATS] == ["demo", "furniturebench", "robomimic", "lerobot",
+    assert [f.name for f in FORMATS] == ["world", "furniturebench", "robomimic", "lerobot",
                                          "folder"]
     assert [f.pair for f in FORMATS] == [False, True, True, True, False]
     assert get_format("robomimic") is FORMATS[2]
-    with pytest.raises(DataError, match="unknown dataset format 'nope'; known: demo, "):
+    assert get_format("demo") is FORMATS[0]          # every world's kind is the worlds' format
+    with pytest.raises(DataError, match="unknown dataset format 'nope'; known: world, "):
         get_format("nope")
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from s2r.errors import DataError
+from s2r.settings import current
 from s2r.worlds import WORLDS, control, controls
 from s2r.worlds.base import LOOKS, World
 from tests.worlds.toy import TOY, ToyTask, expert
@@ -25,7 +26,11 @@ COMMON_OPTIONS = {"episodes", "steps", "gap", "seed", "height", "width"}
 
 @pytest.fixture
 def toy(monkeypatch):
-    """The toy world, registered as a world's package would be (one line in WORLDS)."""
+    """The toy world, registered as a world's package would be (one line in WORLDS). The
+    built-in registry's views of the controls are read first, so the toy's never join them
+    for the rest of the session."""
+    import s2r.encoders.simcnn_specs  # noqa: F401
+
     monkeypatch.setitem(WORLDS._worlds, TOY.name, TOY)
     return TOY
 
