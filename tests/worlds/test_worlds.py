@@ -157,7 +157,6 @@ def test_a_new_world_is_validated_like_the_demo(toy, tmp_path):
 
 
 def test_a_new_worlds_control_trains_on_its_task_state(toy, monkeypatch):
-    from s2r.settings import current
     from s2r.encoders import simcnn
     from s2r.encoders.backends import simcnn as backend
     from s2r.encoders.simcnn_specs import simcnn_spec

@@ -33,6 +33,7 @@ def test_a_carried_object_stays_until_grasped_then_moves_with_the_hand():
     row = np.array([0])
     nut = np.array([0.1, 0.6, 0.02, 1, 0, 0, 0, 0.0, 0.8, 0.1])
     a = mem(nut[None], _proprio([0.0, 0.6, 0.2], OPEN), row)[0]
+    np.testing.assert_allclose(a, nut)                        # one frame: as decoded
     b = mem((nut + 0.02)[None], _proprio([0.05, 0.6, 0.1], OPEN), row)[0]
     np.testing.assert_allclose(b[:7], nut[:7] + 0.01)         # free: mean of its first two
     np.testing.assert_allclose(b[7:], nut[7:] + 0.01)         # the goal: mean of two
