@@ -50,3 +50,33 @@ def test_the_controls_train_on_both_default_tasks(monkeypatch):
     assert np.all(button[:, 9] > 0.1) and np.allclose(assembly[:, 9], 0.1)   # goal heights
     recipe = backend.control_recipe(get_spec("mw-simcnn-dr0"))
     assert (recipe["randomisation"], recipe["state_columns"]) == (0.0, [4, 14])
+
+
+def test_a_missing_control_is_trained_once_on_first_use_with_progress(tmp_path, monkeypatch):
+    """``validate``'s first step: a missing mw-simcnn control is trained before the loop
+    (reported on its bar), saved under its versioned name, then loaded, never retrained."""
+    import dataclasses
+
+    from s2r.encoders import build_encoder, status
+    from s2r.encoders.backends import simcnn as backend
+    from s2r.settings import current
+
+    monkeypatch.setenv("S2R_WEIGHTS_DIR", str(tmp_path / "weights"))
+    monkeypatch.setenv("S2R_ENCODERS", str(tmp_path / "encoders.toml"))
+    (tmp_path / "encoders.toml").write_text("")
+    controls = WORLDS["metaworld"].controls
+    small = dataclasses.replace(controls["mw-simcnn-dr0"], episodes=2, steps=4, epochs=1)
+    monkeypatch.setitem(controls, "mw-simcnn-dr0", small)
+    assert "trained on first use" in status("mw-simcnn-dr0", settings=current()).message
+    seen = []
+    trained = backend.train_missing_controls(
+        ["state", "pixels", "mw-simcnn-dr0"], settings=current(),
+        progress=lambda done, total, message="": seen.append(message))
+    assert trained == ["mw-simcnn-dr0"]
+    assert seen[0].startswith("mw-simcnn-dr0: rendering its training frames (first use")
+    assert any(m.startswith("mw-simcnn-dr0 (first use): ") for m in seen[1:])
+    path = tmp_path / "weights" / f"mw-simcnn-dr0.v{small.version}.safetensors"
+    assert path.is_file() and small.version >= 2          # v2: the 5-minute recipe
+    assert backend.train_missing_controls(["mw-simcnn-dr0"], settings=current()) == []
+    enc = build_encoder("mw-simcnn-dr0", device="cpu", settings=current())
+    assert enc.embed(np.zeros((2, 96, 128, 3), np.uint8)).shape == (2, 128)
