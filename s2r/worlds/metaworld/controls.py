@@ -62,11 +62,12 @@ def _control(cid: str, strength: float, episodes: int, epochs: int, version: int
         targets_names="Meta-World task state (object position and quaternion, goal: 10)")
 
 
-#: Meta-World's controls: id -> Control. Sized to train in about 5-6 CPU-minutes each on a
-#: 2-core machine (frames ~60/s over both cores, 2.8 ms a frame and epoch on one thread):
-#: v1's 500/1000 episodes x 20 epochs took an estimated 18 and 35 minutes.
-CONTROLS = {c.id: c for c in (_control("mw-simcnn-dr0", 0.0, 200, 12, 2, 5),
-                              _control("mw-simcnn-dr1", 1.0, 240, 12, 2, 6))}
+#: Meta-World's controls: id -> Control. v2 is sized to train in minutes on first use: measured
+#: 2.6 and 3.8 minutes wall on a shared 2-core machine (load 1.5-3; 6,000 and 7,200 frames,
+#: rendered on both cores, then 12 epochs on one thread); v1's 500/1000 episodes x 20 epochs
+#: would have taken an estimated 18 and 35.
+CONTROLS = {c.id: c for c in (_control("mw-simcnn-dr0", 0.0, 200, 12, 2, 3),
+                              _control("mw-simcnn-dr1", 1.0, 240, 12, 2, 4))}
 
 
 def randomised_frames(task, n: int, steps: int, *, strength: float, seed: int,
