@@ -203,8 +203,8 @@ _MW_TASK = (("task", ("button-press-topdown-v3", "assembly-v3")), ("camera", "co
 CONTROL_RECIPES = {("simcnn-dr0", 2): (0.0, 750, 24, 20, 0, (10, 22), (96, 128), ()),
                    ("simcnn-dr0.5", 3): (0.5, 1500, 24, 20, 0, (10, 22), (96, 128), ()),
                    ("simcnn-dr1", 3): (1.0, 1500, 24, 20, 0, (10, 22), (96, 128), ()),
-                   ("mw-simcnn-dr0", 1): (0.0, 500, 60, 20, 0, (4, 14), (96, 128), _MW_TASK),
-                   ("mw-simcnn-dr1", 1): (1.0, 1000, 60, 20, 0, (4, 14), (96, 128), _MW_TASK)}
+                   ("mw-simcnn-dr0", 2): (0.0, 200, 60, 12, 0, (4, 14), (96, 128), _MW_TASK),
+                   ("mw-simcnn-dr1", 2): (1.0, 240, 60, 12, 0, (4, 14), (96, 128), _MW_TASK)}
 
 
 def test_the_controls_training_recipe_is_the_one_their_version_names():
