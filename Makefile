@@ -7,8 +7,11 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.s2r-installed
 EDITABLE := $(VENV)/.s2r-editable
 PORT   ?= 8501
+# MuJoCo (Meta-World) renders off-screen with EGL unless you chose another backend.
+MUJOCO_GL ?= egl
+export MUJOCO_GL
 
-.PHONY: setup browser-deps run test test-fast lint docs docs-build bench clean-cache
+.PHONY: setup egl-deps browser-deps run test test-fast lint docs docs-build bench clean-cache
 
 $(STAMP): requirements.txt requirements-dev.txt requirements-ray.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,13 +25,21 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-ray.txt
 # checkout (the stamp holds the checkout's path: a venv shared by several clones follows the
 # one that ran make last). No dependency is resolved here (requirements*.txt did that) and
 # nothing is downloaded (the venv's own setuptools builds it).
-setup: $(STAMP)
+setup: $(STAMP) egl-deps
 	@if [ "$$(cat $(EDITABLE) 2>/dev/null)" != "$(CURDIR)" ] || [ pyproject.toml -nt $(EDITABLE) ] \
 	    || [ setup.py -nt $(EDITABLE) ]; then \
 	  echo "$(BIN)/python -m pip install --no-deps --no-build-isolation --editable ."; \
 	  $(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --editable . \
 	    && echo "$(CURDIR)" > $(EDITABLE); \
 	fi
+
+# Debian's EGL libraries for Meta-World's off-screen renderer (Mesa's llvmpipe on a CPU),
+# installed where missing, as the browser test's Chromium is.
+egl-deps:
+	@{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q -e libEGL_mesa -e libEGL_nvidia \
+	  || { echo "installing Debian's EGL libraries for Meta-World's renderer"; \
+	       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	         libegl1 libgl1-mesa-dri >/dev/null; }
 
 # Debian's Chromium for the real-browser test (Playwright drives it; no browser download).
 browser-deps:

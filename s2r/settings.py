@@ -70,7 +70,7 @@ from s2r.errors import S2RError
 from s2r.inputs import quoted
 
 __all__ = ["Settings", "SettingsError", "current", "need", "child_environment",
-           "prefer_passive_openmp", "MAX_VALUE_CHARS"]
+           "prefer_passive_openmp", "prefer_headless_rendering", "MAX_VALUE_CHARS"]
 
 _ON, _OFF = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 #: The longest value a variable may hold (characters; a path is at most 4,096 bytes on Linux).
@@ -290,3 +290,12 @@ def prefer_passive_openmp() -> None:
     (``OMP_WAIT_POLICY``): must run before torch, scikit-learn or openTSNE load their OpenMP
     runtime (busy-waiting threads cost 6-9x on a shared machine; see :mod:`s2r.projection`)."""
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def prefer_headless_rendering() -> str:
+    """Let MuJoCo render off-screen with EGL unless the user chose a backend (``MUJOCO_GL``:
+    ``egl``, ``osmesa``, ``glfw``): must run before ``mujoco`` is imported (it reads the
+    variable once). Returns the backend in effect, lower case (what a Meta-World world checks
+    and names in its messages; its worker processes inherit it)."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    return os.environ["MUJOCO_GL"].strip().lower()

@@ -132,6 +132,14 @@ def _embed_once(framesets, encoder_id: str, cache, device, settings=None) -> Non
     embed_distinct(framesets, encoder_id, cache=cache, device=device, settings=settings)
 
 
+def _train_controls(encoder_ids, settings, progress) -> None:
+    """Train the world controls among ``encoder_ids`` that are not trained yet, with their
+    epochs on the bar (building them would train them anyway, silently)."""
+    from s2r.encoders.backends.simcnn import train_missing_controls
+
+    train_missing_controls(encoder_ids, settings=settings, progress=progress)
+
+
 def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
              params: Optional[RolloutParams] = None, score_params=None, cache=None,
              device=None, n_boot: int = 2000,
@@ -206,6 +214,7 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     done = 0
     records = {}
     framesets = {gap: world.dataset({**options, "gap": gap}) for gap in gaps}
+    _train_controls(ids, settings, lambda d, t, m: report(progress, done, total, m))
     for encoder_id in ids:
         _embed_once(list(framesets.values()), encoder_id, cache, device, settings)
         for gap, frameset in framesets.items():

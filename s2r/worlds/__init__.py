@@ -18,7 +18,7 @@ import difflib
 from collections.abc import Iterator, Mapping
 
 from s2r.errors import DataError
-from s2r.worlds import demo
+from s2r.worlds import demo, metaworld
 from s2r.worlds.base import (LOOKS, Control, Demonstration, RolloutBatch, SceneMemory, SimTask,
                              TaskColumns, World)
 
@@ -69,6 +69,7 @@ class Worlds(Mapping):
 #: Every world, by name (one line each).
 WORLDS = Worlds(
     demo.WORLD,
+    metaworld.WORLD,
 )
 
 

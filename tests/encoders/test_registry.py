@@ -137,13 +137,13 @@ def test_list_encoders_wildcards_and_random_controls():
                                                       "r3m-resnet50"]
     assert [s.id for s in list_encoders("clip-*-1?")] == ["clip-base-16", "clip-large-14"]
     plain = list_encoders()
-    assert len(plain) == 35 and not any(s.random_init for s in plain)   # 32 + 3 simcnn-dr*
+    assert len(plain) == 37 and not any(s.random_init for s in plain)   # 32 + 5 simcnn controls
     assert {"resnet18.tv", "resnet34.tv", "resnet50.tv", "resnet101.tv"} <= {s.id for s in plain}
     assert {"pixels", "efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2",
             "state"} <= {s.id for s in plain}
     full = list_encoders(include_random=True)
     randoms = [s for s in full if s.random_init]
-    assert len(randoms) == 33  # every architecture (simcnn-dr* too); pixels, state: no weights
+    assert len(randoms) == 35  # every architecture (the controls too); pixels, state: no weights
     assert {s.id for s in randoms} == {s.id + "@random" for s in plain
                                        if s.id not in ("pixels", "state")}
     assert [s.id for s in list_encoders("resnet18*", include_random=True)] == [
@@ -261,7 +261,7 @@ def test_cli_lists_with_status(capsys, no_network):
 
     assert main(["encoders", "--json", "--all"]) == 0
     records = json.loads(capsys.readouterr().out)
-    assert len(records) == 68      # 35 entries + 33 @random (simcnn-dr* have one too)
+    assert len(records) == 72      # 37 entries + 35 @random (the controls have one too)
     by_id = {r["id"]: r for r in records}
     for key in ("id", "name", "table_number", "architecture", "pretraining_data",
                 "params_m", "dim", "status"):

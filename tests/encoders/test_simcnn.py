@@ -198,9 +198,13 @@ def test_randomised_frames_vary_the_look_with_strength():
 #: epochs, seed, task-state columns, frame size, task). The weights file name carries the
 #: version only, so a change to a recipe without a version bump would reuse weights trained
 #: the old way.
+_MW_TASK = (("task", ("button-press-topdown-v3", "assembly-v3")), ("camera", "corner"),
+            ("repeat", 2))
 CONTROL_RECIPES = {("simcnn-dr0", 2): (0.0, 750, 24, 20, 0, (10, 22), (96, 128), ()),
                    ("simcnn-dr0.5", 3): (0.5, 1500, 24, 20, 0, (10, 22), (96, 128), ()),
-                   ("simcnn-dr1", 3): (1.0, 1500, 24, 20, 0, (10, 22), (96, 128), ())}
+                   ("simcnn-dr1", 3): (1.0, 1500, 24, 20, 0, (10, 22), (96, 128), ()),
+                   ("mw-simcnn-dr0", 2): (0.0, 200, 60, 12, 0, (4, 14), (96, 128), _MW_TASK),
+                   ("mw-simcnn-dr1", 2): (1.0, 240, 60, 12, 0, (4, 14), (96, 128), _MW_TASK)}
 
 
 def test_the_controls_training_recipe_is_the_one_their_version_names():

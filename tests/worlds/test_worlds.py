@@ -35,13 +35,15 @@ def toy(monkeypatch):
     return TOY
 
 
-def test_the_demo_is_a_registered_world_and_an_unknown_name_is_one_line():
-    assert list(WORLDS) == ["demo"] and WORLDS["demo"].name == "demo"
+def test_the_worlds_are_registered_and_an_unknown_name_is_one_line():
+    assert list(WORLDS) == ["demo", "metaworld"] and WORLDS["demo"].name == "demo"
+    assert WORLDS["metaworld"].name == "metaworld"
     assert "demo" in WORLDS and "dmeo" not in WORLDS and 3 not in WORLDS
     with pytest.raises(DataError) as err:
         WORLDS["dmeo"]
-    assert str(err.value) == "unknown world 'dmeo'; did you mean demo? the worlds are: demo"
-    with pytest.raises(DataError, match="unknown world 'zzz'; the worlds are: demo"):
+    assert str(err.value) == ("unknown world 'dmeo'; did you mean demo? the worlds are: demo, "
+                              "metaworld")
+    with pytest.raises(DataError, match="unknown world 'zzz'; the worlds are: demo, metaworld"):
         WORLDS["zzz"]
 
 
@@ -67,13 +69,16 @@ def test_every_world_keeps_the_protocol(name):
 def test_controls_are_listed_by_id_across_worlds_and_validated_by_default_in_theirs(toy):
     from s2r.closedloop.validation import BASE_ENCODERS, DEFAULT_ENCODERS, default_encoders
 
-    assert set(controls()) == {"simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1", "toy-simcnn-dr1"}
+    assert set(controls()) == {"simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1", "mw-simcnn-dr0",
+                               "mw-simcnn-dr1", "toy-simcnn-dr1"}
     assert control("toy-simcnn-dr1")[0] is toy
     with pytest.raises(KeyError):
         control("simcnn-dr2")
     assert default_encoders(toy) == (*BASE_ENCODERS, "toy-simcnn-dr1")
     assert DEFAULT_ENCODERS == default_encoders(WORLDS["demo"]) == (
         *BASE_ENCODERS, "simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1")
+    assert default_encoders(WORLDS["metaworld"]) == (*BASE_ENCODERS, "mw-simcnn-dr0",
+                                                     "mw-simcnn-dr1")
 
 
 def test_the_demo_worlds_real_look_at_gap_0_is_its_sim_look_pixel_for_pixel():
@@ -180,12 +185,14 @@ def test_a_new_worlds_control_trains_on_its_task_state(toy, monkeypatch):
 
 def test_the_registry_imports_no_renderer():
     """A world's top module imports nothing heavy (s2r.worlds.base): importing every world,
-    as the encoder registry does for the controls, draws in no renderer."""
+    as the encoder registry does for the controls, draws in no renderer and imports neither
+    MuJoCo nor Meta-World."""
     import subprocess
     import sys
 
     code = ("import sys, s2r.worlds, s2r.encoders; "
-            "print(sorted(m for m in ('PIL', 's2r.worlds.demo.dataset', 's2r.worlds.demo.source')"
+            "print(sorted(m for m in ('PIL', 's2r.worlds.demo.dataset', 's2r.worlds.demo.source',"
+            " 'mujoco', 'metaworld', 'gymnasium', 's2r.worlds.metaworld.sim')"
             " if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()

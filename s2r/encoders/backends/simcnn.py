@@ -161,6 +161,33 @@ def _relu_type():
     return nn.ReLU
 
 
+def train_missing_controls(encoder_ids, *, settings=None, progress=None) -> list:
+    """Train every built-in control among ``encoder_ids`` whose weights file is not here yet
+    (what building it would do on first use), reporting the training through ``progress``
+    (``progress(epoch, epochs, message)``, e.g. ``validate``'s bar): a control that takes
+    15-30 CPU-minutes to train never trains behind a frozen bar. Returns the ids trained."""
+    from s2r.encoders.registry import get_spec
+    from s2r.encoders.simcnn_specs import CONTROLS
+    from s2r.progress import report
+
+    trained = []
+    for encoder_id in encoder_ids:
+        if encoder_id not in CONTROLS:
+            continue
+        spec = get_spec(encoder_id, settings=settings)
+        if control_file(spec, settings) is not None:
+            continue
+        report(progress, 0, 1, f"{spec.id}: rendering its training frames (first use; about "
+                               f"{_minutes(spec)} CPU-minutes in all)")
+
+        def step(done, total, message="", _id=spec.id):
+            report(progress, done, total, f"{_id} (first use): {message}")
+
+        train_control(spec, expected_path(spec, settings), progress=step, settings=settings)
+        trained.append(spec.id)
+    return trained
+
+
 class SimCNNBackend(FileBackend):
     name = "simcnn"
     config_key = "simcnn"

@@ -1,0 +1,113 @@
+"""Meta-World's built-in ``simcnn`` controls and their training frames.
+
+``mw-simcnn-dr0`` and ``mw-simcnn-dr1``: the small CNN of :mod:`s2r.encoders.simcnn`, trained
+(on first use, by :mod:`s2r.encoders.backends.simcnn`) on Meta-World sim frames of the default
+validation's two tasks, button-press-topdown-v3 and assembly-v3 (half of the episodes each),
+to predict each frame's task state: the object's pose and the goal (10 columns in both tasks:
+position, quaternion, goal position; :data:`CONTROL_STATE_COLUMNS`). ``dr0`` sees the sim look
+only; ``dr1`` sees every episode in a real look (:mod:`.look`) at a gap drawn from [0, 1],
+from look seeds far from validation's (:data:`TRAINING_LOOK_SEED`): its sim-to-real gap is
+smaller by construction.
+
+Frames: every other world step of each expert episode (consecutive frames differ by a
+centimetre of arm motion; the layouts are what the data must cover), half of the episodes
+driven with DART noise (1 cm a world step, every other step on average) so the frames also
+show states a slightly wrong policy visits; the label of a frame is the state it shows.
+Textures are switched per episode from :data:`TEXTURE_SETS` sets (uploading one costs ~0.3 s
+on the CPU renderer).
+
+Each control's :attr:`~s2r.worlds.base.Control.version` is part of its weights file's name:
+bump it with any change to how that control is trained.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from s2r.worlds.base import Control
+
+__all__ = ["CONTROLS", "CONTROL_STATE_COLUMNS", "CONTROL_TASKS", "TRAINING_LOOK_SEED",
+           "randomised_frames"]
+
+#: The tasks the controls are trained on (the default validation's).
+CONTROL_TASKS = ("button-press-topdown-v3", "assembly-v3")
+#: The columns the controls predict: the task state (object pose and goal) of both tasks.
+CONTROL_STATE_COLUMNS = (4, 14)
+#: Look seeds of training episodes start here (validation uses small seeds).
+TRAINING_LOOK_SEED = 1_000_003
+#: Texture sets the randomised episodes cycle through.
+TEXTURE_SETS = 24
+_EVERY = 2
+
+
+def _control(cid: str, strength: float, episodes: int, epochs: int, version: int,
+             minutes: int) -> Control:
+    s = strength
+    return Control(
+        id=cid, strength=s, version=version, episodes=episodes, steps=60, epochs=epochs, seed=0,
+        state_columns=CONTROL_STATE_COLUMNS,
+        task=(("task", CONTROL_TASKS), ("camera", "corner"), ("repeat", 2)),
+        height=96, width=128, minutes=minutes,
+        name=f"Meta-World sim CNN, randomisation {s:g}",
+        pretraining_data=f"Meta-World sim frames (button press, assembly), appearance "
+                         f"randomisation {s:g}",
+        notes=f"A control, not a pretrained encoder: a small CNN trained on Meta-World's "
+              f"scripted expert episodes of button-press-topdown-v3 and assembly-v3 (corner "
+              f"camera) to predict the object's pose and the goal, rendered with the real "
+              f"look's appearance randomised at strength {s:g} (gaps drawn from [0, {s:g}], "
+              f"other seeds than validation's). More randomisation: smaller gap, by "
+              f"construction. Trained once on first use, then kept in the weights folder.",
+        dataset=f"metaworld expert episodes (button-press-topdown-v3, assembly-v3), "
+                f"appearance randomisation {s:g}",
+        targets_names="Meta-World task state (object position and quaternion, goal: 10)")
+
+
+#: Meta-World's controls: id -> Control. v2 is sized to train in minutes on first use: measured
+#: 2.6 and 3.8 minutes wall on a shared 2-core machine (load 1.5-3; 6,000 and 7,200 frames,
+#: rendered on both cores, then 12 epochs on one thread); v1's 500/1000 episodes x 20 epochs
+#: would have taken an estimated 18 and 35.
+CONTROLS = {c.id: c for c in (_control("mw-simcnn-dr0", 0.0, 200, 12, 2, 3),
+                              _control("mw-simcnn-dr1", 1.0, 240, 12, 2, 4))}
+
+
+def randomised_frames(task, n: int, steps: int, *, strength: float, seed: int,
+                      height: int, width: int, progress=None) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` expert episodes of ``task`` (a :class:`~.world.MetaWorldTask`), every other world
+    step of at most ``steps``, drawn with appearance randomisation ``strength`` in [0, 1].
+
+    Returns
+    -------
+    frames : ndarray (N, height, width, 3) uint8
+    states : ndarray (N, S) float32
+        The state each frame shows.
+    """
+    from s2r.worlds.metaworld import sim
+    from s2r.worlds.metaworld.look import draw_look, draw_textures
+    from s2r.worlds.metaworld.pool import shared_pool
+
+    if not 0.0 <= float(strength) <= 1.0:
+        raise ValueError(f"strength must be in [0, 1], got {strength!r}")
+    key = task._key(height, width)
+    jobs, states = [], []
+    for e in range(int(n)):
+        rng = np.random.default_rng([int(seed), sim.STREAMS["training"], e])
+        ep = sim.expert_episode(task.spec, task.repeat,
+                                sim.layout(task.spec, seed, "training", e), steps,
+                                noise=0.01 if e % 2 else 0.0, rng=rng)
+        keep = slice(0, len(ep.states), _EVERY)
+        gap = float(np.random.default_rng([int(seed), sim.STREAMS["training"], e, 1])
+                    .uniform(0.0, strength))
+        look_seed = TRAINING_LOOK_SEED + int(seed) * 100_000
+        j = e % TEXTURE_SETS                  # the texture set, at a gap of its own
+        set_gap = float(np.random.default_rng([int(seed), sim.STREAMS["training"], j, 2])
+                        .uniform(0.0, strength))
+        textures = draw_textures(look_seed + j, set_gap) if strength > 0 else None
+        look = draw_look(look_seed, e) if strength > 0 else None
+        jobs.append((e % TEXTURE_SETS, (key, textures, look, gap, ep.snapshots[keep])))
+        states.append(ep.states[keep])
+    order = sorted(range(len(jobs)), key=lambda i: jobs[i][0])   # one upload per texture set
+    frames = shared_pool().paint([jobs[i][1] for i in order], progress)
+    back = np.empty(len(order), dtype=np.int64)
+    back[order] = np.arange(len(order))
+    return (np.concatenate([frames[back[i]] for i in range(len(jobs))]),
+            np.concatenate(states).astype(np.float32))

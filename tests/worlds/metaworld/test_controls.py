@@ -1,0 +1,82 @@
+"""Meta-World's controls (mw-simcnn-dr0/-dr1): their recipe, their training frames (both
+default tasks, randomised looks from other seeds than validation's), trained on first use."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from s2r.worlds import WORLDS
+
+
+def test_randomised_frames_show_the_same_episodes_in_other_looks():
+    task = WORLDS["metaworld"].task({"task": "button-press-topdown-v3"})
+    f0, s0 = task.randomised_frames(2, 6, strength=0.0, seed=0, height=48, width=64)
+    f1, s1 = task.randomised_frames(2, 6, strength=1.0, seed=0, height=48, width=64)
+    again, _ = task.randomised_frames(2, 6, strength=1.0, seed=0, height=48, width=64)
+    assert f0.shape == (6, 48, 64, 3) and s0.shape == (6, 10)    # every other step of 6
+    np.testing.assert_array_equal(s0, s1)          # the same episodes ...
+    assert np.abs(f0.astype(int) - f1).mean() > 5  # ... in other looks
+    np.testing.assert_array_equal(f1, again)       # seeded
+    with pytest.raises(ValueError, match="strength"):
+        task.randomised_frames(1, 2, strength=2.0, seed=0, height=48, width=64)
+
+
+def test_the_controls_train_on_both_default_tasks(monkeypatch):
+    """The backend trains a control on its world's task mix: half of the episodes of each
+    default task, labelled with the 10 task-state columns (object pose, goal)."""
+    import dataclasses
+
+    from s2r.encoders import get_spec, simcnn
+    from s2r.encoders.backends import simcnn as backend
+    from s2r.settings import current
+
+    controls = WORLDS["metaworld"].controls
+    assert set(controls) == {"mw-simcnn-dr0", "mw-simcnn-dr1"}
+    for cid in controls:
+        monkeypatch.setitem(controls, cid, dataclasses.replace(controls[cid], episodes=2,
+                                                               steps=4))
+    seen = {}
+
+    def fake_train(frames, targets, **kw):
+        seen.update(frames=frames, targets=targets)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(simcnn, "train_simcnn", fake_train)
+    with pytest.raises(RuntimeError, match="stop here"):
+        backend.train_control(get_spec("mw-simcnn-dr1"), None, settings=current())
+    assert seen["frames"].shape == (4, 96, 128, 3) and seen["targets"].shape == (4, 10)
+    button, assembly = seen["targets"][:2], seen["targets"][2:]
+    assert np.all(button[:, 9] > 0.1) and np.allclose(assembly[:, 9], 0.1)   # goal heights
+    recipe = backend.control_recipe(get_spec("mw-simcnn-dr0"))
+    assert (recipe["randomisation"], recipe["state_columns"]) == (0.0, [4, 14])
+
+
+def test_a_missing_control_is_trained_once_on_first_use_with_progress(tmp_path, monkeypatch):
+    """``validate``'s first step: a missing mw-simcnn control is trained before the loop
+    (reported on its bar), saved under its versioned name, then loaded, never retrained."""
+    import dataclasses
+
+    from s2r.encoders import build_encoder, status
+    from s2r.encoders.backends import simcnn as backend
+    from s2r.settings import current
+
+    monkeypatch.setenv("S2R_WEIGHTS_DIR", str(tmp_path / "weights"))
+    monkeypatch.setenv("S2R_ENCODERS", str(tmp_path / "encoders.toml"))
+    (tmp_path / "encoders.toml").write_text("")
+    controls = WORLDS["metaworld"].controls
+    small = dataclasses.replace(controls["mw-simcnn-dr0"], episodes=2, steps=4, epochs=1)
+    monkeypatch.setitem(controls, "mw-simcnn-dr0", small)
+    assert "trained on first use" in status("mw-simcnn-dr0", settings=current()).message
+    seen = []
+    trained = backend.train_missing_controls(
+        ["state", "pixels", "mw-simcnn-dr0"], settings=current(),
+        progress=lambda done, total, message="": seen.append(message))
+    assert trained == ["mw-simcnn-dr0"]
+    assert seen[0].startswith("mw-simcnn-dr0: rendering its training frames (first use")
+    assert any(m.startswith("mw-simcnn-dr0 (first use): ") for m in seen[1:])
+    path = tmp_path / "weights" / f"mw-simcnn-dr0.v{small.version}.safetensors"
+    assert path.is_file() and small.version >= 2          # v2: the 5-minute recipe
+    assert backend.train_missing_controls(["mw-simcnn-dr0"], settings=current()) == []
+    enc = build_encoder("mw-simcnn-dr0", device="cpu", settings=current())
+    assert enc.embed(np.zeros((2, 96, 128, 3), np.uint8)).shape == (2, 128)

@@ -1,0 +1,100 @@
+"""The Meta-World world's spec options, its one-line errors, and what happens without
+Meta-World or without EGL (one line naming what to install; the demo keeps working)."""
+
+from __future__ import annotations
+
+import pytest
+
+from s2r.errors import DataError
+from s2r.worlds import WORLDS
+
+
+def test_the_spec_options_are_typed_and_checked():
+    from s2r.datasets import parse_spec
+
+    parsed = parse_spec("metaworld:task=assembly-v3,episodes=3,steps=20,gap=1,camera=topview")
+    assert parsed == {"kind": "metaworld", "options": {
+        "task": "assembly-v3", "episodes": 3, "steps": 20, "gap": 1.0, "seed": 0,
+        "height": 96, "width": 128, "camera": "topview", "repeat": 2}}
+    for bad, words in (
+            ("metaworld:task=reach", r"task 'reach' is not one of this world's Meta-World tasks "
+                                     r"\(button-press-topdown-v3, assembly-v3, "
+                                     r"peg-insert-side-v3\)"),
+            ("metaworld:camera=gripperPOV", "camera 'gripperPOV' is not one of corner, corner2"),
+            ("metaworld:gap=2", r"gap must be a number in \[0, 1\], got 2.0"),
+            ("metaworld:steps=300", r"steps must be in \[2, 250\], got 300"),
+            ("metaworld:steps=101,repeat=5", r"steps must be in \[2, 100\], got 101"),
+            ("metaworld:height=8", r"height must be in \[32, 1024\], got 8"),
+            ("metaworld:episodes=x", "option episodes='x' must be an integer"),
+            ("metaworld:colour=red", "unknown metaworld option 'colour'; known options: task"),
+            ("metaworld:episodes=400,steps=100", "over the metaworld's limit of 50,000 frames")):
+        with pytest.raises(DataError, match=words):
+            parse_spec(bad)
+
+
+def test_the_task_columns_stages_and_horizons():
+    world = WORLDS["metaworld"]
+    for name, stages, horizon in (
+            ("button-press-topdown-v3", ("above the button", "at the button", "half pressed",
+                                         "pressed"), 50),
+            ("assembly-v3", ("at the handle", "lifted", "above the peg", "on the peg"), 60)):
+        task = world.task({"task": name})
+        assert task.stages == stages and task.horizon == task.demo_steps == horizon
+        cols = task.columns
+        assert cols.proprio == (0, 1, 2, 3) and cols.task == tuple(range(4, 14))
+        assert cols.action_names == ("hand dx", "hand dy", "hand dz", "gripper effort")
+        assert len(cols.state_names) == 14 + task.nq + task.nv + 7
+    assert world.task({"task": "assembly-v3", "repeat": 1}).horizon == 120
+    ids = {world.task({"task": t, "camera": c}).identity() for t in world.tasks
+           for c in ("corner", "topview")}
+    assert len(ids) == 6                          # the task and its camera name the frames
+
+
+def test_the_model_sizes_are_meta_worlds():
+    from s2r.worlds.metaworld import sim
+    from s2r.worlds.metaworld.tasks import TASKS
+    from s2r.worlds.metaworld.world import MODEL_SIZES
+
+    for name, spec in TASKS.items():
+        model = sim.shared_env(spec).model
+        assert MODEL_SIZES[name] == (model.nq, model.nv)
+
+
+@pytest.mark.parametrize("absent, words", [
+    ("package", "Meta-World needs the metaworld and gymnasium[mujoco] packages (metaworld not "
+                "installed): pip install metaworld 'gymnasium[mujoco]'"),
+    ("egl", "this machine has no EGL driver: install libegl1 and libgl1-mesa-dri"),
+])
+def test_without_meta_world_or_egl_a_spec_is_one_line_and_the_demo_works(
+        absent, words, monkeypatch, capsys):
+    from s2r.cli import main
+    from s2r.datasets import load_dataset
+    from s2r.worlds.metaworld import availability
+
+    if absent == "package":
+        real = availability._package
+        monkeypatch.setattr(availability, "_package", lambda n: n != "metaworld" and real(n))
+    else:
+        monkeypatch.setattr(availability, "_library", lambda name: False)
+    assert words in WORLDS["metaworld"].unavailable()
+    with pytest.raises(DataError) as err:
+        load_dataset("metaworld:episodes=2")
+    assert words in str(err.value) and "\n" not in str(err.value)
+    assert main(["info", "metaworld:episodes=2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and words in err and "Traceback" not in err
+    assert main(["validate", "metaworld:episodes=2", "--out", "r.json"]) == 2
+    assert words in capsys.readouterr().err
+    assert load_dataset("demo:episodes=1,steps=2,height=64,width=64").n_frames("sim") == 2
+    assert "metaworld" in WORLDS             # still listed, only unavailable
+
+
+def test_another_gl_backend_is_named(monkeypatch):
+    from s2r.worlds.metaworld import availability
+
+    monkeypatch.setattr(availability, "prefer_headless_rendering", lambda: "glfw")
+    assert availability.missing() == ("Meta-World renders off-screen and MUJOCO_GL=glfw does "
+                                       "not: unset it (EGL) or set MUJOCO_GL=egl or osmesa")
+    monkeypatch.setattr(availability, "prefer_headless_rendering", lambda: "osmesa")
+    monkeypatch.setattr(availability, "_library", lambda name: name != "OSMesa")
+    assert "install libosmesa6" in availability.missing()
