@@ -46,12 +46,18 @@ KEPT = "kept"                            # prefix: "kept.<widget key>" (ui.widge
 # ----------------------------------------------------------------------------- page keys
 HOME_AUTOCOMPUTED = "home.autocomputed"  # "done" once the first-visit computation finished
 HOME_PENDING = "home.pending"            # True while a compute run has not finished
-HOME_SOURCE = "home.source"              # widget: "Built-in demo" | "Files on disk"
+HOME_SOURCE = "home.source"              # widget: ui.sources.DEMO | METAWORLD | FILES
 HOME_GAP = "home.gap"
 HOME_EPISODES = "home.episodes"
 HOME_STEPS = "home.steps"
 HOME_SEED = "home.seed"
 HOME_SIZE = "home.size"
+HOME_MW_TASK = "home.mw_task"            # the Meta-World source's inputs (ui.sources)
+HOME_MW_GAP = "home.mw_gap"
+HOME_MW_EPISODES = "home.mw_episodes"
+HOME_MW_STEPS = "home.mw_steps"
+HOME_MW_SEED = "home.mw_seed"
+HOME_MW_SIZE = "home.mw_size"
 HOME_SIM_PATH = "home.sim_path"
 HOME_REAL_PATH = "home.real_path"
 HOME_ENCODERS = "home.encoders"          # widget mirror of ENCODERS_SELECTED
@@ -104,6 +110,8 @@ COMPARE_STEP = "compare.step"
 COMPARE_SEEN_PAIR = "compare.seen_pair"
 COMPARE_FIGURE = "compare.fig"
 
+VALIDATION_WORLD = "validation.world"    # the world deployed in: "demo" | "metaworld"
+VALIDATION_TASK = "validation.task"      # its task (Meta-World's task name)
 VALIDATION_ENCODERS = "validation.encoders"
 VALIDATION_GAPS = "validation.gaps"
 VALIDATION_ROLLOUTS = "validation.rollouts"
@@ -120,6 +128,7 @@ VALIDATION_CORR_GAP = "validation.corr_gap"
 VALIDATION_VIEW_ENCODER = "validation.view_encoder"
 VALIDATION_VIEW_GAP = "validation.view_gap"
 VALIDATION_VIEW_STEP = "validation.view_step"
+VALIDATION_VIEW_LOOK = "validation.view_look"  # the viewer plays: "real" | "sim" (recorded)
 VALIDATION_VIEW_SALIENCY = "validation.view_saliency"
 VALIDATION_REAL_UPLOAD = "validation.real.upload"  # your robot's results: the CSV file
 VALIDATION_REAL_PASTE = "validation.real.paste"    # ... or the pasted table
@@ -190,12 +199,15 @@ def names_demo(spec: Any) -> bool:
 def default_spec() -> Spec:
     """Dataset spec used when the session has none (``$S2R_DEMO_SPEC`` or the demo above).
 
-    A non-demo ``$S2R_DEMO_SPEC`` with ``os.pathsep`` in it names two files, sim then real.
+    A ``$S2R_DEMO_SPEC`` that names no world (``demo:``, ``metaworld:``) with ``os.pathsep``
+    in it names two files, sim then real.
     """
+    from s2r.datasets.world import is_world_spec
+
     env = current().demo_spec
     if not env:
         return demo_spec()
-    if not names_demo(env) and os.pathsep in env:
+    if not is_world_spec(env) and os.pathsep in env:   # "metaworld:..." is one world spec
         return [part.strip() for part in env.split(os.pathsep, 1)]
     return env
 
