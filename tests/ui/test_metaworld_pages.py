@@ -213,7 +213,9 @@ def test_in_a_browser_the_metaworld_source_picks_a_task_and_shows_its_frames(tmp
         page.get_by_text("Sample frames (sim above, real below)").wait_for(timeout=300_000)
         wait_idle(page)
         expect(page.get_by_text(sources.METAWORLD, exact=True)).to_be_visible()
-        page.get_by_text(W.task_title("button-press-topdown-v3")).click()   # the task picker
+        picker = page.get_by_role("combobox", name="Task")          # the task picker
+        expect(picker).to_have_value(W.task_title("button-press-topdown-v3"))
+        picker.click()
         page.get_by_role("option", name=W.task_title("assembly-v3")).click()
         page.wait_for_function("() => decodeURIComponent(location.search)"
                                ".includes('task=assembly-v3')", timeout=300_000)
