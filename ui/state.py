@@ -180,8 +180,12 @@ def demo_spec(**options: Any) -> str:
 def parse_demo_spec(spec: Any) -> Optional[dict]:
     """All options of a ``demo[:k=v,...]`` spec (the library's defaults filled in), or None
     for a spec that is not the demo (or not valid: the home page then reports the error)."""
-    if not names_demo(spec):
-        return None
+    return spec_options(spec) if names_demo(spec) else None
+
+
+def spec_options(spec: Any) -> Optional[dict]:
+    """All options of a world's spec (the library's defaults filled in), or None for one the
+    library refuses."""
     from s2r.datasets import parse_spec
     from s2r.errors import S2RError
 

@@ -42,15 +42,7 @@ def world_spec(world: str, **options: Any) -> str:
 def world_options(spec: Any, world: str) -> Optional[dict]:
     """Every option of a spec naming ``world`` (the library's defaults filled in), or None for
     a spec of another world, files, or one the library refuses."""
-    if names_world(spec) != world:
-        return None
-    from s2r.datasets import parse_spec
-    from s2r.errors import S2RError
-
-    try:
-        return dict(parse_spec(spec)["options"])
-    except S2RError:
-        return None
+    return S.spec_options(spec) if names_world(spec) == world else None
 
 
 def world_title(world: str) -> str:

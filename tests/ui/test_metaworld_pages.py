@@ -117,6 +117,29 @@ def test_without_egl_the_metaworld_source_says_what_to_install(tmp_path, monkeyp
     assert {m.label for m in at.metric} >= {"Sim frames", "Real frames"}
 
 
+@pytest.mark.slow
+def test_every_results_page_works_on_a_metaworld_dataset(tmp_path, monkeypatch):
+    use_env(monkeypatch, tmp_path / "c")
+    monkeypatch.setenv("S2R_DEMO_SPEC", TINY_MW)
+    monkeypatch.setenv("S2R_DEFAULT_ENCODERS", "pixels,resnet18@random,state")
+    at = open_app()
+    at.run()                                        # the first visit scores the three
+    no_exception(at)
+    assert not at.error, [e.value for e in at.error]
+    scored = " ".join(str(df.value.to_dict()) for df in at.dataframe)
+    assert all(e in scored for e in ("pixels", "resnet18@random", "state"))
+    assert any(m.label == "Sim frames" and m.value == "32" for m in at.metric)
+    for page, words in (("app_pages/1_Scores.py", "Every metric"),
+                        ("app_pages/2_Projection.py", "mixing number"),
+                        ("app_pages/3_Saliency.py", "Sim/real agreement"),
+                        ("app_pages/4_Compare.py", "Encoder agreement")):
+        at.switch_page(page).run()
+        no_exception(at)
+        assert not at.error, (page, [e.value for e in at.error])
+        text = " ".join(m.value for m in [*at.markdown, *at.subheader, *at.caption])
+        assert words in text, (page, words)
+
+
 # ----------------------------------------------------------------------------- Validation page
 def _validation(monkeypatch, cache_dir, spec=TINY_MW, query=None):
     use_env(monkeypatch, cache_dir)
