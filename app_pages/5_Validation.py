@@ -225,16 +225,16 @@ st.caption(f"Rollout 0 of {len(rollout['successes'])}: "
            f"this encoder at gap {gap:g}: {float(row['success_real'].iloc[0]):.2f}, progress "
            f"{float(row['progress_real'].iloc[0]):.2f}.")
 step = st.slider("Step", 0, len(frames) - 1, 0, key=S.VALIDATION_VIEW_STEP)
-f1, f2, f3 = st.columns([2, 2, 2])
-f1.image(np.asarray(frames[step]), caption=f"real look at gap {gap:g}, step {step} (what the "
-         "policy saw)", width="stretch")
+f_sim, f_real, f3 = st.columns([2, 2, 2])   # sim left, real right, as the saliency pair below
 try:
     with st.spinner("Drawing the same state in the sim look..."):
-        f2.image(closed_loop.sim_look_frame(spec, enc, full.to_dict(), gap, step),
-                 caption="sim look, same state (the look the policy was trained on)",
-                 width="stretch")
+        f_sim.image(closed_loop.sim_look_frame(spec, enc, full.to_dict(), gap, step),
+                    caption="sim look, same state (the look the policy was trained on)",
+                    width="stretch")
 except S2RError as exc:
-    f2.warning(f"The sim look of this step could not be drawn: {exc}")
+    f_sim.warning(f"The sim look of this step could not be drawn: {exc}")
+f_real.image(np.asarray(frames[step]), caption=f"real look at gap {gap:g}, step {step} (what "
+             "the policy saw)", width="stretch")
 f3.markdown("**Action the policy took**")
 f3.dataframe(V.action_frame(actions[step:step + 1], task_of(spec).columns.action_names).T,
              width="stretch")
