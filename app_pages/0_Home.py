@@ -13,7 +13,7 @@ import streamlit as st
 from s2r.errors import S2RError
 from s2r.figures.scores import scores_frame
 from s2r.figures.tables import cache_rows, tiers_of
-from ui import compute, guards, home, page_url, tables, widgets
+from ui import compute, guards, home, page_url, sources, tables, widgets, world_specs
 from ui import state as S
 from ui.loaders import data, encoders
 
@@ -31,27 +31,19 @@ with st.sidebar:
 
 # ----------------------------------------------------------------------------- 1. dataset
 st.header("1. Dataset")
-DEMO, FILES = "Built-in demo", "Files on disk"
-SIZES = {"96x128 (tiny)": (96, 128), "128x160 (fast)": (128, 160),
-         "240x320 (FurnitureBench size)": (240, 320)}
-
-
-def _size_label(size: tuple[int, int]) -> str:
-    return next((k for k, v in SIZES.items() if v == size), f"{size[0]}x{size[1]}")
-
-
-def _size_of(label: str) -> tuple[int, int]:
-    return SIZES.get(label) or tuple(int(v) for v in label.split("x"))
+DEMO, METAWORLD, FILES = sources.DEMO, sources.METAWORLD, sources.FILES
 
 
 # Every input keeps its value while it is not drawn (the other source, another page, a run
 # stopped before it): ui.widgets.kept. They open on the spec in effect.
 current = state[S.DATASET_SPEC]
 demo_opts = S.parse_demo_spec(current)
-source = st.radio("Source", [DEMO, FILES], horizontal=True,
+source = st.radio("Source", [DEMO, METAWORLD, FILES], horizontal=True,
                   help="The demo is a procedural sim/real robot assembly scene (FurnitureBench's "
-                       "one_leg task) with a tunable sim-to-real gap; no download needed.",
-                  **widgets.kept(S.HOME_SOURCE, DEMO if S.names_demo(current) else FILES))
+                       "one_leg task) with a tunable sim-to-real gap; Meta-World renders a "
+                       "MuJoCo task's scripted expert in its own look and a shifted real look; "
+                       "neither needs a download.",
+                  **widgets.kept(S.HOME_SOURCE, sources.source_of(current)))
 
 if source == DEMO:
     if demo_opts is None and S.names_demo(current):
@@ -65,7 +57,7 @@ if source == DEMO:
     inputs = {key: widgets.kept(key, value) for key, value in (
         (S.HOME_GAP, float(opts["gap"])), (S.HOME_EPISODES, max(2, int(opts["episodes"]))),
         (S.HOME_STEPS, max(4, int(opts["steps"]))), (S.HOME_SEED, int(opts["seed"])),
-        (S.HOME_SIZE, _size_label((int(opts["height"]), int(opts["width"])))))}
+        (S.HOME_SIZE, sources.size_label((int(opts["height"]), int(opts["width"])))))}
     c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 3])
     gap = c1.slider("Sim-to-real gap", 0.0, 1.0, step=0.05, **inputs[S.HOME_GAP],
                     help="0: real frames render exactly like sim frames; 1: every real-camera "
@@ -73,16 +65,21 @@ if source == DEMO:
     episodes = c2.number_input("Episodes per domain", 2, 200, **inputs[S.HOME_EPISODES])
     steps = c3.number_input("Steps per episode", 4, 400, **inputs[S.HOME_STEPS])
     seed = c4.number_input("Seed", 0, 2**31 - 1, **inputs[S.HOME_SEED])
-    size = c5.selectbox("Frame size", list(dict.fromkeys([*SIZES, state[S.HOME_SIZE]])),
+    size = c5.selectbox("Frame size", list(dict.fromkeys([*sources.SIZES, state[S.HOME_SIZE]])),
                         **inputs[S.HOME_SIZE])
-    height, width = _size_of(size)
+    height, width = sources.size_of(size)
     spec = S.demo_spec(**{**opts, "gap": round(float(gap), 3), "episodes": int(episodes),
                           "steps": int(steps), "seed": int(seed), "height": height,
                           "width": width})
     keys = {"image_key": None, "action_key": None, "state_key": None}
+elif source == METAWORLD:
+    spec = sources.metaworld_inputs(state, current)
+    if spec is None:
+        st.stop()
+    keys = {"image_key": None, "action_key": None, "state_key": None}
 else:
     paths = [current] if isinstance(current, str) else list(current)
-    paths = ([] if S.names_demo(current) else paths) + ["", ""]
+    paths = ([] if world_specs.names_world(current) else paths) + ["", ""]
     c1, c2 = st.columns(2)
     sim_path = c1.text_input("Sim: .zarr, .hdf5, a LeRobot folder, or a folder in the s2r layout",
                              placeholder="/data/one_leg_sim.zarr",
@@ -112,7 +109,7 @@ if S.spec_key(spec) != S.spec_key(state[S.DATASET_SPEC]) or keys != state[S.DATA
 page_url.publish_url()
 
 try:
-    with st.spinner("Loading the dataset (the demo renders its frames once)..."):
+    with st.spinner("Loading the dataset (a simulated world renders its frames once)..."):
         frameset = data.load_frameset(spec, keys)
     frameset.require_domains()
 except S2RError as exc:

@@ -1,4 +1,5 @@
-"""Validation: do the scores predict closed-loop success in the demo's real look?"""
+"""Validation: do the scores predict closed-loop success in a simulated world's real look
+(the demo's, or a Meta-World task's)?"""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from s2r.figures import axes
 from s2r.figures import validation as V
 from s2r.metrics import catalogue
 from s2r.settings import current
-from ui import figures, guards, page_url, real_results, widgets
+from ui import figures, guards, page_url, real_results, widgets, world_specs
 from ui import state as S
 from ui.loaders import encoders, saliency
 from ui.loaders import validation as closed_loop
@@ -23,8 +24,9 @@ GAP_CHOICES = [0.0, 0.25, 0.5, 0.75, 1.0]
 guards.page_header(
     "Validation",
     "Ground truth for the scores. For every encoder, a behaviour-cloning policy is trained on "
-    "its embeddings of expert demonstrations rendered in the demo's **sim** look (plus the "
-    "robot's proprioception), then deployed closed loop in the task simulator, seeing frames "
+    "its embeddings of expert demonstrations rendered in a simulated world's **sim** look (the "
+    "demo's, or a Meta-World task's; plus the robot's proprioception), then deployed closed "
+    "loop in that world's simulator, seeing frames "
     "in the **real** look at each sim-to-real gap. Its real success and graded progress are "
     "what the scores try to predict without a robot; the rank correlations below say how well "
     "each one ranks the image encoders.")
@@ -33,21 +35,22 @@ guards.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
 
 from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, task_of
-from s2r.closedloop.validation import DEFAULT_ENCODERS, demo_options
+from s2r.closedloop.validation import default_encoders, demo_options
+from s2r.worlds import WORLDS
 
 # ----------------------------------------------------------------------------- settings
-spec = state.get(S.DATASET_SPEC)
-if not (isinstance(spec, str) and S.names_demo(spec)):
-    spec = S.demo_spec()
-    st.info("Validation needs the built-in demo (only its frames come from a simulator a "
-            "policy can be deployed in); it uses the default demo here.")
-try:
-    options = demo_options(spec)
-except S2RError as exc:
-    st.error(str(exc))
-    st.stop()
-spec = S.demo_spec(**{**options, "paired": True})
-state.setdefault(S.VALIDATION_ENCODERS, list(DEFAULT_ENCODERS))
+# The world deployed in (and its task): the session's dataset when it is that world's, else
+# the world's default dataset, at the task picked. Every option is read from the URL first.
+WORLD_CHOICES = ["demo", world_specs.METAWORLD]
+current_spec = state.get(S.DATASET_SPEC)
+opened_on = world_specs.names_world(current_spec)
+state.setdefault(S.VALIDATION_WORLD, opened_on if opened_on in WORLD_CHOICES else "demo")
+mw_tasks = world_specs.tasks(world_specs.METAWORLD)
+state.setdefault(S.VALIDATION_TASK, (world_specs.world_options(current_spec, world_specs.METAWORLD)
+                                     or world_specs.DEFAULT_METAWORLD)["task"])
+all_ids = encoders.offline_encoders()
+state.setdefault(S.VALIDATION_ENCODERS, world_specs.world_encoders(
+    all_ids, default_encoders(WORLDS[state[S.VALIDATION_WORLD]]), state[S.VALIDATION_WORLD]))
 state.setdefault(S.VALIDATION_GAPS, [0.0, 0.5, 1.0])
 DEFAULTS = RolloutParams()
 state.setdefault(S.VALIDATION_ROLLOUTS, DEFAULTS.rollouts)
@@ -55,18 +58,52 @@ state.setdefault(S.VALIDATION_DEMOS, DEFAULTS.demos)
 state.setdefault(S.VALIDATION_CONTROL_DEMOS, DEFAULTS.control_demos)
 state.setdefault(S.VALIDATION_MEMORY, DEFAULTS.memory)
 page_url.sync([
-    page_url.Option("ids", S.VALIDATION_ENCODERS, {e: e for e in encoders.offline_encoders()},
-                    many=True),
+    page_url.Option("world", S.VALIDATION_WORLD, {w: w for w in WORLD_CHOICES}),
+    page_url.Option("task", S.VALIDATION_TASK, {t: t for t in mw_tasks}),
+    page_url.Option("ids", S.VALIDATION_ENCODERS, {e: e for e in all_ids}, many=True),
     page_url.Option("gaps", S.VALIDATION_GAPS, {f"{g:g}": g for g in GAP_CHOICES}, many=True),
     page_url.Option("rollouts", S.VALIDATION_ROLLOUTS, {str(n): n for n in range(5, 201, 5)}),
     page_url.Option("demos", S.VALIDATION_DEMOS, {str(n): n for n in range(10, 501, 10)}),
     page_url.Option("memory", S.VALIDATION_MEMORY, {str(n): n for n in range(21)}),
     page_url.Option("policy", S.VALIDATION_POLICY, {p: p for p in POLICIES})])
+w1, w2 = st.columns([2, 3])
+world = w1.radio("World", WORLD_CHOICES, horizontal=True, key=S.VALIDATION_WORLD,
+                 format_func=world_specs.world_title,
+                 help="Where the policies are deployed: the demo's kinematic one-leg task "
+                      "(s2r's own renderer), or a Meta-World (MuJoCo) task run by its scripted "
+                      "expert, the benchmark CortexBench evaluates frozen encoders on.")
+world_ids = world_specs.world_encoders(all_ids, all_ids, world)
+# Another world's controls in the selection (a switch, a link) give way to this world's.
+state[S.VALIDATION_ENCODERS] = world_specs.world_encoders(all_ids, state[S.VALIDATION_ENCODERS],
+                                                          world)
+if world == world_specs.METAWORLD:
+    w2.selectbox("Task", mw_tasks, key=S.VALIDATION_TASK, format_func=world_specs.task_title)
+    reason = world_specs.unavailable(world)
+    if reason:
+        st.warning(f"Meta-World cannot run here: {reason}.", icon=":material/block:")
+        st.stop()
+options = world_specs.world_options(current_spec, world)
+if options is None:
+    options = world_specs.world_options(world_specs.world_spec(world), world)
+    if opened_on is None:
+        st.info("Validation needs a simulated world's frames (only they come from a simulator "
+                "a policy can be deployed in): it uses the default "
+                f"{world_specs.world_title(world)} dataset here.")
+if world == "demo":
+    spec = S.demo_spec(**{**options, "paired": True})
+else:
+    spec = world_specs.world_spec(world, **{**options, "task": state[S.VALIDATION_TASK]})
+try:
+    options = demo_options(spec)
+except S2RError as exc:
+    st.error(str(exc))
+    st.stop()
 with st.container(border=True):
-    st.markdown(f"**Dataset:** `{spec}` (paired, so paired retrieval is scored; the gap is "
-                "replaced by each gap below; rollouts are rendered at its frame size)")
+    st.markdown(f"**Dataset:** `{spec}` (sim and real frames of the same states, so paired "
+                "retrieval is scored; the gap is replaced by each gap below; rollouts are "
+                "rendered at its frame size)")
     c1, c2 = st.columns([3, 2])
-    ids = c1.multiselect("Encoders (at least 3)", encoders.offline_encoders(),
+    ids = c1.multiselect("Encoders (at least 3)", world_ids,
                          key=S.VALIDATION_ENCODERS, format_func=widgets.encoder_label)
     gaps = c2.multiselect("Sim-to-real gaps", GAP_CHOICES, key=S.VALIDATION_GAPS)
     c3, c4, c6, c7, c5 = st.columns([1, 1, 1, 1, 2], vertical_alignment="bottom")
@@ -86,9 +123,10 @@ with st.container(border=True):
                       help="two-stage: a ridge probe reads the leg and tabletop pose from the "
                            "embedding, an MLP acts on it and the proprioception (default); "
                            "mlp / ridge: one model from [embedding, proprioception] to actions")
+# The rollouts' seed is the dataset's, as `python -m s2r validate` takes it without --seed.
 params = RolloutParams(rollouts=int(rollouts), demos=int(demos), policy=policy,
-                       control_demos=int(control_demos), memory=int(memory)
-                       ).for_task(task_of(spec))
+                       control_demos=int(control_demos), memory=int(memory),
+                       seed=int(options.get("seed", 0))).for_task(task_of(spec))
 gaps = sorted(float(g) for g in gaps)
 if len(ids) < 3 or not gaps:
     st.warning("Pick at least 3 encoders and one gap.")
@@ -108,6 +146,10 @@ if report is None:
                f" demonstration frames and up to {params.rollouts * params.horizon} frames per "
                f"look and gap with each encoder: a few minutes per CNN on 2 CPU cores, "
                f"cached afterwards (`python -m s2r validate` computes the same entries).")
+    untrained = closed_loop.untrained_controls(tuple(ids))
+    if untrained:
+        st.caption(f"{', '.join(untrained)}: trained first, on first use (minutes each on a "
+                   "CPU, with their progress here), then kept in the weights folder.")
     if st.button("Run validation", type="primary", key=S.VALIDATION_RUN):
         with st.status("Validating encoders...", expanded=True) as box:
             try:
@@ -133,7 +175,8 @@ st.caption("Real outcome with its 95% interval, per gap; sim = the same policy i
            f"{len(report.stages)} stages reached ({', '.join(report.stages)}). "
            "**reference**: not an image encoder (shown, not ranked); **control**: random "
            "init, or a small CNN trained on the sim frames (`simcnn-drS`: appearance "
-           "randomisation S, so more S = smaller gap, by construction).")
+           "randomisation S, so more S = smaller gap, by construction; "
+           "Meta-World's: `mw-simcnn-drS`).")
 st.dataframe(V.success_table(df, outcome, settings=current()), width="stretch")
 with st.expander("Stage breakdown (share of real-look rollouts that reached each stage)"):
     stage_gap = st.radio("Gap", gaps, horizontal=True, key=S.VALIDATION_STAGE_GAP,
@@ -162,7 +205,7 @@ st.caption(f"Spearman's rho and Kendall's tau between each score and real {outco
            "run cannot tell the score from chance.")
 
 # ----------------------------------------------------------------------------- rollout viewer
-st.subheader("A real-look rollout")
+st.subheader("A rollout in both looks")
 v1, v2 = st.columns(2)
 if state.get(S.VALIDATION_VIEW_ENCODER) not in ids:   # open on the image encoder that did best
     state[S.VALIDATION_VIEW_ENCODER] = V.best_image_encoder(df) or ids[0]
@@ -184,11 +227,18 @@ st.caption(f"Rollout 0 of {len(rollout['successes'])}: "
            f"this encoder at gap {gap:g}: {float(row['success_real'].iloc[0]):.2f}, progress "
            f"{float(row['progress_real'].iloc[0]):.2f}.")
 step = st.slider("Step", 0, len(frames) - 1, 0, key=S.VALIDATION_VIEW_STEP)
-f1, f2 = st.columns([3, 2])
-f1.image(np.asarray(frames[step]), caption=f"real look, step {step} (what the policy saw)",
-         width="stretch")
-f2.markdown("**Action the policy took**")
-f2.dataframe(V.action_frame(actions[step:step + 1], task_of(spec).columns.action_names).T,
+f_sim, f_real, f3 = st.columns([2, 2, 2])   # sim left, real right, as the saliency pair below
+try:
+    with st.spinner("Drawing the same state in the sim look..."):
+        f_sim.image(closed_loop.sim_look_frame(spec, enc, full.to_dict(), gap, step),
+                    caption="sim look, same state (the look the policy was trained on)",
+                    width="stretch")
+except S2RError as exc:
+    f_sim.warning(f"The sim look of this step could not be drawn: {exc}")
+f_real.image(np.asarray(frames[step]), caption=f"real look at gap {gap:g}, step {step} (what "
+             "the policy saw)", width="stretch")
+f3.markdown("**Action the policy took**")
+f3.dataframe(V.action_frame(actions[step:step + 1], task_of(spec).columns.action_names).T,
              width="stretch")
 if widgets.has_image_model(enc):
     if st.toggle("Saliency of this frame (and the same state in the sim look)",

@@ -20,6 +20,15 @@ scored first)::
 
     .venv/bin/python bench/take_screenshots.py --only-layers \
         --layers efficientnet-lite0,resnet18@random,pixels,state
+
+A Meta-World run's page and the home page on Meta-World (``docs/screenshots``' files
+``validation_metaworld.png`` and ``home_metaworld.png``)::
+
+    .venv/bin/python bench/take_screenshots.py --only-validation \
+        --validation-cache VAL/cache --validation-name validation_metaworld \
+        --validation-demo metaworld:task=button-press-topdown-v3,episodes=4,steps=40,seed=3 \
+        --validation-query 'ids=state,pixels,efficientnet-lite0&gaps=0,1&rollouts=5&demos=20' \
+        --home-spec metaworld:task=button-press-topdown-v3,episodes=6,steps=40
 """
 
 from __future__ import annotations
@@ -78,21 +87,37 @@ def shoot_live_projection(page, url: str, out: Path) -> Path:
     return path
 
 
-def shoot_validation(cache_dir: str, spec: str, out: Path, encoders: str | None = None) -> None:
-    """``validation.png``: the Validation page on a cache ``s2r validate`` filled (default
-    page settings; ``encoders``: the run's ``--encoders``, put in the page URL's ``ids=``),
-    with the saliency of a rollout step of the second encoder."""
+def shoot_validation(cache_dir: str, spec: str, out: Path, query: str = "",
+                     name: str = "validation") -> None:
+    """``NAME.png``: the Validation page on a cache ``python -m s2r validate`` filled (the
+    page's settings: its defaults, or those ``query`` names, e.g.
+    ``ids=state,pixels&gaps=0,1&rollouts=5``), with the saliency of a rollout step of the
+    encoder the viewer opens on. ``spec`` is the dataset the run used (``demo:...`` or
+    ``metaworld:...``): the page opens on its world."""
     env = {"S2R_CACHE_DIR": str(cache_dir), "S2R_DEMO_SPEC": spec,
-           "S2R_DEFAULT_ENCODERS": "pixels"}
+           "S2R_DEFAULT_ENCODERS": "pixels", "S2R_AUTOCOMPUTE": "0"}
     with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
-        page.goto(url.rstrip("/") + "/Validation" + (f"?ids={encoders}" if encoders else ""))
+        page.goto(url.rstrip("/") + "/Validation" + (f"?{query}" if query else ""))
         page.get_by_text("Which score predicts real").first.wait_for(timeout=600_000)
         wait_idle(page)
         page.get_by_text("Saliency of this frame").first.click()
         page.get_by_text("Sim/real agreement").first.wait_for(timeout=300_000)
         wait_idle(page)
         page.mouse.move(5, 5)
-        shoot(page, "validation", out)
+        shoot(page, name, out)
+
+
+def shoot_home(spec: str, encoders: str, out: Path, name: str) -> None:
+    """``NAME.png``: the home page on ``spec`` (e.g. a ``metaworld:...`` dataset) with
+    ``encoders`` scored on the first visit, in a cache folder of its own."""
+    env = {"S2R_CACHE_DIR": tempfile.mkdtemp(prefix="s2r-shots-"), "S2R_DEMO_SPEC": spec,
+           "S2R_DEFAULT_ENCODERS": encoders}
+    with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
+        page.goto(url)
+        page.get_by_text("Scores: DIS vs AS").wait_for(timeout=900_000)
+        wait_idle(page)
+        page.mouse.move(5, 5)
+        shoot(page, name, out)
 
 
 def shoot_layers(spec: str, encoders: str, out: Path, *, y: str = "action_score_heldout_skill",
@@ -151,11 +176,21 @@ def main(argv=None) -> int:
                         help="the demo spec that run used")
     parser.add_argument("--validation-encoders", default=None, metavar="A,B,...",
                         help="the --encoders of that run (default: the page's default set)")
+    parser.add_argument("--validation-query", default="", metavar="QUERY",
+                        help="the Validation page's settings as its URL says them (e.g. "
+                             "ids=state,pixels,efficientnet-lite0&gaps=0,1&rollouts=5&demos=20)")
+    parser.add_argument("--validation-name", default="validation", metavar="NAME",
+                        help="the Validation page's file name (NAME.png)")
     parser.add_argument("--only-validation", action="store_true")
     parser.add_argument("--layers", default=None, metavar="A,B,...",
                         help="also shoot the Layers page with these encoders (every layer "
                              "scored first), clicking a layer of EfficientNet-Lite0")
     parser.add_argument("--only-layers", action="store_true")
+    parser.add_argument("--home-spec", default=None, metavar="SPEC",
+                        help="also shoot the home page on this dataset (e.g. metaworld:...) as "
+                             "home_metaworld.png (--home-name), scoring --encoders; with "
+                             "--only-validation: only these two")
+    parser.add_argument("--home-name", default="home_metaworld", metavar="NAME")
     args = parser.parse_args(argv)
     if args.layers:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -163,10 +198,15 @@ def main(argv=None) -> int:
         if args.only_layers:
             return 0
     if args.validation_cache:
+        query = "&".join(q for q in (args.validation_encoders and f"ids={args.validation_encoders}",
+                                     args.validation_query) if q)
         shoot_validation(args.validation_cache, args.validation_demo or "demo", args.out,
-                         args.validation_encoders)
-        if args.only_validation:
-            return 0
+                         query, args.validation_name)
+    if args.home_spec:
+        shoot_home(args.home_spec, args.encoders or "state,pixels,efficientnet-lite0",
+                   args.out, args.home_name)
+    if args.only_validation:
+        return 0
     if args.quick:
         args.demo = args.demo or "demo:episodes=4,steps=8,height=96,width=128"
         args.encoders = args.encoders or "resnet18@random,pixels"

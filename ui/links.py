@@ -17,6 +17,7 @@ from typing import Optional, Sequence
 
 from s2r.settings import current
 from ui import state as S
+from ui import world_specs
 
 #: Query parameters of the page URL: ``?dataset=SPEC`` (twice for SIM REAL files),
 #: ``encoders=ID,ID``, ``inspect=ID``, ``precision=int8`` and the optional keys inside the
@@ -112,8 +113,9 @@ LINK_SPEC_CHARS = 4096
 
 
 def link_demo(spec: str) -> tuple[str, Optional[str]]:
-    """The demo a link naming ``spec`` (``demo[:k=v,...]``) may open, and the note saying what
-    changed (None: the link's own spec, unchanged).
+    """The demo (or other world's dataset: ``metaworld:...``) a link naming ``spec``
+    (``demo[:k=v,...]``) may open, and the note saying what changed (None: the link's own
+    spec, unchanged).
 
     Raises
     ------
@@ -123,8 +125,9 @@ def link_demo(spec: str) -> tuple[str, Optional[str]]:
     from s2r.datasets import LARGE_OPTION, parse_spec
     from s2r.errors import DataError
 
+    world = world_specs.names_world(spec) or "demo"
     # the library's checks of every option, but not its own size limit: the link's is smaller
-    checked = f"demo:{spec.partition(':')[2]},{LARGE_OPTION}=true"
+    checked = f"{world}:{spec.partition(':')[2]},{LARGE_OPTION}=true"
     try:
         options = dict(parse_spec(checked)["options"])
     except DataError as exc:
@@ -145,12 +148,13 @@ def link_demo(spec: str) -> tuple[str, Optional[str]]:
         return spec, None
     changes = ", ".join(f"{key}={asked[key]} \u2192 {used[key]}" for key in LINK_DEMO_RANGES
                         if used[key] != asked[key])
-    opened = S.demo_spec(**{**options, **used})
-    return opened, (f"The link's demo asks for more than a link may open here: {changes} (a "
+    opened = world_specs.world_spec(world, **{**options, **used})
+    what = "demo" if world == "demo" else f"{world} dataset"
+    return opened, (f"The link's {what} asks for more than a link may open here: {changes} (a "
                     f"link opens episodes {_range('episodes')}, steps {_range('steps')}, frames "
                     f"up to {LINK_DEMO_RANGES['height'][1]}x{LINK_DEMO_RANGES['width'][1]}, at "
                     f"most {LINK_DEMO_FRAMES:,} frames and {LINK_DEMO_PIXELS // 10**6} million "
-                    "pixels in all). Showing that demo; set more on the home page.")
+                    f"pixels in all). Showing that {what}; set more on the home page.")
 
 
 def _range(key: str) -> str:
@@ -171,7 +175,7 @@ def _dataset_from_url(parts: list[str], warnings: list[str]) -> Optional[S.Spec]
     for i, part in enumerate(parts):
         if len(part) > LINK_SPEC_CHARS:
             problem = f"{quoted(part)} is longer than {LINK_SPEC_CHARS:,} characters"
-        elif S.names_demo(part):
+        elif world_specs.names_world(part):
             options = part.partition(":")[2].split(",")
             problem = (f"{part!r} lifts the demo's size limit ({LARGE_OPTION}=), which a link "
                        "may not" if any(o.split("=")[0].strip() == LARGE_OPTION

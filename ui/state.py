@@ -46,12 +46,18 @@ KEPT = "kept"                            # prefix: "kept.<widget key>" (ui.widge
 # ----------------------------------------------------------------------------- page keys
 HOME_AUTOCOMPUTED = "home.autocomputed"  # "done" once the first-visit computation finished
 HOME_PENDING = "home.pending"            # True while a compute run has not finished
-HOME_SOURCE = "home.source"              # widget: "Built-in demo" | "Files on disk"
+HOME_SOURCE = "home.source"              # widget: ui.sources.DEMO | METAWORLD | FILES
 HOME_GAP = "home.gap"
 HOME_EPISODES = "home.episodes"
 HOME_STEPS = "home.steps"
 HOME_SEED = "home.seed"
 HOME_SIZE = "home.size"
+HOME_MW_TASK = "home.mw_task"            # the Meta-World source's inputs (ui.sources)
+HOME_MW_GAP = "home.mw_gap"
+HOME_MW_EPISODES = "home.mw_episodes"
+HOME_MW_STEPS = "home.mw_steps"
+HOME_MW_SEED = "home.mw_seed"
+HOME_MW_SIZE = "home.mw_size"
 HOME_SIM_PATH = "home.sim_path"
 HOME_REAL_PATH = "home.real_path"
 HOME_ENCODERS = "home.encoders"          # widget mirror of ENCODERS_SELECTED
@@ -125,6 +131,8 @@ LAYERS_SEEN_PAIR = "layers.seen_pair"
 LAYERS_SALIENCY_FIGURE = "layers.saliency.fig"
 LAYERS_CSV = "layers.csv"                # download of the (encoder, layer) records
 
+VALIDATION_WORLD = "validation.world"    # the world deployed in: "demo" | "metaworld"
+VALIDATION_TASK = "validation.task"      # its task (Meta-World's task name)
 VALIDATION_ENCODERS = "validation.encoders"
 VALIDATION_GAPS = "validation.gaps"
 VALIDATION_ROLLOUTS = "validation.rollouts"
@@ -141,6 +149,7 @@ VALIDATION_CORR_GAP = "validation.corr_gap"
 VALIDATION_VIEW_ENCODER = "validation.view_encoder"
 VALIDATION_VIEW_GAP = "validation.view_gap"
 VALIDATION_VIEW_STEP = "validation.view_step"
+VALIDATION_VIEW_LOOK = "validation.view_look"  # the viewer plays: "real" | "sim" (recorded)
 VALIDATION_VIEW_SALIENCY = "validation.view_saliency"
 VALIDATION_REAL_UPLOAD = "validation.real.upload"  # your robot's results: the CSV file
 VALIDATION_REAL_PASTE = "validation.real.paste"    # ... or the pasted table
@@ -193,8 +202,12 @@ def demo_spec(**options: Any) -> str:
 def parse_demo_spec(spec: Any) -> Optional[dict]:
     """All options of a ``demo[:k=v,...]`` spec (the library's defaults filled in), or None
     for a spec that is not the demo (or not valid: the home page then reports the error)."""
-    if not names_demo(spec):
-        return None
+    return spec_options(spec) if names_demo(spec) else None
+
+
+def spec_options(spec: Any) -> Optional[dict]:
+    """All options of a world's spec (the library's defaults filled in), or None for one the
+    library refuses."""
     from s2r.datasets import parse_spec
     from s2r.errors import S2RError
 
@@ -212,12 +225,15 @@ def names_demo(spec: Any) -> bool:
 def default_spec() -> Spec:
     """Dataset spec used when the session has none (``$S2R_DEMO_SPEC`` or the demo above).
 
-    A non-demo ``$S2R_DEMO_SPEC`` with ``os.pathsep`` in it names two files, sim then real.
+    A ``$S2R_DEMO_SPEC`` that names no world (``demo:``, ``metaworld:``) with ``os.pathsep``
+    in it names two files, sim then real.
     """
+    from s2r.datasets.world import is_world_spec
+
     env = current().demo_spec
     if not env:
         return demo_spec()
-    if not names_demo(env) and os.pathsep in env:
+    if not is_world_spec(env) and os.pathsep in env:   # "metaworld:..." is one world spec
         return [part.strip() for part in env.split(os.pathsep, 1)]
     return env
 

@@ -10,14 +10,15 @@ points:
 - :func:`project_frameset` -- t-SNE map and mixing number (:mod:`.projection`, cached);
 - :func:`pair_saliency` -- saliency maps of sim/real frame pairs (:mod:`.saliency`);
 - :func:`rollout_saliency` -- saliency of a recorded closed-loop rollout's frame and of the
-  same state in the sim look (:mod:`.rollout_saliency`).
+  same state in the sim look, and :func:`rollout_step_frames`, that frame in both looks
+  (:mod:`.rollout_saliency`).
 """
 
 from s2r.embed import embed_frameset
 from s2r.pipeline.projection import project_frameset
-from s2r.pipeline.rollout_saliency import rollout_saliency
+from s2r.pipeline.rollout_saliency import rollout_saliency, rollout_step_frames
 from s2r.pipeline.saliency import pair_saliency
 from s2r.pipeline.scores import score_encoder, score_encoders
 
 __all__ = ["embed_frameset", "score_encoder", "score_encoders", "project_frameset",
-           "pair_saliency", "rollout_saliency"]
+           "pair_saliency", "rollout_saliency", "rollout_step_frames"]

@@ -20,7 +20,35 @@ from s2r.errors import S2RError
 from s2r.pipeline.saliency import PairSaliency, explain_pairs
 from s2r.saliency import as_target
 
-__all__ = ["rollout_saliency"]
+__all__ = ["rollout_saliency", "rollout_step_frames"]
+
+
+def rollout_step_frames(encoder_id: str, spec, params: RolloutParams, gap: float, step: int,
+                        *, cache=None) -> tuple[np.ndarray, np.ndarray]:
+    """Step ``step`` of ``encoder_id``'s recorded real-look rollout at ``gap`` in both looks:
+    ``(real, sim)``, each ``(H, W, 3) uint8``: the recorded frame the policy saw, and the same
+    state drawn in the sim look (:func:`s2r.closedloop.rollout.render_rollout_frame`: the
+    rollout's layout and sensor noise). A one-line :class:`~s2r.errors.S2RError` when the
+    rollout is not recorded in ``cache`` or ``step`` is not one of its steps."""
+    from s2r.cache import as_cache
+    from s2r.closedloop.rollout import render_rollout_frame
+
+    task = task_of(spec)
+    cache, params = as_cache(cache), params.for_task(task)
+    frames = recorded_rollout(encoder_id, params, "real", gap, cache, spec=spec)
+    record = (cache.get_json(rollout_key(encoder_id, params, "real", gap, spec=spec), {})
+              or {}).get("record") or {}
+    if frames is None or not record.get("states"):
+        raise S2RError(f"the recorded rollout of {encoder_id} at gap {gap:g} is not in the "
+                       "cache: run the validation first")
+    if not 0 <= int(step) < min(len(frames), len(record["states"])):
+        raise S2RError(f"step {step} is not a step of the recorded rollout of {encoder_id} at "
+                       f"gap {gap:g} (0..{len(frames) - 1})")
+    step = int(step)
+    sim = render_rollout_frame(task, record["states"][step], k=record["index"], look="sim",
+                               seed=params.seed, height=params.height, width=params.width,
+                               step=step)
+    return np.asarray(frames[step]), np.asarray(sim)
 
 
 def rollout_saliency(encoder, spec, params: RolloutParams, gap: float, step: int, *,
@@ -58,26 +86,8 @@ def rollout_saliency(encoder, spec, params: RolloutParams, gap: float, step: int
     S2RError
         The rollout is not recorded in ``cache``, or ``step`` is not one of its steps.
     """
-    from s2r.cache import as_cache
-    from s2r.closedloop.rollout import render_rollout_frame
-
-    task = task_of(spec)
-    cache, params = as_cache(cache), params.for_task(task)
-    encoder_id = encoder.spec.id
-    frames = recorded_rollout(encoder_id, params, "real", gap, cache, spec=spec)
-    record = (cache.get_json(rollout_key(encoder_id, params, "real", gap, spec=spec), {})
-              or {}).get("record") or {}
-    if frames is None or not record.get("states"):
-        raise S2RError(f"the recorded rollout of {encoder_id} at gap {gap:g} is not in the "
-                       "cache: run the validation first")
-    if not 0 <= int(step) < min(len(frames), len(record["states"])):
-        raise S2RError(f"step {step} is not a step of the recorded rollout of {encoder_id} at "
-                       f"gap {gap:g} (0..{len(frames) - 1})")
-    step = int(step)
-    sim = render_rollout_frame(task, record["states"][step], k=record["index"], look="sim",
-                               seed=params.seed, height=params.height, width=params.width,
-                               step=step)
+    real, sim = rollout_step_frames(encoder.spec.id, spec, params, gap, step, cache=cache)
     target = as_target("embedding")
-    return explain_pairs(encoder, sim[None], np.asarray(frames[step])[None], (target, target),
-                         sim_indices=[step], real_indices=[step], kind="embedding",
+    return explain_pairs(encoder, sim[None], real[None], (target, target),
+                         sim_indices=[int(step)], real_indices=[int(step)], kind="embedding",
                          method=method)

@@ -28,11 +28,28 @@ def _validation_report(root: str, spec: str, ids: tuple, gaps: tuple, params: di
                     n_boot=VALIDATION_N_BOOT)
 
 
+def untrained_controls(ids: tuple) -> list:
+    """The built-in ``simcnn`` controls of ``ids`` whose weights file is not here yet."""
+    from s2r.encoders import get_spec
+    from s2r.encoders.backends.simcnn import control_file
+    from s2r.worlds import controls
+
+    settings = current()
+    return [e for e in ids
+            if e in controls() and control_file(get_spec(e, settings=settings), settings) is None]
+
+
 def validation_report(spec: str, ids: tuple, gaps: tuple, params: dict):
     """The :class:`s2r.closedloop.ValidationReport` read from the disk cache (computing
     nothing, so the bootstrap of the correlations runs once per settings, not on every
     rerun); raises :class:`s2r.cache.NotCached` when part of it is not on disk (a miss is
-    not memoised)."""
+    not memoised), or when a selected control is not trained yet (no report can hold it;
+    ``validate`` would train it, minutes of CPU, behind a page that only reads)."""
+    from s2r.cache import NotCached
+
+    missing = untrained_controls(ids)
+    if missing:
+        raise NotCached(f"{', '.join(missing)} not trained yet")
     return _validation_report(cache_root(), spec, ids, gaps, params)
 
 
@@ -64,6 +81,24 @@ def recorded_rollout(spec: str, encoder_id: str, params: dict, gap: float):
     recorded real-look rollout 0 of ``encoder_id`` at ``gap`` in the world of ``spec``, read
     from the disk cache once."""
     return _rollout(cache_root(), spec, encoder_id, params, float(gap))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _sim_look_frame(root: str, spec: str, encoder_id: str, params: dict, gap: float,
+                    step: int) -> np.ndarray:
+    from s2r.closedloop.encoder_rollouts import RolloutParams
+    from s2r.pipeline import rollout_step_frames
+
+    return rollout_step_frames(encoder_id, spec, RolloutParams(**params), gap, step,
+                               cache=cache_at(root))[1]
+
+
+def sim_look_frame(spec: str, encoder_id: str, params: dict, gap: float, step: int
+                   ) -> np.ndarray:
+    """The state of step ``step`` of the recorded real-look rollout drawn in the sim look
+    (:func:`s2r.pipeline.rollout_step_frames`), ``(H, W, 3) uint8``; rendered once per
+    step."""
+    return _sim_look_frame(cache_root(), spec, encoder_id, params, float(gap), int(step))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
