@@ -132,11 +132,19 @@ def _embed_once(framesets, encoder_id: str, cache, device, settings=None) -> Non
     embed_distinct(framesets, encoder_id, cache=cache, device=device, settings=settings)
 
 
-def _train_controls(encoder_ids, settings, progress) -> None:
+def _train_controls(encoder_ids, cache, settings, progress) -> None:
     """Train the world controls among ``encoder_ids`` that are not trained yet, with their
-    epochs on the bar (building them would train them anyway, silently)."""
-    from s2r.encoders.backends.simcnn import train_missing_controls
+    epochs on the bar (building them would train them anyway, silently). A read-only cache
+    (a page that only reads what ``validate`` wrote) trains nothing: an untrained control is
+    a cache miss (:class:`s2r.cache.NotCached`), since no report can hold it yet."""
+    from s2r.cache import NotCached
+    from s2r.encoders.backends.simcnn import train_missing_controls, untrained_controls
 
+    if getattr(cache, "read_only", False):
+        missing = untrained_controls(encoder_ids, settings=settings)
+        if missing:
+            raise NotCached(f"{', '.join(missing)} not trained yet")
+        return
     train_missing_controls(encoder_ids, settings=settings, progress=progress)
 
 
@@ -214,7 +222,7 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     done = 0
     records = {}
     framesets = {gap: world.dataset({**options, "gap": gap}) for gap in gaps}
-    _train_controls(ids, settings, lambda d, t, m: report(progress, done, total, m))
+    _train_controls(ids, cache, settings, lambda d, t, m: report(progress, done, total, m))
     for encoder_id in ids:
         _embed_once(list(framesets.values()), encoder_id, cache, device, settings)
         for gap, frameset in framesets.items():

@@ -30,13 +30,9 @@ def _validation_report(root: str, spec: str, ids: tuple, gaps: tuple, params: di
 
 def untrained_controls(ids: tuple) -> list:
     """The built-in ``simcnn`` controls of ``ids`` whose weights file is not here yet."""
-    from s2r.encoders import get_spec
-    from s2r.encoders.backends.simcnn import control_file
-    from s2r.worlds import controls
+    from s2r.encoders.backends.simcnn import untrained_controls as untrained
 
-    settings = current()
-    return [e for e in ids
-            if e in controls() and control_file(get_spec(e, settings=settings), settings) is None]
+    return untrained(ids, settings=current())
 
 
 def validation_report(spec: str, ids: tuple, gaps: tuple, params: dict):
@@ -45,11 +41,6 @@ def validation_report(spec: str, ids: tuple, gaps: tuple, params: dict):
     rerun); raises :class:`s2r.cache.NotCached` when part of it is not on disk (a miss is
     not memoised), or when a selected control is not trained yet (no report can hold it;
     ``validate`` would train it, minutes of CPU, behind a page that only reads)."""
-    from s2r.cache import NotCached
-
-    missing = untrained_controls(ids)
-    if missing:
-        raise NotCached(f"{', '.join(missing)} not trained yet")
     return _validation_report(cache_root(), spec, ids, gaps, params)
 
 

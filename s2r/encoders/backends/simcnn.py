@@ -161,22 +161,27 @@ def _relu_type():
     return nn.ReLU
 
 
+def untrained_controls(encoder_ids, *, settings=None) -> list:
+    """The built-in controls among ``encoder_ids`` (any world's) whose weights file is not
+    here yet: building one would train it (minutes of CPU)."""
+    from s2r.encoders.registry import get_spec
+    from s2r.encoders.simcnn_specs import CONTROLS
+
+    return [e for e in encoder_ids if e in CONTROLS
+            and control_file(get_spec(e, settings=settings), settings) is None]
+
+
 def train_missing_controls(encoder_ids, *, settings=None, progress=None) -> list:
     """Train every built-in control among ``encoder_ids`` whose weights file is not here yet
     (what building it would do on first use), reporting the training through ``progress``
     (``progress(epoch, epochs, message)``, e.g. ``validate``'s bar): a control that takes
     15-30 CPU-minutes to train never trains behind a frozen bar. Returns the ids trained."""
     from s2r.encoders.registry import get_spec
-    from s2r.encoders.simcnn_specs import CONTROLS
     from s2r.progress import report
 
     trained = []
-    for encoder_id in encoder_ids:
-        if encoder_id not in CONTROLS:
-            continue
+    for encoder_id in untrained_controls(encoder_ids, settings=settings):
         spec = get_spec(encoder_id, settings=settings)
-        if control_file(spec, settings) is not None:
-            continue
         report(progress, 0, 1, f"{spec.id}: rendering its training frames (first use; about "
                                f"{_minutes(spec)} CPU-minutes in all)")
 
