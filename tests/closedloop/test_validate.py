@@ -125,8 +125,8 @@ def test_validate_reports_every_row_score_and_correlation(tmp_path):
 
 def test_validate_refuses_what_it_cannot_do(tmp_path):
     with pytest.raises(DataError, match="validate needs a simulated world's dataset spec "
-                                        r"\('demo:\.\.\.'\): only a world's frames come from a "
-                                        "simulator"):
+                                        r"\('demo:\.\.\.', 'metaworld:\.\.\.'\): only a world's "
+                                        "frames come from a simulator"):
         validate(str(tmp_path), ["state", "pixels", "efficientnet-lite0"], [0.5])
     with pytest.raises(DataError, match="needs a simulated world's dataset spec"):
         R.encoder_rollouts("state", [0.5], spec=str(tmp_path), params=TINY)

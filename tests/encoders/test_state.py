@@ -182,7 +182,9 @@ def test_app_pages_with_the_state_reference(tmp_path, monkeypatch):
     _ok(at)
     box = at.selectbox(key=S.SALIENCY_ENCODER)
     assert box.options == ["Raw pixels (32x32) (pixels)"] and box.value == "pixels"
-    assert any(note in i.value for i in at.info) and len(at.image) == 4
+    # (a caption, not an info box: another encoder is what the page inspects)
+    assert any(note in c.value for c in at.caption) and len(at.image) == 4
+    assert not any(note in i.value for i in at.info)
     # Compare: one image encoder only -> says so
     at.switch_page("app_pages/4_Compare.py").run()
     _ok(at)
