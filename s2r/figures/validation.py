@@ -92,6 +92,31 @@ def verdict(c: Mapping[str, Any]) -> str:
     return f"cannot be told from chance here ({text})"
 
 
+def verdict_table(report: ValidationReport, outcome: str, gaps) -> pd.DataFrame:
+    """Scores x gaps: each score's Spearman with real ``outcome`` over the image encoders at
+    each gap, ``rho [low, high]`` and a mark (``above chance``, ``against``, ``chance``), per
+    gap first (the headline: which encoder to pick at a given gap), then pooled over every gap
+    last and labelled so: pooling mixes the gap's own effect on both the scores and the outcome
+    into the correlation, which inflates it."""
+    def cell(c) -> str:
+        if c is None or c.get("spearman") is None:
+            return "undefined"
+        mark = ("above chance" if c["spearman_ci_low"] > 0 else
+                "against" if c["spearman_ci_high"] < 0 else "chance")
+        return (f"{c['spearman']:+.2f} [{c['spearman_ci_low']:+.2f}, "
+                f"{c['spearman_ci_high']:+.2f}] {mark}")
+
+    columns = {f"gap {float(g):g}": float(g) for g in gaps}
+    columns["pooled over gaps (second)"] = "all"
+    by_gap = {label: {c["score"]: c for c in report.correlations_at(gap, outcome)}
+              for label, gap in columns.items()}
+    scores = [k for k in catalogue.titles("validation")
+              if any(k in rows for rows in by_gap.values())]
+    return pd.DataFrame({label: [cell(rows.get(k)) for k in scores]
+                         for label, rows in by_gap.items()},
+                        index=pd.Index([catalogue.titles()[k] for k in scores], name="score"))
+
+
 def correlation_table(report: ValidationReport, gap: Any = "all",
                       outcome: str = "success") -> pd.DataFrame:
     """Spearman and Kendall of every score with real ``outcome`` at ``gap`` over the image
@@ -147,7 +172,7 @@ def success_scatter(df: pd.DataFrame, score: str, *,
     layers += axes.off_scale_layers(data, x, y, font_size=10)
     subtitle = "One point per encoder and gap; bars: 95% intervals."
     if correlation and correlation.get("spearman") is not None:
-        subtitle += (f" Spearman over the image encoders, all gaps "
+        subtitle += (f" Spearman over the image encoders, pooled over all gaps "
                      f"{correlation['spearman']:+.2f} [{correlation['spearman_ci_low']:+.2f}, "
                      f"{correlation['spearman_ci_high']:+.2f}].")
     return alt.layer(*layers).properties(

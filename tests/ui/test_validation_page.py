@@ -53,8 +53,11 @@ def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, mon
     assert success.loc["pixels", "kind"] == "image encoder"
     stages = at.dataframe[1].value
     assert list(stages.columns)[-1] == "released" and set(stages.index) == set(IDS)
-    corr = at.dataframe[2].value
+    verdicts = at.dataframe[2].value                  # per gap first, pooled last (issue 35)
+    assert list(verdicts.columns) == ["gap 0", "gap 1", "pooled over gaps (second)"]
+    corr = at.dataframe[3].value
     assert set(corr["score"]) >= {"dis", "transfer_score_skill", "sim2real_score"}
+    assert at.radio(key=S.VALIDATION_CORR_GAP).value == 1.0   # opens on the largest gap
     # two image encoders: nothing to rank, and the page says so in plain words
     assert any("undefined here" in m.value for m in at.markdown)
     # the scatter's score axis is clipped to the score's range, and the caption says it
@@ -74,6 +77,36 @@ def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, mon
     # the scatter's figure downloads and the overlays' colour bar (issue 27)
     assert {b.proto.label for b in at.get("download_button")} >= {"SVG", "PDF", "PNG"}
     assert any("red = most salient" in c.value for c in at.caption)
+
+
+class _Report:
+    """What verdict_table reads of a ValidationReport: its correlation rows."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def correlations_at(self, gap, outcome):
+        return [r for r in self.rows if str(r["gap"]) == str(gap) and r["outcome"] == outcome]
+
+
+def test_the_verdict_table_leads_with_each_gap_and_puts_the_pooled_number_last():
+    def row(score, gap, rho, low, high, outcome="progress"):
+        return {"score": score, "gap": gap, "outcome": outcome, "spearman": rho,
+                "spearman_ci_low": low, "spearman_ci_high": high}
+
+    report = _Report([row("dis", 0.5, -0.27, -0.88, 0.55), row("dis", 1.0, -0.9, -0.99, -0.2),
+                      row("dis", "all", 0.63, 0.46, 0.84),
+                      row("sim2real_score", 1.0, None, None, None),
+                      row("dis", 1.0, 0.9, 0.5, 0.99, outcome="success")])
+    table = V.verdict_table(report, "progress", [0.5, 1.0])
+    assert list(table.columns) == ["gap 0.5", "gap 1", "pooled over gaps (second)"]
+    dis = table.loc["Domain invariance (DIS)"]
+    assert dis["gap 0.5"] == "-0.27 [-0.88, +0.55] chance"
+    assert dis["gap 1"] == "-0.90 [-0.99, -0.20] against"          # not the success row
+    assert dis["pooled over gaps (second)"] == "+0.63 [+0.46, +0.84] above chance"
+    s2r = table.loc["Sim2Real score"]
+    assert s2r["gap 1"] == "undefined" and s2r["gap 0.5"] == "undefined"
+    assert "Transfer skill (sim probe on real)" not in table.index    # no row: not listed
 
 
 def test_verdicts_say_in_plain_words_what_an_interval_allows():
