@@ -147,6 +147,9 @@ def test_the_command_writes_the_report(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "rank correlation with real success" in text and "state" in text
     assert "rank correlation with real progress" in text
+    # per gap first, the pooled number last and labelled (issue 35 item 6)
+    at_gap, pooled = text.index("image encoders at gap 1 "), text.index("pooled over all gaps")
+    assert text.index("image encoders at gap 0 ") < at_gap < pooled
     assert np.isfinite(report["results"][0]["success_real"])
 
 
