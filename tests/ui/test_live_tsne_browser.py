@@ -30,9 +30,21 @@ _CAPTIONS = """() => [...document.querySelectorAll('[data-testid="stCaptionConta
 _LIVE = re.compile(r"^(PCA initialisation \(iteration (0)|t-SNE iteration ([\d,]+))")
 
 
-def _map_image(page) -> str:
-    canvas = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
-    return hashlib.sha1(canvas.screenshot(timeout=10_000)).hexdigest()
+def _map_image(page, tries: int = 20) -> str:
+    """A hash of the map's pixels. A snapshot redraws the chart in its placeholder, so the
+    canvas located a moment ago can be detached or hidden when the screenshot is taken
+    (seen under load in CI): locate it again and retry."""
+    from playwright.sync_api import Error
+
+    for attempt in range(tries):
+        canvas = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
+        try:
+            return hashlib.sha1(canvas.screenshot(timeout=10_000)).hexdigest()
+        except Error:
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.25)
+    raise AssertionError("unreachable")
 
 
 def _watch(page, until: str, timeout_s: float = 300.0) -> list[tuple[int, str]]:
