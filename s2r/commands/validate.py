@@ -39,10 +39,12 @@ def register(subparsers) -> None:
 
     p = add_command(
         subparsers, "validate",
-        help="closed-loop ground truth in a simulated world (the demo): train a policy on each "
-             "encoder's sim embeddings, deploy it in the real look at each gap, and correlate "
+        help="closed-loop ground truth in a simulated world (the demo, or Meta-World): train a "
+             "policy on each encoder's sim embeddings, deploy it in the real look at each gap, "
+             "and correlate "
              "real success with every score",
-        description="Only for a simulated world's spec, e.g. demo:... (its frames come from a "
+        description="Only for a simulated world's spec, e.g. demo:... or metaworld:task=... "
+                    "(its frames come from a "
                     "simulator). Writes "
                     "report.json: one row per (encoder, gap) with the real and sim success "
                     "rates (Wilson intervals) and every score, and the rank correlations "
@@ -51,7 +53,7 @@ def register(subparsers) -> None:
     add_dataset_args(p)  # closed loop: a world's spec, e.g. 'demo:paired=true,height=96,width=128'
     # (its gap is replaced by each of --gaps; paired=true makes paired retrieval available)
     p.add_argument("--real-results", default=None, metavar="FILE.csv",
-                   help="your robot's results instead of the demo's rollouts: a CSV of "
+                   help="your robot's results instead of the simulated rollouts: a CSV of "
                         "encoder,successes,trials (or encoder,success_rate), optionally task; "
                         "correlated with the scores of DATASET (any dataset; the encoders are "
                         "the table's registered ids; no rollouts are run). Checked whole "
