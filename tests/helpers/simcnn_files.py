@@ -77,3 +77,23 @@ def with_metadata(info_text: str, dim: int = 128) -> tuple:
                        "data_offsets": [offset, offset + len(raw)]}
         data, offset = data + raw, offset + len(raw)
     return header, data
+
+
+def training_frames(monkeypatch, spec, settings) -> dict:
+    """The frames and targets ``train_control(spec)`` would train a control on, caught at
+    ``train_simcnn`` (which never runs): ``{"frames": ..., "targets": ...}``."""
+    import pytest
+
+    from s2r.encoders import simcnn
+    from s2r.encoders.backends import simcnn as backend
+
+    seen = {}
+
+    def fake_train(frames, targets, **kw):
+        seen.update(frames=frames, targets=targets)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(simcnn, "train_simcnn", fake_train)
+    with pytest.raises(RuntimeError, match="stop here"):
+        backend.train_control(spec, None, settings=settings)
+    return seen

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from s2r.worlds import WORLDS
+from tests.helpers.simcnn_files import training_frames
 
 
 def test_randomised_frames_show_the_same_episodes_in_other_looks():
@@ -27,7 +28,7 @@ def test_the_controls_train_on_both_default_tasks(monkeypatch):
     default task, labelled with the 10 task-state columns (object pose, goal)."""
     import dataclasses
 
-    from s2r.encoders import get_spec, simcnn
+    from s2r.encoders import get_spec
     from s2r.encoders.backends import simcnn as backend
     from s2r.settings import current
 
@@ -36,15 +37,7 @@ def test_the_controls_train_on_both_default_tasks(monkeypatch):
     for cid in controls:
         monkeypatch.setitem(controls, cid, dataclasses.replace(controls[cid], episodes=2,
                                                                steps=4))
-    seen = {}
-
-    def fake_train(frames, targets, **kw):
-        seen.update(frames=frames, targets=targets)
-        raise RuntimeError("stop here")
-
-    monkeypatch.setattr(simcnn, "train_simcnn", fake_train)
-    with pytest.raises(RuntimeError, match="stop here"):
-        backend.train_control(get_spec("mw-simcnn-dr1"), None, settings=current())
+    seen = training_frames(monkeypatch, get_spec("mw-simcnn-dr1"), current())
     assert seen["frames"].shape == (4, 96, 128, 3) and seen["targets"].shape == (4, 10)
     button, assembly = seen["targets"][:2], seen["targets"][2:]
     assert np.all(button[:, 9] > 0.1) and np.allclose(assembly[:, 9], 0.1)   # goal heights
