@@ -73,3 +73,18 @@ def test_a_missing_control_is_trained_once_on_first_use_with_progress(tmp_path, 
     assert backend.train_missing_controls(["mw-simcnn-dr0"], settings=current()) == []
     enc = build_encoder("mw-simcnn-dr0", device="cpu", settings=current())
     assert enc.embed(np.zeros((2, 96, 128, 3), np.uint8)).shape == (2, 128)
+
+
+def test_randomised_training_gaps_lean_toward_the_full_gap():
+    """dr1 v3 draws each episode's gap with density 2g: every gap in [0, strength], three
+    in four above half of it (v2's uniform draw had half), the mean near 2/3; none without
+    randomisation."""
+    from s2r.worlds.metaworld.controls import _gap
+
+    rng = np.random.default_rng(0)
+    gaps = np.array([_gap(rng, 1.0) for _ in range(20_000)])
+    assert gaps.min() >= 0.0 and gaps.max() <= 1.0
+    assert abs(np.mean(gaps > 0.5) - 0.75) < 0.02 and abs(gaps.mean() - 2 / 3) < 0.01
+    half = np.array([_gap(rng, 0.5) for _ in range(2_000)])
+    assert half.max() <= 0.5 and abs(half.mean() - 1 / 3) < 0.02
+    assert _gap(rng, 0.0) == 0.0
