@@ -12,6 +12,11 @@ answers one line, raised here as :class:`~s2r.errors.DataError`; a worker that d
 answering for :data:`TIMEOUT_S` seconds is ended, and the error names the last lines it wrote
 on its standard error. Calls are serialised with a lock (the app may call from several
 threads).
+
+Mesa's llvmpipe (the CPU renderer behind ``MUJOCO_GL=egl`` without a GPU) rasterises on as
+many threads as the machine has cores, in every process: ``n`` workers on ``n`` cores would
+run ``n * n`` rasteriser threads. Each worker gets ``LP_NUM_THREADS`` = its share of the cores
+(:func:`rasteriser_threads`) unless the user set it.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from typing import Optional, Sequence
 
 from s2r.errors import DataError
 
-__all__ = ["Pool", "TIMEOUT_S", "close_pool", "core_count", "shared_pool"]
+__all__ = ["Pool", "TIMEOUT_S", "close_pool", "core_count", "rasteriser_threads",
+           "shared_pool"]
 
 #: Longest wait for one answer of a worker (seconds); a stuck worker is ended after it.
 TIMEOUT_S = 900.0
@@ -44,10 +50,20 @@ def core_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-class _Process:
-    """One worker: its process, pipes and standard-error file."""
+def rasteriser_threads(workers: int, environ=None) -> dict:
+    """The environment of one of ``workers`` worker processes: ``LP_NUM_THREADS`` (llvmpipe's
+    rasteriser threads) = the cores this process may use shared among the workers, at least 1;
+    a value the user set is kept."""
+    env = dict(os.environ if environ is None else environ)
+    if not env.get("LP_NUM_THREADS"):
+        env["LP_NUM_THREADS"] = str(max(1, core_count() // max(1, int(workers))))
+    return env
 
-    def __init__(self):
+
+class _Process:
+    """One worker (of ``workers``): its process, pipes and standard-error file."""
+
+    def __init__(self, workers: int = 1):
         from s2r.settings import prefer_headless_rendering
 
         prefer_headless_rendering()                 # the worker inherits MUJOCO_GL
@@ -57,7 +73,8 @@ class _Process:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "s2r.worlds.metaworld.worker", str(to_child),
              str(from_child)], pass_fds=(to_child, from_child), cwd=str(_ROOT),
-            stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr)
+            stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr,
+            env=rasteriser_threads(workers))
         os.close(to_child)
         os.close(from_child)
         self.send_conn = Connection(from_parent, readable=False)
@@ -137,7 +154,7 @@ class Pool:
 
     def _started(self) -> list:
         if not self._procs:
-            procs = [_Process() for _ in range(self.n)]
+            procs = [_Process(self.n) for _ in range(self.n)]
             try:
                 for p in procs:
                     p.send(("hello",))

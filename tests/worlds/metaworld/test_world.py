@@ -98,3 +98,16 @@ def test_another_gl_backend_is_named(monkeypatch):
     monkeypatch.setattr(availability, "prefer_headless_rendering", lambda: "osmesa")
     monkeypatch.setattr(availability, "_library", lambda name: name != "OSMesa")
     assert "install libosmesa6" in availability.missing()
+
+
+def test_each_worker_rasterises_on_its_share_of_the_cores(monkeypatch):
+    """llvmpipe starts a rasteriser thread a core in every process: n workers on n cores get
+    one each (not n x n threads), one worker gets every core, a user's LP_NUM_THREADS stays."""
+    from s2r.worlds.metaworld import pool
+
+    monkeypatch.setattr(pool, "core_count", lambda: 4)
+    assert pool.rasteriser_threads(4, {})["LP_NUM_THREADS"] == "1"
+    assert pool.rasteriser_threads(2, {"A": "b"}) == {"A": "b", "LP_NUM_THREADS": "2"}
+    assert pool.rasteriser_threads(1, {})["LP_NUM_THREADS"] == "4"
+    assert pool.rasteriser_threads(8, {})["LP_NUM_THREADS"] == "1"
+    assert pool.rasteriser_threads(4, {"LP_NUM_THREADS": "3"})["LP_NUM_THREADS"] == "3"
