@@ -24,20 +24,23 @@ __all__ = ["rollout_saliency", "rollout_step_frames"]
 
 
 def rollout_step_frames(encoder_id: str, spec, params: RolloutParams, gap: float, step: int,
-                        *, cache=None) -> tuple[np.ndarray, np.ndarray]:
+                        *, cache=None, settings=None) -> tuple[np.ndarray, np.ndarray]:
     """Step ``step`` of ``encoder_id``'s recorded real-look rollout at ``gap`` in both looks:
     ``(real, sim)``, each ``(H, W, 3) uint8``: the recorded frame the policy saw, and the same
     state drawn in the sim look (:func:`s2r.closedloop.rollout.render_rollout_frame`: the
     rollout's layout and sensor noise). A one-line :class:`~s2r.errors.S2RError` when the
-    rollout is not recorded in ``cache`` or ``step`` is not one of its steps."""
+    rollout is not recorded in ``cache`` or ``step`` is not one of its steps. ``settings``
+    (:class:`s2r.settings.Settings`): where a weights-folder encoder's file is (its
+    fingerprint is part of the rollout's key); needed for such encoders only."""
     from s2r.cache import as_cache
     from s2r.closedloop.rollout import render_rollout_frame
 
     task = task_of(spec)
     cache, params = as_cache(cache), params.for_task(task)
-    frames = recorded_rollout(encoder_id, params, "real", gap, cache, spec=spec)
-    record = (cache.get_json(rollout_key(encoder_id, params, "real", gap, spec=spec), {})
-              or {}).get("record") or {}
+    frames = recorded_rollout(encoder_id, params, "real", gap, cache, spec=spec,
+                              settings=settings)
+    key = rollout_key(encoder_id, params, "real", gap, spec=spec, settings=settings)
+    record = (cache.get_json(key, {}) or {}).get("record") or {}
     if frames is None or not record.get("states"):
         raise S2RError(f"the recorded rollout of {encoder_id} at gap {gap:g} is not in the "
                        "cache: run the validation first")
@@ -52,7 +55,7 @@ def rollout_step_frames(encoder_id: str, spec, params: RolloutParams, gap: float
 
 
 def rollout_saliency(encoder, spec, params: RolloutParams, gap: float, step: int, *,
-                     method: str = "gradcam", cache=None) -> PairSaliency:
+                     method: str = "gradcam", cache=None, settings=None) -> PairSaliency:
     """Saliency maps of step ``step`` of ``encoder``'s recorded real-look rollout at ``gap``
     and of the same state rendered in the sim look.
 
@@ -72,6 +75,8 @@ def rollout_saliency(encoder, spec, params: RolloutParams, gap: float, step: int
     method : {"gradcam", "ig", "occlusion"}
     cache : Cache, optional
         Where the rollout was recorded (read only).
+    settings : Settings, optional
+        Where a weights-folder encoder's file is (:func:`rollout_step_frames`).
 
     Returns
     -------
@@ -86,7 +91,8 @@ def rollout_saliency(encoder, spec, params: RolloutParams, gap: float, step: int
     S2RError
         The rollout is not recorded in ``cache``, or ``step`` is not one of its steps.
     """
-    real, sim = rollout_step_frames(encoder.spec.id, spec, params, gap, step, cache=cache)
+    real, sim = rollout_step_frames(encoder.spec.id, spec, params, gap, step, cache=cache,
+                                    settings=settings)
     target = as_target("embedding")
     return explain_pairs(encoder, sim[None], real[None], (target, target),
                          sim_indices=[int(step)], real_indices=[int(step)], kind="embedding",

@@ -68,3 +68,27 @@ def test_a_missing_rollout_or_step_is_one_clear_error(recorded, tmp_path):
         rollout_saliency(encoder, SPEC, TINY, 0.5, 0, method="ig", cache=cache)
     with pytest.raises(S2RError, match="not in the cache: run the validation first"):
         rollout_saliency(encoder, SPEC, TINY, GAP, 0, method="ig", cache=Cache(tmp_path / "empty"))
+
+
+def test_a_weights_folder_encoders_rollout_is_found_with_the_settings(tmp_path, monkeypatch):
+    """A control (its weights file in the weights folder, its fingerprint in the rollout's
+    key): the Validation page's viewer found no frame for it and failed with "the weights
+    folder needs s2r's settings" (seen on the default Meta-World run, mw-simcnn-dr1); with
+    the settings handed down its recorded step comes back in both looks."""
+    from s2r.pipeline import rollout_step_frames
+    from s2r.settings import current
+    from tests.helpers.simcnn_files import CONTROL_FILES, LEGACY_CONTROL_INFO, write_simcnn
+
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    write_simcnn(weights / CONTROL_FILES["simcnn-dr0"], LEGACY_CONTROL_INFO["simcnn-dr0"])
+    monkeypatch.setenv("S2R_WEIGHTS_DIR", str(weights))
+    cache, settings = Cache(tmp_path / "cache"), current()
+    R.encoder_rollouts("simcnn-dr0", [GAP], spec=SPEC, params=TINY, cache=cache,
+                       settings=settings)
+    frames = R.recorded_rollout("simcnn-dr0", TINY, "real", GAP, cache, spec=SPEC,
+                                settings=settings)
+    real, sim = rollout_step_frames("simcnn-dr0", SPEC, TINY, GAP, 1, cache=cache,
+                                    settings=settings)
+    np.testing.assert_array_equal(real, frames[1])
+    assert sim.shape == real.shape == (64, 64, 3) and not np.array_equal(sim, real)

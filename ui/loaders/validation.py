@@ -81,7 +81,7 @@ def _sim_look_frame(root: str, spec: str, encoder_id: str, params: dict, gap: fl
     from s2r.pipeline import rollout_step_frames
 
     return rollout_step_frames(encoder_id, spec, RolloutParams(**params), gap, step,
-                               cache=cache_at(root))[1]
+                               cache=cache_at(root), settings=current())[1]
 
 
 def sim_look_frame(spec: str, encoder_id: str, params: dict, gap: float, step: int
@@ -101,7 +101,7 @@ def _rollout_saliency(root: str, spec: str, encoder_id: str, params: dict, gap: 
 
     with model_lock(encoder_id):
         res = explain(get_encoder(encoder_id), spec, RolloutParams(**params), gap, step,
-                      method=method, cache=cache_at(root))
+                      method=method, cache=cache_at(root), settings=current())
     return {"sim_overlay": overlay(res.sim_frames[0], res.sim.maps[0]),
             "real_overlay": overlay(res.real_frames[0], res.real.maps[0]),
             "agreement": res.measures()[0]["agreement"], "method": method}
