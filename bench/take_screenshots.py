@@ -54,7 +54,7 @@ def shoot(page, name: str, out: Path) -> Path:
     height = page.evaluate(
         "() => { const m = document.querySelector('[data-testid=\"stMain\"]') ||"
         " document.body; return m.scrollHeight; }")
-    page.set_viewport_size({"width": WIDTH, "height": int(min(max(height, 800), 4200))})
+    page.set_viewport_size({"width": WIDTH, "height": int(min(max(height, 800), 6000))})
     time.sleep(1.0)
     path = out / f"{name}.png"
     page.screenshot(path=str(path))
