@@ -43,7 +43,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.helpers.browser import (
-    WEBGL_ARGS, browser_page, find_chart_point, find_map_point, running_app, wait_idle)
+    MAP_AREA, WEBGL_ARGS, browser_page, find_chart_point, find_map_point, running_app,
+    wait_idle)
 
 OUT = REPO / "docs" / "screenshots"
 WIDTH = 1400
@@ -236,9 +237,9 @@ def main(argv=None) -> int:
         shoot(page, "scores", args.out)
 
         open_page(page, "Projection", "Mixing number")
-        canvas = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
-        canvas.wait_for(timeout=300_000)
-        x, y, _ = find_map_point(page, canvas)
+        area = page.locator(MAP_AREA).first
+        area.wait_for(timeout=300_000)
+        x, y, _ = find_map_point(page, area)
         page.mouse.click(x, y)
         page.get_by_text("Frame index").wait_for(timeout=120_000)
         wait_idle(page)

@@ -1,132 +1,145 @@
-"""The Projection page's map: a WebGL scatter (pydeck's ScatterplotLayer) of one t-SNE map.
+"""The Projection page's map: a WebGL scatter (Plotly's ``scattergl``) of one t-SNE map.
 
-Tens of thousands of points are one deck.gl layer drawn on the GPU (or by the browser's
-software WebGL), not one SVG/canvas mark each; hover shows the frame's domain, episode and
-step, a click selects it (``st.pydeck_chart(on_select="rerun")``: Streamlit returns the
-selected objects per layer id, see ``PydeckSelectionState`` in
-``streamlit/elements/deck_gl_json_chart.py``).
+Tens of thousands of points are drawn on the GPU (or by the browser's software WebGL) by
+the plotly.js that Streamlit bundles, one trace per domain (its legend); hover names the
+frame's domain, episode, step and index, and a click selects it
+(``st.plotly_chart(on_select="rerun", selection_mode="points")``: Streamlit returns the
+clicked point with its ``customdata``, read by :func:`selected_frame`).
 
-What goes to the browser is the map only: per point its 2-D coordinates, frame index,
-domain, episode and step (about 60 bytes), never an embedding. The deck's JSON is built once
-per projection (:func:`deck`, cached) so a click's rerun does not serialise 50,000 points
-again; the points are written straight into the JSON text (0.07 s for 50,000, where pydeck's
-own serialisation took 1 s), which also lets a live t-SNE redraw its map every second
-(:func:`live_deck`: only the coordinates change between two snapshots).
+Why Plotly and not deck.gl (the map until issue 36): deck.gl finds the point under the pointer
+with a GPU picking pass of every point, synchronously in its ``pointerdown`` handler, and
+counts a click only when the pointer comes up within 250 ms. In software WebGL the pick of
+50,000 points took 1.0-2.0 s, so a click on the map of every frame selected nothing (0 of 9
+clicks), and ``st.pydeck_chart`` passes no option that shortens or defers the pick. plotly.js
+finds the hovered or clicked point on the CPU (a distance scan of the points in the trace's
+own coordinates), whatever draws them, and a click has no time limit. Measured in headless
+Chromium with software WebGL on the 50,000-frame demo: see docs/views.md.
+
+What goes to the browser is the map only: per point its 2-D coordinates (float32) and
+frame, episode and step (int32), sent as Plotly's base64 typed arrays (about 20 bytes a
+point; 12 ms to validate and serialise 50,000 points), never an embedding. A live t-SNE
+redraws its map every second (:func:`figure` of each snapshot with the same
+:class:`MapPoints`: only the coordinates change).
 """
 
 from __future__ import annotations
 
-import json
-import math
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
-import streamlit as st
 
-#: Layer id of the points (the key of the selection Streamlit returns).
-LAYER_ID = "frames"
-#: Sim blue and real red (the colours of the other maps' ``domain`` scale).
-COLORS = {"sim": [31, 119, 180, 170], "real": [214, 39, 40, 170]}
+from s2r.figures.projection import DOMAIN_COLORS
+
+#: Sim blue and real red (the colours of the static figure's ``domain`` scale).
+COLORS = DOMAIN_COLORS
 #: Height of a map in pixels.
 HEIGHT = 460
+#: The tooltip of a point (its trace is its domain).
+HOVER = ("{domain} · episode %{{customdata[1]}} · step %{{customdata[2]}} · "
+         "frame %{{customdata[0]}}<extra></extra>")
+#: Plotly's options for the chart: scroll zooms (off by default on 2-D charts).
+CONFIG = {"scrollZoom": True, "displaylogo": False}
 
 
-class _Deck:
-    """A pydeck ``Deck`` whose JSON was serialised once (``st.pydeck_chart`` calls
-    ``to_json()`` on every run and reads ``deck_widget.tooltip``)."""
+@dataclass(frozen=True)
+class MapPoints:
+    """What a map's points carry besides their coordinates, the same in every snapshot of a
+    live map: one entry per domain present (a trace each, in this order).
 
-    def __init__(self, deck, spec: str):
-        self._deck, self._spec = deck, spec
-        self.deck_widget = getattr(deck, "deck_widget", None)
-        self.mapbox_key = None
-        self.layers = []   # data already inside the JSON (nothing for Streamlit to convert)
+    Attributes
+    ----------
+    domains : tuple of str
+        The traces' domains.
+    rows : tuple of ndarray of int, each (n_domain,)
+        Positions in the projection (rows of its ``coords``) of each trace's points.
+    customdata : tuple of ndarray of int32, each (n_domain, 3)
+        Per point its frame index (FrameSet row), episode and step.
+    """
 
-    def to_json(self) -> str:
-        return self._spec
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._deck, name)
-
-
-def point_tails(indices: np.ndarray, domain: np.ndarray, episode: np.ndarray,
-                step: np.ndarray) -> list[str]:
-    """What a point's JSON record holds besides its coordinates (the same in every snapshot
-    of a live map): ``,"i":<frame>,"d":"<domain>","e":<episode>,"s":<step>}``."""
-    return [f',"i":{i},"d":{json.dumps(str(d))},"e":{e},"s":{s}}}' for i, d, e, s in
-            zip(np.asarray(indices).tolist(), np.asarray(domain).tolist(),
-                np.asarray(episode).tolist(), np.asarray(step).tolist())]
+    domains: tuple
+    rows: tuple
+    customdata: tuple
 
 
-def points_json(coords: np.ndarray, tails: list[str]) -> str:
-    """The JSON array of the points: one record per point, ``x``, ``y`` (rounded to 3
-    decimals), ``i`` (frame index), ``d`` (domain), ``e`` (episode), ``s`` (step)."""
-    xy = np.round(np.asarray(coords, dtype=np.float64), 3).tolist()
-    return "[" + ",".join([f'{{"x":{x},"y":{y}{t}' for (x, y), t in zip(xy, tails)]) + "]"
+def map_points(indices: np.ndarray, domain: np.ndarray, episode: np.ndarray,
+               step: np.ndarray) -> MapPoints:
+    """The :class:`MapPoints` of a projection: ``indices`` (n,) its frames' FrameSet rows,
+    ``domain``, ``episode``, ``step`` (n,) of those frames."""
+    indices, domain = np.asarray(indices), np.asarray(domain).astype(str)
+    episode, step = np.asarray(episode), np.asarray(step)
+    if not len(indices) == len(domain) == len(episode) == len(step):
+        raise ValueError("indices, domain, episode and step must have one entry per point, "
+                         f"got {len(indices)}, {len(domain)}, {len(episode)}, {len(step)}")
+    present = [d for d in COLORS if (domain == d).any()]
+    rows = tuple(np.flatnonzero(domain == d) for d in present)
+    data = tuple(np.column_stack([indices[r], episode[r], step[r]]).astype(np.int32)
+                 for r in rows)
+    return MapPoints(tuple(present), rows, data)
 
 
-def view(coords: np.ndarray, height: int = HEIGHT, width: int = 520) -> dict:
-    """Orthographic view centred on the points, zoomed so that they fill the chart
-    (deck.gl's orthographic zoom: ``2 ** zoom`` pixels per unit)."""
-    lo, hi = np.min(coords, axis=0), np.max(coords, axis=0)
-    span = max(float(hi[0] - lo[0]) / width, float(hi[1] - lo[1]) / height, 1e-6)
-    return {"target": [float((lo[0] + hi[0]) / 2), float((lo[1] + hi[1]) / 2), 0.0],
-            "zoom": math.log2(0.9 / span)}
+def figure(coords: np.ndarray, points: MapPoints, *, title: str) -> dict:
+    """The Plotly figure (a dict) of one map.
+
+    Parameters
+    ----------
+    coords : ndarray, shape (n, 2)
+        The map's coordinates (t-SNE units).
+    points : MapPoints
+        Of the same n points (:func:`map_points`).
+    title : str
+        The chart's title.
+    """
+    coords = np.asarray(coords, dtype=np.float32)
+    n = sum(len(r) for r in points.rows)
+    if coords.ndim != 2 or coords.shape != (n, 2):
+        raise ValueError(f"coords must have shape ({n}, 2), got {coords.shape}")
+    size = 4 if n > 20_000 else 6
+    traces = [{"type": "scattergl", "mode": "markers", "name": d,
+               "x": coords[r, 0], "y": coords[r, 1], "customdata": cd,
+               "hovertemplate": HOVER.format(domain=d),
+               "marker": {"color": COLORS[d], "size": size, "opacity": 0.75},
+               # A click dims every other point; the clicked frame stays full size.
+               "selected": {"marker": {"size": 12, "opacity": 1.0}},
+               "unselected": {"marker": {"opacity": 0.3}}}
+              for d, r, cd in zip(points.domains, points.rows, points.customdata)]
+    axis = {"showticklabels": False, "ticks": "", "zeroline": False, "showgrid": False}
+    layout = {"title": {"text": title}, "height": HEIGHT, "hovermode": "closest",
+              "margin": {"l": 40, "r": 10, "t": 60, "b": 40},
+              "legend": {"title": {"text": "Domain"}, "orientation": "h",
+                         "x": 1, "xanchor": "right", "y": 1.01, "yanchor": "bottom"},
+              # t-SNE axes carry no units: labelled, without tick values; one unit is as
+              # long across as up.
+              "xaxis": {**axis, "title": {"text": "t-SNE 1"}},
+              "yaxis": {**axis, "title": {"text": "t-SNE 2"}, "scaleanchor": "x"}}
+    return {"data": traces, "layout": layout}
 
 
-def _radius(coords: np.ndarray) -> float:
-    """A point's radius in map units: 1/1500 of the map's larger side."""
-    return float(max(np.ptp(coords, axis=0).max(), 1e-6) / 1500.0)
-
-
-def _build(coords: np.ndarray, tails: list[str]) -> _Deck:
-    """The deck of one map: pydeck writes everything but the points, which are put into its
-    JSON as text (:func:`points_json`)."""
-    import pydeck as pdk
-
-    layer = pdk.Layer("ScatterplotLayer", data=[], id=LAYER_ID, get_position=["x", "y"],
-                      get_fill_color=f"d == 'sim' ? {COLORS['sim']} : {COLORS['real']}",
-                      # Radius in map units, kept between 2 and 8 pixels: pydeck turns every
-                      # string argument into a JS expression, so radius_units="pixels" would
-                      # arrive as the undefined variable `pixels`.
-                      get_radius=_radius(coords), radius_min_pixels=2,
-                      radius_max_pixels=8, pickable=True, auto_highlight=True)
-    d = pdk.Deck(layers=[layer], views=[pdk.View(type="OrthographicView", controller=True)],
-                 initial_view_state=pdk.ViewState(**view(coords)), map_provider=None,
-                 tooltip={"text": "{d} · episode {e} · step {s} · frame {i}"})
-    spec = json.loads(d.to_json())
-    spec["layers"][0]["data"] = _HOLE
-    # pydeck indents its JSON (2.5x the bytes for 50,000 points): send it compact.
-    text = json.dumps(spec, separators=(",", ":"))
-    return _Deck(d, text.replace(json.dumps(_HOLE), points_json(coords, tails), 1))
-
-
-_HOLE = "@@s2r-points@@"
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def deck(key: tuple, _proj, _frameset) -> _Deck:
-    """The pydeck chart of a projection's points, built and serialised once per ``key``
-    (the same JSON on every rerun, so a click's rerun neither serialises the points again
-    nor makes Streamlit see a new chart). The selected frame is shown below the map, not
-    redrawn in it (that would be a new 50,000-point chart per click)."""
-    rows = _proj.indices
-    return _build(_proj.coords, point_tails(rows, _proj.domain, _frameset.episode[rows],
-                                            _frameset.step[rows]))
-
-
-def live_deck(coords: np.ndarray, tails: list[str]) -> _Deck:
-    """The deck of one snapshot of a live t-SNE (``tails``: :func:`point_tails` of its rows,
-    computed once per map); its view fits the snapshot, which spreads out as t-SNE runs."""
-    return _build(coords, tails)
+def map_figure(proj, frameset, *, title: str) -> dict:
+    """:func:`figure` of a finished projection ``proj`` of ``frameset`` (whose episode and
+    step its points carry)."""
+    rows = proj.indices
+    return figure(proj.coords, map_points(rows, proj.domain, frameset.episode[rows],
+                                          frameset.step[rows]), title=title)
 
 
 def selected_frame(event: Any) -> Optional[int]:
-    """Frame index of the point a pydeck selection event picked (None when none)."""
+    """Frame index of the point a click selected (None when none): the first entry of the
+    clicked point's ``customdata`` in Streamlit's selection event (a list, or an object
+    keyed "0", "1", ... when plotly.js hands back a typed-array row)."""
     try:
-        objects = (event["selection"]["objects"] or {}).get(LAYER_ID) or []
+        points = event["selection"]["points"] or []
     except (KeyError, TypeError, AttributeError):
         return None
-    return int(objects[0]["i"]) if objects else None
+    for point in points:
+        data = point.get("customdata") if isinstance(point, dict) else None
+        if isinstance(data, dict):
+            data = data.get("0")
+        elif isinstance(data, list):
+            data = data[0] if data else None
+        if data is not None:
+            return int(data)
+    return None
 
 
 def describe_sample(n_drawn: int, n_total: int) -> str:
@@ -135,8 +148,3 @@ def describe_sample(n_drawn: int, n_total: int) -> str:
         return f"All {n_total:,} frames shown."
     return (f"{n_drawn:,} of {n_total:,} frames shown (stratified by domain and episode); "
             f"the mixing number uses all {n_total:,}.")
-
-
-def spec_json(d: _Deck) -> dict:
-    """The deck's JSON as a dict (tests)."""
-    return json.loads(d.to_json())

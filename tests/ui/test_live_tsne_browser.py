@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.helpers.browser import WEBGL_ARGS, browser_page, running_app
+from tests.helpers.browser import MAP, MAP_AREA, WEBGL_ARGS, browser_page, running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,14 +32,14 @@ _LIVE = re.compile(r"^(PCA initialisation \(iteration (0)|t-SNE iteration ([\d,]
 
 def _map_image(page, tries: int = 20) -> str:
     """A hash of the map's pixels. A snapshot redraws the chart in its placeholder, so the
-    canvas located a moment ago can be detached or hidden when the screenshot is taken
+    chart located a moment ago can be detached or hidden when the screenshot is taken
     (seen under load in CI): locate it again and retry."""
     from playwright.sync_api import Error
 
     for attempt in range(tries):
-        canvas = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
+        area = page.locator(MAP_AREA).first  # the plot area, without the title
         try:
-            return hashlib.sha1(canvas.screenshot(timeout=10_000)).hexdigest()
+            return hashlib.sha1(area.screenshot(timeout=10_000)).hexdigest()
         except Error:
             if attempt == tries - 1:
                 raise
@@ -111,7 +111,7 @@ def test_the_map_moves_while_tsne_runs_and_stop_keeps_the_map_so_far(tmp_path):
             timeout=120_000)
         page.get_by_text("real frames are placed into a finished map only",
                          exact=False).wait_for(timeout=30_000)
-        assert page.locator('[data-testid="stDeckGlJsonChart"] canvas').count() == 1
+        assert page.locator(MAP).count() == 1
         assert not _place_real_cached(cache_dir)  # the map so far is never cached
 
         # 3. Finish: computed to the end (snapshots again), then cached.
