@@ -6,6 +6,7 @@ per page. Needs Debian's chromium (``make browser-deps``).
 
     .venv/bin/python bench/take_screenshots.py            # the app's default demo and encoders
     .venv/bin/python bench/take_screenshots.py --quick    # a tiny demo, two encoders
+    .venv/bin/python bench/take_screenshots.py --only-projection  # projection*.png only
 
 The Validation page needs ``s2r validate`` run first (minutes per encoder); give its cache
 folder and dataset spec (and its ``--encoders``, if not the default set) to add
@@ -192,6 +193,9 @@ def main(argv=None) -> int:
                              "home_metaworld.png (--home-name), scoring --encoders; with "
                              "--only-validation: only these two")
     parser.add_argument("--home-name", default="home_metaworld", metavar="NAME")
+    parser.add_argument("--only-projection", action="store_true",
+                        help="after the home page computes, shoot only projection.png and "
+                             "projection_live.png")
     args = parser.parse_args(argv)
     if args.layers:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -224,36 +228,44 @@ def main(argv=None) -> int:
         page.get_by_text("Scores: DIS vs AS").wait_for(timeout=900_000)
         wait_idle(page)
         print(f"home computed in {time.perf_counter() - start:.0f} s", flush=True)
-        shoot(page, "home", args.out)
-
-        open_page(page, "Scores", "sim/real agreement")
-        chart = page.locator(".vega-embed").first
-        ids = (args.encoders or ",efficientnet-lite0").split(",")
-        x, y, _ = find_chart_point(page, chart, wanted=ids[1])
-        page.mouse.click(x, y)
-        page.get_by_role("heading", name=f"({ids[1]})").wait_for(timeout=300_000)
-        wait_idle(page)
-        page.mouse.move(5, 5)
-        shoot(page, "scores", args.out)
-
-        open_page(page, "Projection", "Mixing number")
-        area = page.locator(MAP_AREA).first
-        area.wait_for(timeout=300_000)
-        x, y, _ = find_map_point(page, area)
-        page.mouse.click(x, y)
-        page.get_by_text("Frame index").wait_for(timeout=120_000)
-        wait_idle(page)
-        page.mouse.move(5, 5)
-        shoot(page, "projection", args.out)
-
-        open_page(page, "Saliency", "Sim/real agreement")
-        shoot(page, "saliency", args.out)
-
-        open_page(page, "Compare", "Encoder agreement")
-        shoot(page, "compare", args.out)
+        if not args.only_projection:
+            shoot(page, "home", args.out)
+            shoot_scores(page, args)
+        shoot_projection(page, args.out)
+        if not args.only_projection:
+            open_page(page, "Saliency", "Sim/real agreement")
+            shoot(page, "saliency", args.out)
+            open_page(page, "Compare", "Encoder agreement")
+            shoot(page, "compare", args.out)
         shoot_live_projection(page, url, args.out)  # a new session: last
     print(f"done in {time.perf_counter() - start:.0f} s")
     return 0
+
+
+def shoot_scores(page, args) -> None:
+    """``scores.png``: the Scores page with the second encoder's point clicked."""
+    open_page(page, "Scores", "sim/real agreement")
+    chart = page.locator(".vega-embed").first
+    ids = (args.encoders or ",efficientnet-lite0").split(",")
+    x, y, _ = find_chart_point(page, chart, wanted=ids[1])
+    page.mouse.click(x, y)
+    page.get_by_role("heading", name=f"({ids[1]})").wait_for(timeout=300_000)
+    wait_idle(page)
+    page.mouse.move(5, 5)
+    shoot(page, "scores", args.out)
+
+
+def shoot_projection(page, out: Path) -> None:
+    """``projection.png``: the Projection page with a point of the map clicked."""
+    open_page(page, "Projection", "Mixing number")
+    area = page.locator(MAP_AREA).first
+    area.wait_for(timeout=300_000)
+    x, y, _ = find_map_point(page, area)
+    page.mouse.click(x, y)
+    page.get_by_text("Frame index").wait_for(timeout=120_000)
+    wait_idle(page)
+    page.mouse.move(5, 5)
+    shoot(page, "projection", out)
 
 
 if __name__ == "__main__":
