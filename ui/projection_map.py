@@ -105,9 +105,10 @@ def figure(coords: np.ndarray, points: MapPoints, *, title: str) -> dict:
               for d, r, cd in zip(points.domains, points.rows, points.customdata)]
     axis = {"showticklabels": False, "ticks": "", "zeroline": False, "showgrid": False}
     layout = {"title": {"text": title}, "height": HEIGHT, "hovermode": "closest",
-              "margin": {"l": 40, "r": 10, "t": 60, "b": 40},
+              # The legend in one row under the title (the top right holds Plotly's tools).
+              "margin": {"l": 40, "r": 10, "t": 80, "b": 40},
               "legend": {"title": {"text": "Domain"}, "orientation": "h",
-                         "x": 1, "xanchor": "right", "y": 1.01, "yanchor": "bottom"},
+                         "x": 0, "xanchor": "left", "y": 1.0, "yanchor": "bottom"},
               # t-SNE axes carry no units: labelled, without tick values; one unit is as
               # long across as up.
               "xaxis": {**axis, "title": {"text": "t-SNE 1"}},

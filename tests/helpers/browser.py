@@ -209,8 +209,8 @@ def map_to_page(page, chart) -> tuple[float, float, float, float]:
 
 def hover_text(page) -> str:
     """The text of the Plotly tooltip on the page ('' when none shows)."""
-    label = page.locator(f"{MAP} .hoverlayer .hovertext")
-    return " ".join(label.all_inner_texts()) if label.count() else ""
+    return " ".join(page.locator(f"{MAP} .hoverlayer .hovertext").evaluate_all(
+        "els => els.map(e => e.textContent)"))  # SVG text: no innerText
 
 
 def find_map_point(page, chart, *, exclude=(), n_frames: Optional[int] = None,
