@@ -230,7 +230,9 @@ def main(argv=None) -> int:
         print(f"home computed in {time.perf_counter() - start:.0f} s", flush=True)
         if not args.only_projection:
             shoot(page, "home", args.out)
-            shoot_scores(page, args)
+        pick_on_scores(page, args)  # the Projection page opens on the encoder picked there
+        if not args.only_projection:
+            shoot(page, "scores", args.out)
         shoot_projection(page, args.out)
         if not args.only_projection:
             open_page(page, "Saliency", "Sim/real agreement")
@@ -242,8 +244,8 @@ def main(argv=None) -> int:
     return 0
 
 
-def shoot_scores(page, args) -> None:
-    """``scores.png``: the Scores page with the second encoder's point clicked."""
+def pick_on_scores(page, args) -> None:
+    """The Scores page with the second encoder's point clicked (``scores.png``)."""
     open_page(page, "Scores", "sim/real agreement")
     chart = page.locator(".vega-embed").first
     ids = (args.encoders or ",efficientnet-lite0").split(",")
@@ -252,7 +254,6 @@ def shoot_scores(page, args) -> None:
     page.get_by_role("heading", name=f"({ids[1]})").wait_for(timeout=300_000)
     wait_idle(page)
     page.mouse.move(5, 5)
-    shoot(page, "scores", args.out)
 
 
 def shoot_projection(page, out: Path) -> None:

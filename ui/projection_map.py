@@ -107,7 +107,7 @@ def figure(coords: np.ndarray, points: MapPoints, *, title: str) -> dict:
     layout = {"title": {"text": title}, "height": HEIGHT, "hovermode": "closest",
               # The legend in one row under the title (the top right holds Plotly's tools).
               "margin": {"l": 40, "r": 10, "t": 80, "b": 40},
-              "legend": {"title": {"text": "Domain"}, "orientation": "h",
+              "legend": {"title": {"text": "Domain", "side": "left"}, "orientation": "h",
                          "x": 0, "xanchor": "left", "y": 1.0, "yanchor": "bottom"},
               # t-SNE axes carry no units: labelled, without tick values; one unit is as
               # long across as up.

@@ -31,20 +31,22 @@ _LIVE = re.compile(r"^(PCA initialisation \(iteration (0)|t-SNE iteration ([\d,]
 
 
 def _map_image(page, tries: int = 20) -> str:
-    """A hash of the map's pixels. A snapshot redraws the chart in its placeholder, so the
-    chart located a moment ago can be detached or hidden when the screenshot is taken
-    (seen under load in CI): locate it again and retry."""
+    """A hash of the pixels of the map's plot area (without its title, which names the
+    iteration). A snapshot redraws the chart in its placeholder (a new Plotly chart), so the
+    area is located and shot in one go (a page screenshot clipped to its box, which does not
+    wait for the element to stay put); located again if it was just replaced."""
     from playwright.sync_api import Error
 
     for attempt in range(tries):
-        area = page.locator(MAP_AREA).first  # the plot area, without the title
         try:
-            return hashlib.sha1(area.screenshot(timeout=10_000)).hexdigest()
+            box = page.locator(MAP_AREA).first.bounding_box(timeout=10_000)
+            if box and box["width"] > 0:
+                return hashlib.sha1(page.screenshot(clip=box, timeout=10_000)).hexdigest()
         except Error:
             if attempt == tries - 1:
                 raise
-            time.sleep(0.25)
-    raise AssertionError("unreachable")
+        time.sleep(0.25)
+    raise AssertionError("the map's plot area never showed")
 
 
 def _watch(page, until: str, timeout_s: float = 300.0) -> list[tuple[int, str]]:
