@@ -113,6 +113,8 @@ def _lone_points(proj, transform, box, gap: float = 3.0) -> list[tuple[float, fl
     border = np.min([xy[lone, 0] - left, right - xy[lone, 0], xy[lone, 1] - top,
                      bottom - xy[lone, 1]], axis=0)
     picks = [int(lone[np.argmin(border)])]
+    print(f"{len(lone):,} lone points; the one nearest the plot's border is {border.min():.1f} "
+          "px from it")
     for fx, fy in ((0.5, 0.5), (0.3, 0.7), (0.7, 0.3)):
         at = np.array([box["x"] + fx * box["width"], box["y"] + fy * box["height"]])
         for j in lone[np.argsort(np.hypot(*(xy[lone] - at).T))]:
