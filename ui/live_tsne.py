@@ -121,7 +121,7 @@ def map_drawer(chart, note, frameset, title: str) -> Draw:
         # The iteration in the title also keeps two snapshots' charts apart (Streamlit
         # refuses two identical charts without a key in one run).
         chart.plotly_chart(projection_map.figure(
-            proj.coords, memo["points"], title=f"{title} · t-SNE iteration {iteration:,}"),
+            proj.coords, memo["points"], title=f"{title} · iteration {iteration:,} (running)"),
             config=projection_map.CONFIG)
         note.caption(caption(iteration, kl))
 
