@@ -15,7 +15,9 @@ finds the hovered or clicked point on the CPU (the nearest point in pixels, a sc
 trace's points), whatever draws them, and a click has no time limit. Measured in headless
 Chromium with software WebGL on the 50,000-frame demo (tests/ui/test_projection_browser.py,
 docs/views.md): every click on a point of the map of every frame selected the frame under the
-pointer (4 of 4 in the test, CLICKS20), and the page showed it 0.40-0.66 s after the click.
+pointer (4 of 4 in the test; 20 of 20 on random lone points in a longer run), and the page
+showed it 0.33-0.91 s after the click (median 0.53 s). Open: in software WebGL a live t-SNE's
+snapshots left this chart blank most of the time (docs/views.md).
 
 What goes to the browser is the map only: per point its 2-D coordinates (float32) and
 frame, episode and step (int32), sent as Plotly's base64 typed arrays (about 28 bytes a
