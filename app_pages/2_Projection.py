@@ -67,19 +67,23 @@ clicked = None
 per_domain = None if all_frames else cap
 for col, eid in zip(cols, chosen):
     with col:
-        # One chart placeholder: each snapshot of the live t-SNE, then the finished
-        # (clickable) map; the chart carries its title, axis labels and domain legend.
-        chart, note = st.empty(), st.empty()
+        # One chart placeholder: each snapshot of the live t-SNE (deck.gl, its title and
+        # legend in ``head``), then the finished, clickable map (Plotly, which carries its
+        # title, axis labels and domain legend).
+        head, chart, note = st.empty(), st.empty(), st.empty()
         title = f"t-SNE of {widgets.encoder_label(eid)}"
         live = dict(mode=mode, perplexity=perplexity, max_per_domain=per_domain,
                     widget_key=f"{S.PROJECTION_LIVE}.{eid}")
         try:
             proj = live_tsne.live_projection(
-                frameset, eid, draw=live_tsne.map_drawer(chart, note, frameset, title), **live)
+                frameset, eid, draw=live_tsne.deck_drawer(head, chart, note, frameset, title),
+                **live)
         except S2RError as exc:
+            head.empty()
             chart.empty()
             st.error(f"{eid}: {exc}")
             continue
+        head.empty()
         event = chart.plotly_chart(
             projection_map.map_figure(proj, frameset,
                                       title=f"{title} · mixing number {proj.mixing:.2f}"),

@@ -107,22 +107,23 @@ def outcome(proj: Projection) -> str:
     return f"t-SNE: {p.get('early_exaggeration_iter', 0)} + {p['n_iter_run']} iterations · {kl}"
 
 
-def map_drawer(chart, note, frameset, title: str) -> Draw:
-    """Draws snapshots as the Projection page's WebGL map into ``chart`` (an ``st.empty``),
-    titled ``title`` and the iteration, their caption into ``note``; the points' frame,
-    episode and step are gathered once per map, only the coordinates change per snapshot."""
+def deck_drawer(head, chart, note, frameset, title: str) -> Draw:
+    """Draws snapshots as the Projection page's live WebGL map (deck.gl, which takes each
+    snapshot into the chart it shows) into ``chart`` (an ``st.empty``), ``title``, the
+    iteration and the domain legend into ``head`` (deck.gl draws neither), their caption into
+    ``note``; the points' frame, domain, episode and step are written into JSON once per map,
+    only the coordinates per snapshot."""
     memo = {}
 
     def draw(proj: Projection, iteration: int, kl: float) -> None:
         if memo.get("rows") is not proj.indices:
             rows = proj.indices
-            memo.update(rows=rows, points=projection_map.map_points(
+            memo.update(rows=rows, tails=projection_map.point_tails(
                 rows, proj.domain, frameset.episode[rows], frameset.step[rows]))
-        # The iteration in the title also keeps two snapshots' charts apart (Streamlit
-        # refuses two identical charts without a key in one run).
-        chart.plotly_chart(projection_map.figure(
-            proj.coords, memo["points"], title=f"{title} · iteration {iteration:,} (running)"),
-            config=projection_map.CONFIG)
+        head.markdown(f"**{title}** · iteration {iteration:,} (running) · "
+                      f"{projection_map.legend_html()}", unsafe_allow_html=True)
+        chart.pydeck_chart(projection_map.live_deck(proj.coords, memo["tails"]),
+                           height=projection_map.HEIGHT)
         note.caption(caption(iteration, kl))
 
     return draw

@@ -1,34 +1,32 @@
-"""The Projection page's map: a WebGL scatter (Plotly's ``scattergl``) of one t-SNE map.
+"""The Projection page's map of one t-SNE map: the finished map with Plotly (``scattergl``,
+clickable), the snapshots of a live t-SNE with deck.gl (pydeck's ScatterplotLayer).
 
-Tens of thousands of points are drawn on the GPU (or by the browser's software WebGL) by
-the plotly.js that Streamlit bundles, one trace per domain (its legend); hover names the
-frame's domain, episode, step and index, and a click selects it
-(``st.plotly_chart(on_select="rerun", selection_mode="points")``: Streamlit returns the
-clicked point with its ``customdata``, read by :func:`selected_frame`).
+The finished map: one trace per domain (its legend); hover names the frame's domain, episode,
+step and index; a click selects it (``st.plotly_chart(on_select="rerun",
+selection_mode="points")`` returns the point's ``customdata``: :func:`selected_frame`).
+deck.gl, the whole map until issue 36, finds the point under the pointer with a GPU pick of
+every point inside its ``pointerdown`` handler and counts a click only when the pointer comes
+up within 250 ms; in software WebGL that pick took 1.0-2.0 s for 50,000 points, so clicks on
+the map of every frame selected nothing (0 of 9). plotly.js finds the point on the CPU, with no
+time limit: in headless Chromium with software WebGL on the 50,000-frame demo every click on a
+point selected the frame under the pointer (4 of 4 in tests/ui/test_projection_browser.py, 20
+of 20 in a longer run), shown 0.33-0.91 s after the click (median 0.53 s; docs/views.md). Its
+points go as base64 typed arrays (coordinates float32; frame, episode, step int32; about 28
+bytes a point, 15 ms for 50,000: ``bench/bench_projection_map.py``), never an embedding.
 
-Why Plotly and not deck.gl (the map until issue 36): deck.gl finds the point under the pointer
-with a GPU picking pass of every point, synchronously in its ``pointerdown`` handler, and
-counts a click only when the pointer comes up within 250 ms. In software WebGL the pick of
-50,000 points took 1.0-2.0 s, so a click on the map of every frame selected nothing (0 of 9
-clicks), and ``st.pydeck_chart`` passes no option that shortens or defers the pick. plotly.js
-finds the hovered or clicked point on the CPU (the nearest point in pixels, a scan of the
-trace's points), whatever draws them, and a click has no time limit. Measured in headless
-Chromium with software WebGL on the 50,000-frame demo (tests/ui/test_projection_browser.py,
-docs/views.md): every click on a point of the map of every frame selected the frame under the
-pointer (4 of 4 in the test; 20 of 20 on random lone points in a longer run), and the page
-showed it 0.33-0.91 s after the click (median 0.53 s). Open: in software WebGL a live t-SNE's
-snapshots left this chart blank most of the time (docs/views.md).
-
-What goes to the browser is the map only: per point its 2-D coordinates (float32) and
-frame, episode and step (int32), sent as Plotly's base64 typed arrays (about 28 bytes a
-point; 15 ms to validate and serialise 50,000 points where deck.gl's JSON took 52 ms:
-``bench/bench_projection_map.py``), never an embedding. A live t-SNE
-redraws its map every second (:func:`figure` of each snapshot with the same
-:class:`MapPoints`: only the coordinates change).
+The live snapshots (:mod:`ui.live_tsne`, one about every second; not clicked, the map is still
+moving): deck.gl takes each new snapshot into the chart it shows, where a new Plotly figure
+per snapshot left the chart blank most of the time in software WebGL. A snapshot's JSON holds
+per point ``x``, ``y``, frame, domain, episode and step (about 60 bytes, 52 ms for 50,000),
+all but the coordinates written once per map (:func:`point_tails`, :func:`live_deck`).
+deck.gl draws no title or legend: the page writes them above it (:func:`legend_html`), in the
+same colours (:data:`COLORS`, :data:`DECK_COLORS`).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -38,6 +36,11 @@ from s2r.figures.projection import DOMAIN_COLORS
 
 #: Sim blue and real red (the colours of the static figure's ``domain`` scale).
 COLORS = DOMAIN_COLORS
+#: The same colours as deck.gl's RGBA (the live snapshots), alpha 170.
+DECK_COLORS = {d: [int(c[i:i + 2], 16) for i in (1, 3, 5)] + [170]
+               for d, c in DOMAIN_COLORS.items()}
+#: Layer id of a live snapshot's points (deck.gl).
+LAYER_ID = "frames"
 #: Height of a map in pixels.
 HEIGHT = 460
 #: The tooltip of a point (its trace is its domain).
@@ -129,6 +132,91 @@ def map_figure(proj, frameset, *, title: str) -> dict:
                                           frameset.step[rows]), title=title)
 
 
+class _Deck:
+    """A pydeck ``Deck`` whose JSON was serialised once (``st.pydeck_chart`` calls
+    ``to_json()`` on every run and reads ``deck_widget.tooltip``)."""
+
+    def __init__(self, deck, spec: str):
+        self._deck, self._spec = deck, spec
+        self.deck_widget = getattr(deck, "deck_widget", None)
+        self.mapbox_key = None
+        self.layers = []   # data already inside the JSON (nothing for Streamlit to convert)
+
+    def to_json(self) -> str:
+        return self._spec
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._deck, name)
+
+
+def point_tails(indices: np.ndarray, domain: np.ndarray, episode: np.ndarray,
+                step: np.ndarray) -> list[str]:
+    """What a point's JSON record holds besides its coordinates (the same in every snapshot
+    of a live map): ``,"i":<frame>,"d":"<domain>","e":<episode>,"s":<step>}``."""
+    return [f',"i":{i},"d":{json.dumps(str(d))},"e":{e},"s":{s}}}' for i, d, e, s in
+            zip(np.asarray(indices).tolist(), np.asarray(domain).tolist(),
+                np.asarray(episode).tolist(), np.asarray(step).tolist())]
+
+
+def points_json(coords: np.ndarray, tails: list[str]) -> str:
+    """The JSON array of the points: one record per point, ``x``, ``y`` (rounded to 3
+    decimals), ``i`` (frame index), ``d`` (domain), ``e`` (episode), ``s`` (step)."""
+    xy = np.round(np.asarray(coords, dtype=np.float64), 3).tolist()
+    return "[" + ",".join([f'{{"x":{x},"y":{y}{t}' for (x, y), t in zip(xy, tails)]) + "]"
+
+
+def view(coords: np.ndarray, height: int = HEIGHT, width: int = 520) -> dict:
+    """Orthographic view centred on the points, zoomed so that they fill the chart
+    (deck.gl's orthographic zoom: ``2 ** zoom`` pixels per unit)."""
+    lo, hi = np.min(coords, axis=0), np.max(coords, axis=0)
+    span = max(float(hi[0] - lo[0]) / width, float(hi[1] - lo[1]) / height, 1e-6)
+    return {"target": [float((lo[0] + hi[0]) / 2), float((lo[1] + hi[1]) / 2), 0.0],
+            "zoom": math.log2(0.9 / span)}
+
+
+def _radius(coords: np.ndarray) -> float:
+    """A point's radius in map units: 1/1500 of the map's larger side."""
+    return float(max(np.ptp(coords, axis=0).max(), 1e-6) / 1500.0)
+
+
+def _build(coords: np.ndarray, tails: list[str]) -> _Deck:
+    """The deck of one map: pydeck writes everything but the points, which are put into its
+    JSON as text (:func:`points_json`)."""
+    import pydeck as pdk
+
+    layer = pdk.Layer("ScatterplotLayer", data=[], id=LAYER_ID, get_position=["x", "y"],
+                      get_fill_color=f"d == 'sim' ? {DECK_COLORS['sim']} : {DECK_COLORS['real']}",
+                      # Radius in map units, kept between 2 and 8 pixels: pydeck turns every
+                      # string argument into a JS expression, so radius_units="pixels" would
+                      # arrive as the undefined variable `pixels`.
+                      get_radius=_radius(coords), radius_min_pixels=2,
+                      radius_max_pixels=8, pickable=True, auto_highlight=True)
+    d = pdk.Deck(layers=[layer], views=[pdk.View(type="OrthographicView", controller=True)],
+                 initial_view_state=pdk.ViewState(**view(coords)), map_provider=None,
+                 tooltip={"text": "{d} · episode {e} · step {s} · frame {i}"})
+    spec = json.loads(d.to_json())
+    spec["layers"][0]["data"] = _HOLE
+    # pydeck indents its JSON (2.5x the bytes for 50,000 points): send it compact.
+    text = json.dumps(spec, separators=(",", ":"))
+    return _Deck(d, text.replace(json.dumps(_HOLE), points_json(coords, tails), 1))
+
+
+_HOLE = "@@s2r-points@@"
+
+
+def legend_html() -> str:
+    """The domain legend written above a live snapshot (HTML: deck.gl draws none), in the
+    colours of the map's points."""
+    dots = " ".join(f'<span style="color:{c}">●</span> {d}' for d, c in COLORS.items())
+    return f"domain: {dots}"
+
+
+def live_deck(coords: np.ndarray, tails: list[str]) -> _Deck:
+    """The deck of one snapshot of a live t-SNE (``tails``: :func:`point_tails` of its rows,
+    computed once per map); its view fits the snapshot, which spreads out as t-SNE runs."""
+    return _build(coords, tails)
+
+
 def selected_frame(event: Any) -> Optional[int]:
     """Frame index of the point a click selected (None when none): the first entry of the
     clicked point's ``customdata`` in Streamlit's selection event (a list, or an object
@@ -154,3 +242,8 @@ def describe_sample(n_drawn: int, n_total: int) -> str:
         return f"All {n_total:,} frames shown."
     return (f"{n_drawn:,} of {n_total:,} frames shown (stratified by domain and episode); "
             f"the mixing number uses all {n_total:,}.")
+
+
+def spec_json(d: _Deck) -> dict:
+    """The deck's JSON as a dict (tests)."""
+    return json.loads(d.to_json())

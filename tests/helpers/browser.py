@@ -191,6 +191,8 @@ def find_chart_point(page, chart, *, wanted: Optional[str] = None, step: int = 6
 #: The Projection page's map (st.plotly_chart) and the plot area inside it.
 MAP = '[data-testid="stPlotlyChart"]'
 MAP_AREA = f"{MAP} .nsewdrag"
+#: A live t-SNE's snapshot map (st.pydeck_chart: ui.projection_map.live_deck), its canvas.
+LIVE_MAP = '[data-testid="stDeckGlJsonChart"] canvas'
 _AXES = """el => {
     const gd = el.closest('.js-plotly-plot') || el.querySelector('.js-plotly-plot');
     const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, r = gd.getBoundingClientRect();

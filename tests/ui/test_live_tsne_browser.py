@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from tests.helpers.browser import MAP, MAP_AREA, WEBGL_ARGS, browser_page, running_app
+from tests.helpers.browser import (LIVE_MAP, MAP, MAP_AREA, WEBGL_ARGS, browser_page,
+                                   running_app)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -31,15 +32,16 @@ _LIVE = re.compile(r"^(PCA initialisation \(iteration (0)|t-SNE iteration ([\d,]
 
 
 def _map_image(page, tries: int = 20) -> str:
-    """A hash of the pixels of the map's plot area (without its title, which names the
-    iteration). A snapshot redraws the chart in its placeholder (a new Plotly chart), so the
-    area is located and shot in one go (a page screenshot clipped to its box, which does not
-    wait for the element to stay put); located again if it was just replaced."""
+    """A hash of the pixels of the map: a snapshot's deck.gl canvas, or the finished Plotly
+    map's plot area (without its title). The area is located and shot in one go (a page
+    screenshot clipped to its box, which does not wait for the element to stay put); located
+    again if it was just replaced (the finished map replaces the snapshots' chart)."""
     from playwright.sync_api import Error
 
     for attempt in range(tries):
         try:
-            box = page.locator(MAP_AREA).first.bounding_box(timeout=10_000)
+            box = page.locator(f"{LIVE_MAP}, {MAP_AREA}").first.bounding_box(
+                timeout=10_000)
             if box and box["width"] > 0:
                 return hashlib.sha1(page.screenshot(clip=box, timeout=10_000)).hexdigest()
         except Error:

@@ -1,5 +1,6 @@
-"""The Projection page's WebGL map (ui.projection_map): what goes to the browser, the
-selection read back, the sample caption."""
+"""The Projection page's WebGL maps (ui.projection_map): what goes to the browser (the
+finished map's Plotly figure, a live snapshot's deck.gl JSON), the selection read back, the
+sample caption."""
 
 from __future__ import annotations
 
@@ -101,6 +102,64 @@ def test_selected_frame_reads_the_clicked_point():
     assert projection_map.selected_frame(empty) is None
     assert projection_map.selected_frame({"selection": {"points": [{"x": 1}]}}) is None
     assert projection_map.selected_frame(None) is None
+
+
+def _live_spec(proj, frames) -> dict:
+    rows = proj.indices
+    tails = projection_map.point_tails(rows, proj.domain, frames.episode[rows],
+                                       frames.step[rows])
+    return projection_map.spec_json(projection_map.live_deck(proj.coords, tails))
+
+
+def test_live_deck_sends_only_the_map_of_every_point():
+    n = 50_000
+    proj, frames = _projection(n), _Frames(3 * n)
+    spec = _live_spec(proj, frames)
+    layer = spec["layers"][0]
+    assert layer["@@type"] == "ScatterplotLayer" and layer["id"] == projection_map.LAYER_ID
+    assert spec["views"][0]["@@type"] == "OrthographicView"
+    data = layer["data"]
+    assert len(data) == n and set(data[0]) == {"x", "y", "i", "d", "e", "s"}
+    assert np.array_equal(np.array([p["i"] for p in data]), proj.indices)
+    k = 1234
+    assert data[k]["e"] == frames.episode[proj.indices[k]]
+    assert data[k]["s"] == frames.step[proj.indices[k]]
+    assert data[k]["d"] == proj.domain[k]
+    assert abs(data[k]["x"] - float(proj.coords[k, 0])) <= 5e-4
+    # About 60 bytes a point, never an embedding matrix.
+    assert len(json.dumps(spec, separators=(",", ":"))) < 90 * n
+
+
+def test_live_deck_and_finished_map_share_the_domain_colours():
+    # The snapshots' RGBA (deck.gl) are the finished map's colours (Plotly, the static
+    # figure's domain scale), and so is the legend written above a snapshot.
+    assert projection_map.DECK_COLORS == {"sim": [31, 119, 180, 170],
+                                          "real": [214, 39, 40, 170]}
+    assert projection_map.COLORS == {"sim": "#1f77b4", "real": "#d62728"}
+    layer = _live_spec(_projection(10), _Frames(30))["layers"][0]
+    assert "[31, 119, 180, 170]" in layer["getFillColor"]
+    assert "[214, 39, 40, 170]" in layer["getFillColor"]
+    legend = projection_map.legend_html()
+    assert '<span style="color:#1f77b4">●</span> sim' in legend
+    assert '<span style="color:#d62728">●</span> real' in legend
+
+
+def test_view_fits_the_points_in_the_chart():
+    coords = np.array([[-100.0, 10.0], [300.0, 50.0]])
+    v = projection_map.view(coords, height=400, width=500)
+    assert v["target"] == [100.0, 30.0, 0.0]
+    # 400 units across 500 pixels at 90 %: 2 ** zoom pixels per unit.
+    assert 2 ** v["zoom"] * 400 == pytest.approx(0.9 * 500)
+
+
+def test_live_points_have_a_radius_in_map_units_clamped_in_pixels():
+    proj = _projection(100)
+    layer = _live_spec(proj, _Frames(300))["layers"][0]
+    # No string-valued units (pydeck would send them as JS expressions).
+    assert "radiusUnits" not in layer
+    side = float(np.ptp(proj.coords, axis=0).max())
+    assert layer["getRadius"] == pytest.approx(side / 1500)
+    assert (layer["radiusMinPixels"], layer["radiusMaxPixels"]) == (2, 8)
 
 
 def test_caption_says_how_many_of_how_many_and_how_they_were_drawn():
