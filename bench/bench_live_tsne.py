@@ -9,8 +9,7 @@ from its cache:
   until this map was done, so the first map is the final one.
 - **after**: ``project(..., on_snapshot=fn)``; time to the first snapshot (the PCA
   initialisation, before the neighbour search), and time until the Projection page's WebGL
-  chart of it is built (``ui.projection_map.figure`` validated and serialised by plotly as
-  ``st.plotly_chart`` does: the JSON the browser receives);
+  chart of it is built (``ui.projection_map.live_deck``: the JSON the browser receives);
   then the number of snapshots and the total time.
 - **after, no callback**: ``project()``: whether its map equals the live run's to the bit.
 
@@ -79,9 +78,6 @@ def run_plain(fn, path: Path, domain: np.ndarray):
 
 def run_after(path: Path, domain: np.ndarray):
     """(seconds to the first snapshot, seconds to its chart, snapshots, total seconds, map)."""
-    import plotly.io
-    import plotly.tools
-
     from ui import projection_map
 
     rows = map_rows(domain)
@@ -93,10 +89,8 @@ def run_after(path: Path, domain: np.ndarray):
         count += 1
         if "first" not in marks:
             marks["first"] = time.perf_counter()
-            points = projection_map.map_points(rows, domain[rows], rows // 50, rows % 50)
-            fig = projection_map.figure(Y, points, title="t-SNE iteration 0")
-            plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(fig, True),
-                              validate=False)
+            tails = projection_map.point_tails(rows, domain[rows], rows // 50, rows % 50)
+            projection_map.live_deck(Y, tails).to_json()
             marks["chart"] = time.perf_counter()
         return False
 
