@@ -76,10 +76,13 @@ def open_page(page, label: str, ready_text: str) -> None:
 def shoot_live_projection(page, url: str, out: Path) -> Path:
     """``projection_live.png``: the Projection page while t-SNE optimises a map not yet
     cached (perplexity 50: the map above used the default 30), shot at the first snapshot
-    after the early-exaggeration phase began (its caption says the iteration and the KL)."""
+    after the early-exaggeration phase ended (its caption says the iteration and the KL)."""
     page.set_viewport_size({"width": WIDTH, "height": 1100})
     page.goto(url.rstrip("/") + "/Projection?perplexity=50")
-    page.get_by_text("t-SNE iteration").first.wait_for(timeout=300_000)
+    # The page's pickers drawn (a shot at the first snapshot caught them as grey skeletons),
+    # and a snapshot after the early exaggeration (before it, the clusters are tight blobs).
+    page.get_by_text("Encoders (up to 3)").first.wait_for(timeout=300_000)
+    page.get_by_text("stops early once the KL").first.wait_for(timeout=300_000)
     page.mouse.move(5, 5)
     path = out / "projection_live.png"
     page.screenshot(path=str(path))

@@ -109,8 +109,8 @@ def outcome(proj: Projection) -> str:
 
 def deck_drawer(head, chart, note, frameset, title: str) -> Draw:
     """Draws snapshots as the Projection page's live WebGL map (deck.gl, which takes each
-    snapshot into the chart it shows) into ``chart`` (an ``st.empty``), ``title``, the
-    iteration and the domain legend into ``head`` (deck.gl draws neither), their caption into
+    snapshot into the chart it shows) into ``chart`` (an ``st.empty``), ``title`` and the domain
+    legend into ``head`` (deck.gl draws neither), their caption (the iteration) into
     ``note``; the points' frame, domain, episode and step are written into JSON once per map,
     only the coordinates per snapshot."""
     memo = {}
@@ -120,8 +120,8 @@ def deck_drawer(head, chart, note, frameset, title: str) -> Draw:
             rows = proj.indices
             memo.update(rows=rows, tails=projection_map.point_tails(
                 rows, proj.domain, frameset.episode[rows], frameset.step[rows]))
-        head.markdown(f"**{title}** · iteration {iteration:,} (running) · "
-                      f"{projection_map.legend_html()}", unsafe_allow_html=True)
+        head.markdown(f"**{title}** · t-SNE running · {projection_map.legend_html()}",
+                      unsafe_allow_html=True)
         chart.pydeck_chart(projection_map.live_deck(proj.coords, memo["tails"]),
                            height=projection_map.HEIGHT)
         note.caption(caption(iteration, kl))
