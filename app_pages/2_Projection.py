@@ -9,7 +9,7 @@ from s2r.errors import S2RError
 from s2r.figures.projection import projection_frame, projection_scatter
 from ui import figures, guards, live_tsne, page_url, projection_map, widgets
 from ui import state as S
-from ui.loaders import data, encoders
+from ui.loaders import data
 from ui.loaders import projection as maps
 
 frameset, records = guards.results_page(
@@ -67,27 +67,27 @@ clicked = None
 per_domain = None if all_frames else cap
 for col, eid in zip(cols, chosen):
     with col:
-        # Title and legend of the WebGL map (deck.gl draws neither): the colours of
-        # projection_map.COLORS; t-SNE axes carry no units, so none are drawn. One chart
-        # placeholder: each snapshot of the live t-SNE, then the finished (clickable) map.
+        # One chart placeholder: each snapshot of the live t-SNE (deck.gl, its title and
+        # legend in ``head``), then the finished, clickable map (Plotly, which carries its
+        # title, axis labels and domain legend).
         head, chart, note = st.empty(), st.empty(), st.empty()
-        title = f"**t-SNE of {widgets.encoder_label(eid)}**"
-        legend = "domain: :blue[●] sim :red[●] real"
-        head.markdown(f"{title} · mixing number when the map is done · {legend}")
+        title = f"t-SNE of {widgets.encoder_label(eid)}"
         live = dict(mode=mode, perplexity=perplexity, max_per_domain=per_domain,
                     widget_key=f"{S.PROJECTION_LIVE}.{eid}")
         try:
             proj = live_tsne.live_projection(
-                frameset, eid, draw=live_tsne.deck_drawer(chart, note, frameset), **live)
+                frameset, eid, draw=live_tsne.deck_drawer(head, chart, note, frameset, title),
+                **live)
         except S2RError as exc:
+            head.empty()
             chart.empty()
             st.error(f"{eid}: {exc}")
             continue
-        head.markdown(f"{title} · mixing number {proj.mixing:.2f} · {legend}")
-        event = chart.pydeck_chart(
-            maps.projection_deck(frameset, proj, (eid, mode, perplexity, per_domain,
-                                                  encoders.precision())),
-            on_select="rerun", selection_mode="single-object", height=projection_map.HEIGHT,
+        head.empty()
+        event = chart.plotly_chart(
+            projection_map.map_figure(proj, frameset,
+                                      title=f"{title} · mixing number {proj.mixing:.2f}"),
+            on_select="rerun", selection_mode="points", config=projection_map.CONFIG,
             key=f"{S.PROJECTION_MAP}.{eid}.{mode}.{perplexity}.{per_domain or 'all'}")
         note.caption(f"{live_tsne.outcome(proj)}. "
                      + projection_map.describe_sample(len(proj), n_frames) + " Sim blue, real "

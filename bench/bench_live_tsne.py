@@ -50,17 +50,24 @@ REPO = Path(__file__).resolve().parents[1]
 BEFORE = "7e05804"
 
 
-def old_project(folder: Path):
-    """``project`` of ``s2r/projection.py`` at :data:`BEFORE`, as a module of its own."""
-    source = subprocess.run(["git", "show", f"{BEFORE}:s2r/projection.py"], cwd=REPO,
+def module_at(commit: str, path: str, folder: Path):
+    """The repository's file ``path`` as it was at ``commit``, loaded as a module of its own
+    (written into ``folder``; named after the file, with ``_before``)."""
+    source = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=REPO,
                             check=True, capture_output=True, text=True).stdout
-    path = folder / "projection_before.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("projection_before", path)
+    name = Path(path).stem + "_before"
+    file = folder / f"{name}.py"
+    file.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, file)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
-    return module.project
+    return module
+
+
+def old_project(folder: Path):
+    """``project`` of ``s2r/projection.py`` at :data:`BEFORE`, as a module of its own."""
+    return module_at(BEFORE, "s2r/projection.py", folder).project
 
 
 def run_plain(fn, path: Path, domain: np.ndarray):

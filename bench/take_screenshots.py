@@ -6,6 +6,7 @@ per page. Needs Debian's chromium (``make browser-deps``).
 
     .venv/bin/python bench/take_screenshots.py            # the app's default demo and encoders
     .venv/bin/python bench/take_screenshots.py --quick    # a tiny demo, two encoders
+    .venv/bin/python bench/take_screenshots.py --only-projection  # projection*.png only
 
 The Validation page needs ``s2r validate`` run first (minutes per encoder); give its cache
 folder and dataset spec (and its ``--encoders``, if not the default set) to add
@@ -43,7 +44,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.helpers.browser import (
-    WEBGL_ARGS, browser_page, find_chart_point, find_map_point, running_app, wait_idle)
+    MAP_AREA, WEBGL_ARGS, browser_page, find_chart_point, find_map_point, running_app,
+    wait_idle)
 
 OUT = REPO / "docs" / "screenshots"
 WIDTH = 1400
@@ -74,10 +76,13 @@ def open_page(page, label: str, ready_text: str) -> None:
 def shoot_live_projection(page, url: str, out: Path) -> Path:
     """``projection_live.png``: the Projection page while t-SNE optimises a map not yet
     cached (perplexity 50: the map above used the default 30), shot at the first snapshot
-    after the early-exaggeration phase began (its caption says the iteration and the KL)."""
+    after the early-exaggeration phase ended (its caption says the iteration and the KL)."""
     page.set_viewport_size({"width": WIDTH, "height": 1100})
     page.goto(url.rstrip("/") + "/Projection?perplexity=50")
-    page.get_by_text("t-SNE iteration").first.wait_for(timeout=300_000)
+    # The page's pickers drawn (a shot at the first snapshot caught them as grey skeletons),
+    # and a snapshot after the early exaggeration (before it, the clusters are tight blobs).
+    page.get_by_text("Encoders (up to 3)").first.wait_for(timeout=300_000)
+    page.get_by_text("stops early once the KL").first.wait_for(timeout=300_000)
     page.mouse.move(5, 5)
     path = out / "projection_live.png"
     page.screenshot(path=str(path))
@@ -191,6 +196,9 @@ def main(argv=None) -> int:
                              "home_metaworld.png (--home-name), scoring --encoders; with "
                              "--only-validation: only these two")
     parser.add_argument("--home-name", default="home_metaworld", metavar="NAME")
+    parser.add_argument("--only-projection", action="store_true",
+                        help="after the home page computes, shoot only projection.png and "
+                             "projection_live.png")
     args = parser.parse_args(argv)
     if args.layers:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -223,36 +231,45 @@ def main(argv=None) -> int:
         page.get_by_text("Scores: DIS vs AS").wait_for(timeout=900_000)
         wait_idle(page)
         print(f"home computed in {time.perf_counter() - start:.0f} s", flush=True)
-        shoot(page, "home", args.out)
-
-        open_page(page, "Scores", "sim/real agreement")
-        chart = page.locator(".vega-embed").first
-        ids = (args.encoders or ",efficientnet-lite0").split(",")
-        x, y, _ = find_chart_point(page, chart, wanted=ids[1])
-        page.mouse.click(x, y)
-        page.get_by_role("heading", name=f"({ids[1]})").wait_for(timeout=300_000)
-        wait_idle(page)
-        page.mouse.move(5, 5)
-        shoot(page, "scores", args.out)
-
-        open_page(page, "Projection", "Mixing number")
-        canvas = page.locator('[data-testid="stDeckGlJsonChart"] canvas').first
-        canvas.wait_for(timeout=300_000)
-        x, y, _ = find_map_point(page, canvas)
-        page.mouse.click(x, y)
-        page.get_by_text("Frame index").wait_for(timeout=120_000)
-        wait_idle(page)
-        page.mouse.move(5, 5)
-        shoot(page, "projection", args.out)
-
-        open_page(page, "Saliency", "Sim/real agreement")
-        shoot(page, "saliency", args.out)
-
-        open_page(page, "Compare", "Encoder agreement")
-        shoot(page, "compare", args.out)
+        if not args.only_projection:
+            shoot(page, "home", args.out)
+        pick_on_scores(page, args)  # the Projection page opens on the encoder picked there
+        if not args.only_projection:
+            shoot(page, "scores", args.out)
+        shoot_projection(page, args.out)
+        if not args.only_projection:
+            open_page(page, "Saliency", "Sim/real agreement")
+            shoot(page, "saliency", args.out)
+            open_page(page, "Compare", "Encoder agreement")
+            shoot(page, "compare", args.out)
         shoot_live_projection(page, url, args.out)  # a new session: last
     print(f"done in {time.perf_counter() - start:.0f} s")
     return 0
+
+
+def pick_on_scores(page, args) -> None:
+    """The Scores page with the second encoder's point clicked (``scores.png``)."""
+    open_page(page, "Scores", "sim/real agreement")
+    chart = page.locator(".vega-embed").first
+    ids = (args.encoders or ",efficientnet-lite0").split(",")
+    x, y, _ = find_chart_point(page, chart, wanted=ids[1])
+    page.mouse.click(x, y)
+    page.get_by_role("heading", name=f"({ids[1]})").wait_for(timeout=300_000)
+    wait_idle(page)
+    page.mouse.move(5, 5)
+
+
+def shoot_projection(page, out: Path) -> None:
+    """``projection.png``: the Projection page with a point of the map clicked."""
+    open_page(page, "Projection", "Mixing number")
+    area = page.locator(MAP_AREA).first
+    area.wait_for(timeout=300_000)
+    x, y, _ = find_map_point(page, area)
+    page.mouse.click(x, y)
+    page.get_by_text("Frame index").wait_for(timeout=120_000)
+    wait_idle(page)
+    page.mouse.move(5, 5)
+    shoot(page, "projection", out)
 
 
 if __name__ == "__main__":

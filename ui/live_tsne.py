@@ -107,10 +107,12 @@ def outcome(proj: Projection) -> str:
     return f"t-SNE: {p.get('early_exaggeration_iter', 0)} + {p['n_iter_run']} iterations · {kl}"
 
 
-def deck_drawer(chart, note, frameset) -> Draw:
-    """Draws snapshots as the Projection page's WebGL map into ``chart`` (an ``st.empty``),
-    their caption into ``note``; the points' frame, domain, episode and step are written into
-    JSON once per map, only the coordinates per snapshot."""
+def deck_drawer(head, chart, note, frameset, title: str) -> Draw:
+    """Draws snapshots as the Projection page's live WebGL map (deck.gl, which takes each
+    snapshot into the chart it shows) into ``chart`` (an ``st.empty``), ``title`` and the domain
+    legend into ``head`` (deck.gl draws neither), their caption (the iteration) into
+    ``note``; the points' frame, domain, episode and step are written into JSON once per map,
+    only the coordinates per snapshot."""
     memo = {}
 
     def draw(proj: Projection, iteration: int, kl: float) -> None:
@@ -118,6 +120,8 @@ def deck_drawer(chart, note, frameset) -> Draw:
             rows = proj.indices
             memo.update(rows=rows, tails=projection_map.point_tails(
                 rows, proj.domain, frameset.episode[rows], frameset.step[rows]))
+        head.markdown(f"**{title}** · t-SNE running · {projection_map.legend_html()}",
+                      unsafe_allow_html=True)
         chart.pydeck_chart(projection_map.live_deck(proj.coords, memo["tails"]),
                            height=projection_map.HEIGHT)
         note.caption(caption(iteration, kl))

@@ -1,34 +1,135 @@
-"""The Projection page's map: a WebGL scatter (pydeck's ScatterplotLayer) of one t-SNE map.
+"""The Projection page's map of one t-SNE map: the finished map with Plotly (``scattergl``,
+clickable), the snapshots of a live t-SNE with deck.gl (pydeck's ScatterplotLayer).
 
-Tens of thousands of points are one deck.gl layer drawn on the GPU (or by the browser's
-software WebGL), not one SVG/canvas mark each; hover shows the frame's domain, episode and
-step, a click selects it (``st.pydeck_chart(on_select="rerun")``: Streamlit returns the
-selected objects per layer id, see ``PydeckSelectionState`` in
-``streamlit/elements/deck_gl_json_chart.py``).
+The finished map: one trace per domain (its legend); hover names the frame's domain, episode,
+step and index; a click selects it (``st.plotly_chart(on_select="rerun",
+selection_mode="points")`` returns the point's ``customdata``: :func:`selected_frame`).
+deck.gl, the whole map until issue 36, finds the point under the pointer with a GPU pick of
+every point inside its ``pointerdown`` handler and counts a click only when the pointer comes
+up within 250 ms; in software WebGL that pick took 1.0-2.0 s for 50,000 points, so clicks on
+the map of every frame selected nothing (0 of 9). plotly.js finds the point on the CPU, with no
+time limit: in headless Chromium with software WebGL on the 50,000-frame demo every click on a
+point selected the frame under the pointer (4 of 4 in tests/ui/test_projection_browser.py, 20
+of 20 in a longer run), shown 0.33-0.91 s after the click (median 0.53 s; docs/views.md). Its
+points go as base64 typed arrays (coordinates float32; frame, episode, step int32; about 28
+bytes a point, 15 ms for 50,000: ``bench/bench_projection_map.py``), never an embedding.
 
-What goes to the browser is the map only: per point its 2-D coordinates, frame index,
-domain, episode and step (about 60 bytes), never an embedding. The deck's JSON is built once
-per projection (:func:`deck`, cached) so a click's rerun does not serialise 50,000 points
-again; the points are written straight into the JSON text (0.07 s for 50,000, where pydeck's
-own serialisation took 1 s), which also lets a live t-SNE redraw its map every second
-(:func:`live_deck`: only the coordinates change between two snapshots).
+The live snapshots (:mod:`ui.live_tsne`, one about every second; not clicked, the map is still
+moving): deck.gl takes each new snapshot into the chart it shows, where a new Plotly figure
+per snapshot left the chart blank most of the time in software WebGL. A snapshot's JSON holds
+per point ``x``, ``y``, frame, domain, episode and step (about 60 bytes, 52 ms for 50,000),
+all but the coordinates written once per map (:func:`point_tails`, :func:`live_deck`).
+deck.gl draws no title or legend: the page writes them above it (:func:`legend_html`), in the
+same colours (:data:`COLORS`, :data:`DECK_COLORS`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
-import streamlit as st
 
-#: Layer id of the points (the key of the selection Streamlit returns).
+from s2r.figures.projection import DOMAIN_COLORS
+
+#: Sim blue and real red (the colours of the static figure's ``domain`` scale).
+COLORS = DOMAIN_COLORS
+#: The same colours as deck.gl's RGBA (the live snapshots), alpha 170.
+DECK_COLORS = {d: [int(c[i:i + 2], 16) for i in (1, 3, 5)] + [170]
+               for d, c in DOMAIN_COLORS.items()}
+#: Layer id of a live snapshot's points (deck.gl).
 LAYER_ID = "frames"
-#: Sim blue and real red (the colours of the other maps' ``domain`` scale).
-COLORS = {"sim": [31, 119, 180, 170], "real": [214, 39, 40, 170]}
 #: Height of a map in pixels.
 HEIGHT = 460
+#: The tooltip of a point (its trace is its domain).
+HOVER = ("{domain} · episode %{{customdata[1]}} · step %{{customdata[2]}} · "
+         "frame %{{customdata[0]}}<extra></extra>")
+#: Plotly's options for the chart: scroll zooms (off by default on 2-D charts).
+CONFIG = {"scrollZoom": True, "displaylogo": False}
+
+
+@dataclass(frozen=True)
+class MapPoints:
+    """What a map's points carry besides their coordinates, the same in every snapshot of a
+    live map: one entry per domain present (a trace each, in this order).
+
+    Attributes
+    ----------
+    domains : tuple of str
+        The traces' domains.
+    rows : tuple of ndarray of int, each (n_domain,)
+        Positions in the projection (rows of its ``coords``) of each trace's points.
+    customdata : tuple of ndarray of int32, each (n_domain, 3)
+        Per point its frame index (FrameSet row), episode and step.
+    """
+
+    domains: tuple
+    rows: tuple
+    customdata: tuple
+
+
+def map_points(indices: np.ndarray, domain: np.ndarray, episode: np.ndarray,
+               step: np.ndarray) -> MapPoints:
+    """The :class:`MapPoints` of a projection: ``indices`` (n,) its frames' FrameSet rows,
+    ``domain``, ``episode``, ``step`` (n,) of those frames."""
+    indices, domain = np.asarray(indices), np.asarray(domain).astype(str)
+    episode, step = np.asarray(episode), np.asarray(step)
+    if not len(indices) == len(domain) == len(episode) == len(step):
+        raise ValueError("indices, domain, episode and step must have one entry per point, "
+                         f"got {len(indices)}, {len(domain)}, {len(episode)}, {len(step)}")
+    present = [d for d in COLORS if (domain == d).any()]
+    rows = tuple(np.flatnonzero(domain == d) for d in present)
+    data = tuple(np.column_stack([indices[r], episode[r], step[r]]).astype(np.int32)
+                 for r in rows)
+    return MapPoints(tuple(present), rows, data)
+
+
+def figure(coords: np.ndarray, points: MapPoints, *, title: str) -> dict:
+    """The Plotly figure (a dict) of one map.
+
+    Parameters
+    ----------
+    coords : ndarray, shape (n, 2)
+        The map's coordinates (t-SNE units).
+    points : MapPoints
+        Of the same n points (:func:`map_points`).
+    title : str
+        The chart's title.
+    """
+    coords = np.asarray(coords, dtype=np.float32)
+    n = sum(len(r) for r in points.rows)
+    if coords.ndim != 2 or coords.shape != (n, 2):
+        raise ValueError(f"coords must have shape ({n}, 2), got {coords.shape}")
+    size = 4 if n > 20_000 else 6
+    traces = [{"type": "scattergl", "mode": "markers", "name": d,
+               "x": coords[r, 0], "y": coords[r, 1], "customdata": cd,
+               "hovertemplate": HOVER.format(domain=d),
+               "marker": {"color": COLORS[d], "size": size, "opacity": 0.75},
+               # A click dims every other point; the clicked frame stays full size.
+               "selected": {"marker": {"size": 12, "opacity": 1.0}},
+               "unselected": {"marker": {"opacity": 0.3}}}
+              for d, r, cd in zip(points.domains, points.rows, points.customdata)]
+    axis = {"showticklabels": False, "ticks": "", "zeroline": False, "showgrid": False}
+    layout = {"title": {"text": title}, "height": HEIGHT, "hovermode": "closest",
+              # The legend in one row under the title (the top right holds Plotly's tools).
+              "margin": {"l": 40, "r": 10, "t": 80, "b": 40},
+              "legend": {"title": {"text": "Domain", "side": "left"}, "orientation": "h",
+                         "x": 0, "xanchor": "left", "y": 1.0, "yanchor": "bottom"},
+              # t-SNE axes carry no units: labelled, without tick values; one unit is as
+              # long across as up.
+              "xaxis": {**axis, "title": {"text": "t-SNE 1"}},
+              "yaxis": {**axis, "title": {"text": "t-SNE 2"}, "scaleanchor": "x"}}
+    return {"data": traces, "layout": layout}
+
+
+def map_figure(proj, frameset, *, title: str) -> dict:
+    """:func:`figure` of a finished projection ``proj`` of ``frameset`` (whose episode and
+    step its points carry)."""
+    rows = proj.indices
+    return figure(proj.coords, map_points(rows, proj.domain, frameset.episode[rows],
+                                          frameset.step[rows]), title=title)
 
 
 class _Deck:
@@ -84,7 +185,7 @@ def _build(coords: np.ndarray, tails: list[str]) -> _Deck:
     import pydeck as pdk
 
     layer = pdk.Layer("ScatterplotLayer", data=[], id=LAYER_ID, get_position=["x", "y"],
-                      get_fill_color=f"d == 'sim' ? {COLORS['sim']} : {COLORS['real']}",
+                      get_fill_color=f"d == 'sim' ? {DECK_COLORS['sim']} : {DECK_COLORS['real']}",
                       # Radius in map units, kept between 2 and 8 pixels: pydeck turns every
                       # string argument into a JS expression, so radius_units="pixels" would
                       # arrive as the undefined variable `pixels`.
@@ -103,15 +204,11 @@ def _build(coords: np.ndarray, tails: list[str]) -> _Deck:
 _HOLE = "@@s2r-points@@"
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
-def deck(key: tuple, _proj, _frameset) -> _Deck:
-    """The pydeck chart of a projection's points, built and serialised once per ``key``
-    (the same JSON on every rerun, so a click's rerun neither serialises the points again
-    nor makes Streamlit see a new chart). The selected frame is shown below the map, not
-    redrawn in it (that would be a new 50,000-point chart per click)."""
-    rows = _proj.indices
-    return _build(_proj.coords, point_tails(rows, _proj.domain, _frameset.episode[rows],
-                                            _frameset.step[rows]))
+def legend_html() -> str:
+    """The domain legend written above a live snapshot (HTML: deck.gl draws none), in the
+    colours of the map's points."""
+    dots = " ".join(f'<span style="color:{c}">●</span> {d}' for d, c in COLORS.items())
+    return f"domain: {dots}"
 
 
 def live_deck(coords: np.ndarray, tails: list[str]) -> _Deck:
@@ -121,12 +218,22 @@ def live_deck(coords: np.ndarray, tails: list[str]) -> _Deck:
 
 
 def selected_frame(event: Any) -> Optional[int]:
-    """Frame index of the point a pydeck selection event picked (None when none)."""
+    """Frame index of the point a click selected (None when none): the first entry of the
+    clicked point's ``customdata`` in Streamlit's selection event (a list, or an object
+    keyed "0", "1", ... when plotly.js hands back a typed-array row)."""
     try:
-        objects = (event["selection"]["objects"] or {}).get(LAYER_ID) or []
+        points = event["selection"]["points"] or []
     except (KeyError, TypeError, AttributeError):
         return None
-    return int(objects[0]["i"]) if objects else None
+    for point in points:
+        data = point.get("customdata") if isinstance(point, dict) else None
+        if isinstance(data, dict):
+            data = data.get("0")
+        elif isinstance(data, list):
+            data = data[0] if data else None
+        if data is not None:
+            return int(data)
+    return None
 
 
 def describe_sample(n_drawn: int, n_total: int) -> str:

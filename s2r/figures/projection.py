@@ -15,7 +15,9 @@ import pandas as pd
 
 #: Name of the point-selection parameter of the projection scatter.
 FRAME_PICK = "frame"
-_DOMAIN_COLORS = {"domain": ["sim", "real"], "range": ["#1f77b4", "#d62728"]}
+#: Sim blue and real red, the colours of every t-SNE map (this figure and the page's map).
+DOMAIN_COLORS = {"sim": "#1f77b4", "real": "#d62728"}
+_DOMAIN_COLORS = {"domain": list(DOMAIN_COLORS), "range": list(DOMAIN_COLORS.values())}
 
 
 def projection_frame(frameset, proj) -> pd.DataFrame:

@@ -30,7 +30,7 @@ CHROMIUM = os.environ.get("S2R_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync"]
-#: Software WebGL (SwiftShader) for deck.gl maps: with ``--disable-gpu`` Chromium no longer
+#: Software WebGL (SwiftShader) for the WebGL maps: with ``--disable-gpu`` Chromium no longer
 #: falls back to it on its own.
 WEBGL_ARGS = ["--enable-unsafe-swiftshader", "--use-angle=swiftshader"]
 
@@ -188,12 +188,39 @@ def find_chart_point(page, chart, *, wanted: Optional[str] = None, step: int = 6
                        f"under the mouse within {timeout_s:.0f} s")
 
 
-def find_map_point(page, canvas, *, exclude=(), n_frames: Optional[int] = None,
-                   timeout_s: float = 90.0, settle_s: float = 1.5) -> tuple[float, float, int]:
-    """Hover over a deck.gl map (the Projection page) until its tooltip names a frame not in
-    ``exclude`` and still names it ``settle_s`` later: ``(x, y, frame)``."""
-    box = canvas.bounding_box()
-    tooltip = page.locator(".deck-tooltip")
+#: The Projection page's map (st.plotly_chart) and the plot area inside it.
+MAP = '[data-testid="stPlotlyChart"]'
+MAP_AREA = f"{MAP} .nsewdrag"
+#: A live t-SNE's snapshot map (st.pydeck_chart: ui.projection_map.live_deck), its canvas.
+LIVE_MAP = '[data-testid="stDeckGlJsonChart"] canvas'
+_AXES = """el => {
+    const gd = el.closest('.js-plotly-plot') || el.querySelector('.js-plotly-plot');
+    const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, r = gd.getBoundingClientRect();
+    const px = (a, v, o) => o + a._offset + a.l2p(v);
+    return [px(xa, 1, r.left) - px(xa, 0, r.left), px(xa, 0, r.left),
+            px(ya, 1, r.top) - px(ya, 0, r.top), px(ya, 0, r.top)];
+}"""
+
+
+def map_to_page(page, chart) -> tuple[float, float, float, float]:
+    """``(ax, bx, ay, by)``: a point of the map at data ``(x, y)`` is drawn at page position
+    ``(ax * x + bx, ay * y + by)`` (plotly's own axis transforms of the chart as drawn now;
+    ``chart`` is a locator inside the Plotly chart)."""
+    return tuple(float(v) for v in chart.evaluate(_AXES))
+
+
+def hover_text(page) -> str:
+    """The text of the Plotly tooltip on the page ('' when none shows)."""
+    return " ".join(page.locator(f"{MAP} .hoverlayer .hovertext").evaluate_all(
+        "els => els.map(e => e.textContent)"))  # SVG text: no innerText
+
+
+def find_map_point(page, chart, *, exclude=(), n_frames: Optional[int] = None,
+                   timeout_s: float = 90.0) -> tuple[float, float, int]:
+    """Hover over the Projection page's map (``chart``: a locator inside it) until its
+    tooltip names a frame not in ``exclude``: ``(x, y, frame)``. plotly.js finds the
+    hovered point on the CPU, so the tooltip belongs to the pointer's position at once."""
+    box = chart.bounding_box()
     deadline = time.perf_counter() + timeout_s
     for fy in np.linspace(0.3, 0.7, 9):
         for fx in np.linspace(0.3, 0.7, 9):
@@ -202,16 +229,8 @@ def find_map_point(page, canvas, *, exclude=(), n_frames: Optional[int] = None,
             x, y = box["x"] + fx * box["width"], box["y"] + fy * box["height"]
             page.mouse.move(x, y)
             time.sleep(0.15)
-            tip = tooltip.first.inner_text() if tooltip.count() else ""
+            tip = hover_text(page)
             if "frame" in tip:
-                # deck.gl picks for hover once per animation frame, and in software WebGL a
-                # pick of 50,000 points took 0.8-1.5 s under load: the tooltip can still name
-                # the point under the previous position. Keep the point only once the tooltip
-                # has stayed the same for settle_s.
-                time.sleep(settle_s)
-                again = tooltip.first.inner_text() if tooltip.count() else ""
-                if again != tip:
-                    continue
                 frame = int(tip.rsplit("frame", 1)[1].split()[0])
                 assert frame >= 0 and (n_frames is None or frame < n_frames), tip
                 assert "sim" in tip or "real" in tip, tip

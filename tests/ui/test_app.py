@@ -329,10 +329,11 @@ def test_projection_click_shows_the_frame(app_after_compute):
     at.switch_page("app_pages/2_Projection.py").run()
     no_exception(at)
     eid = at.multiselect(key=S.PROJECTION_ENCODERS).value[0]
-    # What st.pydeck_chart(on_select="rerun") returns for a click: the picked object per
-    # layer id (ui.projection_map.LAYER_ID), with the record's fields.
+    # What st.plotly_chart(on_select="rerun") returns for a click: the clicked point with
+    # its customdata (frame, episode, step; ui.projection_map.figure).
     at.session_state[f"projection.map.{eid}.joint.30.all"] = {"selection": {
-        "indices": {"frames": [3]}, "objects": {"frames": [{"i": 3, "d": "sim"}]}}}
+        "points": [{"curve_number": 0, "point_index": 3, "customdata": [3, 0, 3]}],
+        "point_indices": [3], "box": [], "lasso": []}}
     at.run()
     no_exception(at)
     captions = _captions(at)

@@ -3,7 +3,7 @@
 - :mod:`.data` -- the disk cache, datasets (FrameSets), frames, masks, frame pairs;
 - :mod:`.encoders` -- built encoders, the device and precision, weights status, embeddings;
 - :mod:`.saliency` -- saliency targets and the maps of frame pairs;
-- :mod:`.projection` -- t-SNE maps and their WebGL decks;
+- :mod:`.projection` -- t-SNE maps;
 - :mod:`.validation` -- the validation report, recorded rollouts and their saliency, your
   robot's results against the scores.
 

@@ -1,4 +1,5 @@
-"""t-SNE maps (disk-cached by the library, kept in memory here) and their WebGL decks.
+"""t-SNE maps (disk-cached by the library, kept in memory here); the page draws them with
+:mod:`ui.projection_map`.
 
 A map is computed by :func:`computation` (a closure the live t-SNE runs in its worker thread,
 :mod:`ui.live_tsne`) and kept in a per-process store once finished (:func:`stored`,
@@ -76,13 +77,3 @@ def computation(frameset, encoder_id: str, key: tuple) -> Callable:
                                 progress=progress, on_snapshot=on_snapshot)
 
     return compute
-
-
-def projection_deck(frameset, proj, key: tuple):
-    """The WebGL map of a projection (:func:`ui.projection_map.deck`, built once per key:
-    dataset, encoder, the projection's parameters and, for a map stopped before the end,
-    the iteration it stopped at)."""
-    from ui import projection_map
-
-    return projection_map.deck((cache_root(), frameset.fingerprint, *key,
-                                proj.params.get("stopped_at")), proj, frameset)
