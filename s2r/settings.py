@@ -299,3 +299,13 @@ def prefer_headless_rendering() -> str:
     and names in its messages; its worker processes inherit it)."""
     os.environ.setdefault("MUJOCO_GL", "egl")
     return os.environ["MUJOCO_GL"].strip().lower()
+
+
+def rasteriser_environment(threads: int, environ=None) -> dict:
+    """The environment of a renderer worker process: this process's (or ``environ``) with
+    ``LP_NUM_THREADS`` (Mesa llvmpipe's rasteriser threads) set to ``threads`` (at least 1)
+    unless the user set it."""
+    env = dict(os.environ if environ is None else environ)
+    if not env.get("LP_NUM_THREADS"):
+        env["LP_NUM_THREADS"] = str(max(1, int(threads)))
+    return env

@@ -53,11 +53,10 @@ def core_count() -> int:
 def rasteriser_threads(workers: int, environ=None) -> dict:
     """The environment of one of ``workers`` worker processes: ``LP_NUM_THREADS`` (llvmpipe's
     rasteriser threads) = the cores this process may use shared among the workers, at least 1;
-    a value the user set is kept."""
-    env = dict(os.environ if environ is None else environ)
-    if not env.get("LP_NUM_THREADS"):
-        env["LP_NUM_THREADS"] = str(max(1, core_count() // max(1, int(workers))))
-    return env
+    a value the user set is kept (:func:`s2r.settings.rasteriser_environment`)."""
+    from s2r.settings import rasteriser_environment
+
+    return rasteriser_environment(core_count() // max(1, int(workers)), environ)
 
 
 class _Process:
