@@ -77,7 +77,7 @@ def register(subparsers):
                     "Results are cached (see 'python -m s2r cache').", dataset=True, encoder=True)
     p.add_argument("--out", required=True, metavar="FILE.npz", help="output file (.npz)")
     p.add_argument("--batch-size", type=int, default=None, metavar="B",
-                   help="frames per forward pass (default 64 on CPU, 256 on CUDA; halved "
+                   help="frames per forward pass (default 8 on CPU, 256 on CUDA; halved "
                         "automatically on out-of-memory)")
     add_runtime_args(p, precision=True)
     add_backend_args(p)

@@ -241,7 +241,7 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
     device : {"cpu", "cuda"}, optional
         Actors' device; None = GPU actors when the cluster has GPUs.
     batch_size : int, optional
-        Frames per forward pass (default 64 on CPU, 256 on CUDA); shard edges are multiples
+        Frames per forward pass (default 8 on CPU, 256 on CUDA); shard edges are multiples
         of it, so each batch is the local run's batch.
     precision : {"auto"}
         int8 is local only (:class:`S2RError` otherwise).

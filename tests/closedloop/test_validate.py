@@ -74,6 +74,39 @@ def test_the_real_look_at_gap_0_reuses_the_sim_looks_rollouts(tmp_path, monkeypa
     assert kept == zero and kept["record"]["states"] == sim["record"]["states"]
 
 
+def test_the_demonstrations_are_drawn_once_for_every_encoder_of_a_validation(tmp_path,
+                                                                          monkeypatch):
+    from dataclasses import replace
+
+    from s2r.worlds.demo.world import DemoTask
+
+    drawn = []
+    real_demos = DemoTask.demonstrations
+
+    def counting(self, n, steps, **kw):
+        drawn.append((n, steps, kw["seed"]))
+        return real_demos(self, n, steps, **kw)
+
+    monkeypatch.setattr(DemoTask, "demonstrations", counting)
+    monkeypatch.setattr(R, "_DEMOS", {})
+    cache = Cache(tmp_path / "c")
+    outs = [R.encoder_rollouts(e, [1.0], spec=SPEC, params=TINY, cache=cache)
+            for e in ("state", "pixels", "resnet18@random")]
+    assert drawn == [(4, 16, 0)]                # one drawing served three encoders
+    for e in ("pixels", "resnet18@random"):     # each still embedded them with its own encoder
+        z = cache.get_array(R._demo_key(R.task_of(SPEC), e, TINY.for_task(R.task_of(SPEC))))
+        assert z is not None and len(z) > 0
+    demo = R._DEMOS["demos"][0]
+    with pytest.raises(ValueError):             # shared between encoders, so never written
+        demo.frames[0, 0, 0, 0] = 1
+    R.encoder_rollouts("pixels", [1.0], spec=SPEC, params=replace(TINY, seed=1), cache=cache)
+    assert drawn == [(4, 16, 0), (4, 16, 1)]    # other demonstrations are drawn anew
+    monkeypatch.setattr(R, "_DEMOS", {})        # reused ones give what fresh ones give
+    fresh = R.encoder_rollouts("resnet18@random", [1.0], spec=SPEC, params=TINY,
+                               cache=Cache(tmp_path / "fresh"))
+    assert fresh == outs[2] and len(drawn) == 3
+
+
 def test_the_key_holds_every_parameter_the_code_and_the_task():
     base = R.rollout_key("pixels", TINY, "real", 0.5, spec=SPEC)
     assert R.rollout_key("pixels", TINY, "real", 0.5, spec="demo") == base   # the same task
