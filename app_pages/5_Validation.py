@@ -196,7 +196,8 @@ st.caption("Spearman over the image encoders, per gap first (the question a user
 rows_all = {c["score"]: c for c in report.correlations_at("all", outcome)}
 x_choices = catalogue.shorts("validation")
 score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=S.VALIDATION_SCORE,
-                 format_func=x_choices.get)
+                 format_func=x_choices.get, index=list(x_choices).index(
+                     V.default_score(report, head_gap, outcome, x_choices)))
 scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
 st.altair_chart(scatter, width="stretch")
 figures.chart_download(scatter, f"s2r_validation_{score}", S.VALIDATION_FIGURE)

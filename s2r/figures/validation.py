@@ -92,6 +92,17 @@ def verdict(c: Mapping[str, Any]) -> str:
     return f"cannot be told from chance here ({text})"
 
 
+def default_score(report: ValidationReport, gap: Any, outcome: str, choices) -> str:
+    """The score a chart of ``choices`` (score names, in order) opens on: the first whose
+    Spearman with ``outcome`` at ``gap`` is defined (it varies across the image encoders
+    there), else the first. On Meta-World the Sim2Real score is 0 for every encoder at gap 1,
+    so a chart that opened on it showed a flat axis."""
+    choices = list(choices)
+    defined = {c["score"] for c in report.correlations_at(gap, outcome)
+               if c.get("spearman") is not None}
+    return next((name for name in choices if name in defined), choices[0])
+
+
 def verdict_table(report: ValidationReport, outcome: str, gaps) -> pd.DataFrame:
     """Scores x gaps: each score's Spearman with real ``outcome`` over the image encoders at
     each gap, ``rho [low, high]`` and a mark (``above chance``, ``against``, ``chance``), per

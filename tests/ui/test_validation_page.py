@@ -109,6 +109,21 @@ def test_the_verdict_table_leads_with_each_gap_and_puts_the_pooled_number_last()
     assert "Transfer skill (sim probe on real)" not in table.index    # no row: not listed
 
 
+def test_the_scatter_opens_on_the_first_score_defined_at_the_headline_gap():
+    def row(score, gap, rho, outcome="success"):
+        return {"score": score, "gap": gap, "outcome": outcome, "spearman": rho}
+
+    choices = ["sim2real_score", "dis", "paired_retrieval_mrr"]
+    report = _Report([row("sim2real_score", 1.0, None), row("dis", 1.0, 0.2),
+                      row("paired_retrieval_mrr", 1.0, 0.9),
+                      row("sim2real_score", 0.5, 0.4)])
+    assert V.default_score(report, 1.0, "success", choices) == "dis"   # Sim2Real flat at 1
+    assert V.default_score(report, 0.5, "success", choices) == "sim2real_score"
+    assert V.default_score(report, 1.0, "progress", choices) == "sim2real_score"  # none: first
+    assert V.default_score(_Report([row("dis", 1.0, None), row("sim2real_score", 1.0, -0.1)]),
+                           1.0, "success", choices) == "sim2real_score"
+
+
 def test_verdicts_say_in_plain_words_what_an_interval_allows():
     row = {"spearman": 0.7, "spearman_ci_low": 0.2, "spearman_ci_high": 0.95}
     assert V.verdict(row) == "ranked the encoders as deployment did (rho +0.70 [+0.20, +0.95])"
