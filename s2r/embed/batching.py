@@ -22,8 +22,9 @@ __all__ = ["DEFAULT_BATCH_SIZE_CPU", "DEFAULT_BATCH_SIZE_CUDA", "PREFETCH_BATCHE
 #: Default frames per forward pass when neither the caller nor the encoder says otherwise.
 #: On the CPU small batches are faster a frame: a batch's activations stay in the cores' cache
 #: (``bench/bench_batch_size.py``, 2-core EPYC: batch 8 is 1.09-1.69x batch 64 for every
-#: encoder measured, ResNet-18 to ViT-B; the rows are computed independently, so the
-#: embeddings are the same).
+#: encoder measured, ResNet-18 to ViT-B, with the same embeddings at both sizes; a batch of
+#: another size, e.g. the ragged last one, can round in the last float bits, as any change of
+#: batch could before).
 DEFAULT_BATCH_SIZE_CPU = 8
 DEFAULT_BATCH_SIZE_CUDA = 256
 #: Batches read ahead by the background reader (memory holds at most this + 2 batches).
