@@ -174,21 +174,36 @@ def _per_frame(name: str, values, n: int) -> np.ndarray:
     return arr
 
 
-def check_choice(name: str, value, choices) -> None:
-    """Raise :class:`MetricError` unless ``value`` is one of ``choices``."""
+def check_choice(name: str, value, choices, *, error: type = MetricError) -> None:
+    """Raise ``error`` (:class:`MetricError` by default) unless ``value`` is one of
+    ``choices``."""
     if value not in choices:
-        raise MetricError(f"{name} must be one of {list(choices)}, got {value!r}")
+        raise error(f"{name} must be one of {list(choices)}, got {value!r}")
 
 
 def check_number(name: str, value, *, low=None, high=None, integer=False,
-                  low_open=False, high_open=False) -> None:
-    """Raise :class:`MetricError` unless ``value`` is a number in the given range."""
+                  low_open=False, high_open=False, error: type = MetricError) -> None:
+    """Raise ``error`` (:class:`MetricError` by default; a dataset option passes
+    :class:`~s2r.errors.DataError`) unless ``value`` is a number in the given range.
+
+    The message names ``name``, what was expected (a closed range as ``in [low, high]``) and
+    what arrived."""
     ok_type = isinstance(value, (int, np.integer)) if integer else \
         isinstance(value, (int, float, np.integer, np.floating))
-    if isinstance(value, bool) or not ok_type or not np.isfinite(value):
+    if isinstance(value, (bool, np.bool_)) or not ok_type or not _finite(value):
         kind = "an integer" if integer else "a finite number"
-        raise MetricError(f"{name} must be {kind}, got {value!r}")
-    if low is not None and (value <= low if low_open else value < low):
-        raise MetricError(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
-    if high is not None and (value >= high if high_open else value > high):
-        raise MetricError(f"{name} must be {'<' if high_open else '<='} {high}, got {value!r}")
+        raise error(f"{name} must be {kind}, got {value!r}")
+    closed = low is not None and high is not None and not (low_open or high_open)
+    too_low = low is not None and (value <= low if low_open else value < low)
+    too_high = high is not None and (value >= high if high_open else value > high)
+    if closed and (too_low or too_high):
+        raise error(f"{name} must be in [{low}, {high}], got {value!r}")
+    if too_low:
+        raise error(f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}")
+    if too_high:
+        raise error(f"{name} must be {'<' if high_open else '<='} {high}, got {value!r}")
+
+
+def _finite(value) -> bool:
+    """Whether a number is finite (a Python int of any size is)."""
+    return isinstance(value, int) or bool(np.isfinite(value))

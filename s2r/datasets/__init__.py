@@ -45,7 +45,7 @@ Spec = Union[str, Path, Sequence[Union[str, Path]]]
 
 #: Options of a ``demo:...`` spec and their defaults (the demo world's,
 #: :attr:`s2r.worlds.demo.world.DemoWorld.options`; kept under this name for its readers).
-DEMO_DEFAULTS = dict(WORLDS["demo"].options)
+DEMO_DEFAULTS = WORLDS["demo"].options.defaults()
 #: The size limit of a world's (the demo's) dataset; kept under these names for their readers.
 MAX_DEMO_FRAMES, MAX_DEMO_BYTES = MAX_WORLD_FRAMES, MAX_WORLD_BYTES
 

@@ -50,16 +50,16 @@ def _parse_bool(key: str, text: str, spec: str) -> bool:
     raise DataError(f"dataset spec {spec!r}: option {key}={text!r} must be true or false")
 
 
-def _parse_value(default, key: str, text: str, spec: str):
-    """One ``key=value`` of a world spec, converted to the type of its ``default``."""
-    if isinstance(default, bool):
+def _parse_value(kind: type, key: str, text: str, spec: str):
+    """One ``key=value`` of a world spec, converted to its option's ``kind``."""
+    if kind is bool:
         return _parse_bool(key, text, spec)
-    if isinstance(default, str):
+    if kind is str:
         return text
     try:
-        return int(text) if isinstance(default, int) else float(text)
+        return int(text) if kind is int else float(text)
     except ValueError:
-        kind = "an integer" if isinstance(default, int) else "a number"
+        kind = "an integer" if kind is int else "a number"
         raise DataError(f"dataset spec {spec!r}: option {key}={text!r} must be {kind}") from None
 
 
@@ -96,7 +96,7 @@ def parse_world(spec: str) -> dict:
     missing = world.unavailable()
     if missing:
         raise DataError(f"dataset spec {spec!r}: {missing}")
-    options = dict(world.options)
+    options = world.options.defaults()
     seen, large = set(), False
     for item in filter(None, (s.strip() for s in rest.split(","))):
         key, eq, value = item.partition("=")
@@ -113,7 +113,7 @@ def parse_world(spec: str) -> dict:
                             f"options: {', '.join(world.options)}")
         if not eq or not value.strip():
             raise DataError(f"dataset spec {spec!r}: option {key!r} needs a value ({key}=...)")
-        options[key] = _parse_value(world.options[key], key, value.strip(), spec)
+        options[key] = _parse_value(world.options[key].kind, key, value.strip(), spec)
     try:
         checked = world.check_options(options)
     except DataError as exc:

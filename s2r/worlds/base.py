@@ -71,6 +71,7 @@ import numpy as np
 if TYPE_CHECKING:           # annotations only: the registry imports this module and stays light
     from s2r.frameset import FrameSet
     from s2r.progress import ProgressCallback
+    from s2r.worlds.options import Options
 
 __all__ = ["LOOKS", "Control", "Demonstration", "RolloutBatch", "SceneMemory", "SimTask",
            "TaskColumns", "World"]
@@ -305,20 +306,26 @@ class World(Protocol):
         Its registry name and dataset-spec prefix (``demo`` in ``demo:gap=0.5``).
     title : str
         What pages call it.
-    options : Mapping[str, object]
-        Dataset-spec options and their defaults (a default's type is the option's type).
+    options : Options
+        Its dataset-spec options, declared as data (:mod:`s2r.worlds.options`: default, type,
+        bounds or choices, label, help).
+    dashboard_defaults : Mapping[str, object]
+        The options the dashboard opens the world with where they differ from the library's
+        defaults (a smaller dataset that draws and embeds in seconds).
     controls : Mapping[str, Control]
         Its built-in ``simcnn`` controls by id.
     """
 
     name: str
     title: str
-    options: Mapping[str, object]
+    options: "Options"
+    dashboard_defaults: Mapping[str, object]
     controls: Mapping[str, Control]
 
     def check_options(self, options: dict) -> dict:
         """Validated options (every key of :attr:`options`); :class:`~s2r.errors.DataError`
-        naming the option and what it must be otherwise."""
+        naming the option and what it must be otherwise (most worlds return
+        :func:`s2r.worlds.options.check_options` of their declaration)."""
 
     def unavailable(self) -> Optional[str]:
         """None when the world can run here, else one line naming what to install."""

@@ -53,8 +53,8 @@ def test_every_world_keeps_the_protocol(name):
     world: World = WORLDS[name]
     assert all(callable(getattr(world, m)) for m in WORLD_METHODS)
     assert COMMON_OPTIONS <= set(world.options) and world.unavailable() is None
-    assert world.check_options(dict(world.options)).keys() >= COMMON_OPTIONS
-    task = world.task(dict(world.options))
+    assert world.check_options(world.options.defaults()).keys() >= COMMON_OPTIONS
+    task = world.task(world.options.defaults())
     assert all(callable(getattr(task, m)) for m in TASK_METHODS)
     assert task.world == name and task.horizon >= 1 and task.demo_steps >= 1 and task.stages
     cols = task.columns
@@ -84,8 +84,8 @@ def test_controls_are_listed_by_id_across_worlds_and_validated_by_default_in_the
 
 def test_the_demo_worlds_real_look_at_gap_0_is_its_sim_look_pixel_for_pixel():
     world = WORLDS["demo"]
-    options = world.check_options({**world.options, "episodes": 2, "steps": 3, "gap": 0.0,
-                                   "paired": True, "height": 64, "width": 80})
+    options = world.check_options({**world.options.defaults(), "episodes": 2, "steps": 3,
+                                   "gap": 0.0, "paired": True, "height": 64, "width": 80})
     fs = world.dataset(options)
     sim, real = fs.indices("sim"), fs.indices("real")
     np.testing.assert_array_equal(fs.read_images(sim), fs.read_images(real))
@@ -100,8 +100,8 @@ def test_a_new_world_is_a_dataset_spec_with_its_own_typed_options(toy):
     from s2r.datasets import load_dataset, parse_spec, storage_identity
 
     parsed = parse_spec("toy:episodes=4,gap=0.25,mode=fancy")
-    assert parsed == {"kind": "toy", "options": {**toy.options, "episodes": 4, "gap": 0.25,
-                                                 "mode": "fancy"}}
+    assert parsed == {"kind": "toy", "options": {**toy.options.defaults(), "episodes": 4,
+                                                 "gap": 0.25, "mode": "fancy"}}
     for bad, words in (("toy:colour=1", "unknown toy option 'colour'; known options: episodes"),
                        ("toy:episodes=two", "option episodes='two' must be an integer"),
                        ("toy:episodes=0", "dataset spec 'toy:episodes=0': episodes must be >= 1"),

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from s2r.errors import DataError
 from s2r.frameset import FrameSet
 from s2r.worlds.base import Control, Demonstration, TaskColumns
+from s2r.worlds.options import Option, Options, check_options
 
 SIZE = 64
 
@@ -126,17 +126,21 @@ class ToyTask:
 class ToyWorld:
     name = "toy"
     title = "Toy reach"
-    options = {"episodes": 3, "steps": 6, "gap": 0.5, "seed": 0, "height": 64, "width": 64,
-               "mode": "plain"}
+    options = Options(Option("episodes", 3, low=1, label="Episodes"),
+                      Option("steps", 6, low=2, label="Steps"),
+                      Option("gap", 0.5, low=0, high=1, label="Gap"),
+                      Option("seed", 0, low=0, label="Seed"),
+                      Option("height", 64, low=64, high=64, shown=False),
+                      Option("width", 64, low=64, high=64, shown=False),
+                      Option("mode", "plain", choices=("plain", "fancy"), label="Mode"))
+    dashboard_defaults = {"episodes": 4, "steps": 6}
     controls = {"toy-simcnn-dr1": Control(id="toy-simcnn-dr1", strength=1.0, version=1,
                                           episodes=4, steps=6, epochs=1, seed=0,
                                           state_columns=(1, 2), height=64, width=64,
                                           dataset="toy frames", targets_names="target")}
 
     def check_options(self, options):
-        if options["episodes"] < 1:
-            raise DataError(f"episodes must be >= 1, got {options['episodes']}")
-        return dict(options)
+        return check_options(self.options, options)
 
     def unavailable(self):
         return None

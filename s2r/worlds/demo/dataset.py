@@ -18,8 +18,6 @@ sensor), :mod:`.source` (renderer and lazy sources).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from s2r.worlds.demo.policy import (ACTION_NAMES, PROPRIO_COLUMNS, PROPRIO_NAMES, STATE_NAMES,
@@ -29,46 +27,43 @@ from s2r.errors import DataError
 from s2r.frameset import FrameSet
 from s2r.images import ArrayImages
 from s2r.progress import ProgressCallback, report
+from s2r.worlds.options import Option, Options, check_options
 
 __all__ = ["make_demo", "demo_renderer", "ACTION_NAMES", "STATE_NAMES", "PROPRIO_COLUMNS",
            "PROPRIO_NAMES", "TASK_COLUMNS", "EAGER_LIMIT_BYTES", "MIN_SIZE", "MAX_SIZE",
-           "RENDER_ID", "source_digest"]
+           "RENDER_ID", "OPTIONS", "source_digest"]
 
 EAGER_LIMIT_BYTES = 512 * 2 ** 20   # frames above this size are rendered lazily on read
 MIN_SIZE, MAX_SIZE = 64, 4096       # allowed frame height/width (pixels)
 _TAG_TASK = 10                      # SeedSequence stream of the task (layout, trajectory)
 
 
-def _check_int(name: str, value, low: int, high: int | None = None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise DataError(f"make_demo: {name} must be an integer, got {value!r}")
-    value = int(value)
-    if value < low or (high is not None and value > high):
-        rng = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise DataError(f"make_demo: {name} must be {rng}, got {value}")
-    return value
+#: ``make_demo``'s keyword arguments, their defaults (in its order) and checks; the world's
+#: options (:attr:`.world.DemoWorld.options`). The default size was chosen by measurement
+#: (``bench/choose_demo_size.py``).
+OPTIONS = Options(
+    Option("episodes", 12, low=1, label="Episodes per domain", widget_low=4, widget_high=64,
+           help="Episodes of each domain (4: the fewest the held-out scores take)"),
+    Option("steps", 24, low=2, label="Steps per episode", widget_low=8, widget_high=64,
+           help="Frames an episode records"),
+    Option("gap", 0.5, low=0, high=1, label="Sim-to-real gap",
+           help="0: real frames render exactly like sim frames; 1: every real-camera effect "
+                "at full strength"),
+    Option("seed", 0, low=0, label="Seed", widget_high=2**31 - 1),
+    Option("paired", False, label="Paired episodes",
+           help="Real episode e replays the states of sim episode e (else independent draws)"),
+    Option("height", 240, low=MIN_SIZE, high=MAX_SIZE, label="Frame height"),
+    Option("width", 320, low=MIN_SIZE, high=MAX_SIZE, label="Frame width"),
+)
 
 
-def check_demo_params(episodes, steps, gap, seed, paired, height, width) -> dict:
-    """Validate :func:`make_demo`'s arguments; ``DataError`` naming the parameter otherwise."""
-    out = {
-        "episodes": _check_int("episodes", episodes, 1),
-        "steps": _check_int("steps", steps, 2),
-        "seed": _check_int("seed", seed, 0),
-        "height": _check_int("height", height, MIN_SIZE, MAX_SIZE),
-        "width": _check_int("width", width, MIN_SIZE, MAX_SIZE),
-    }
-    if isinstance(gap, (bool, np.bool_)) or not isinstance(gap, numbers.Real):
-        raise DataError(f"make_demo: gap must be a number in [0, 1], got {gap!r}")
-    if not (0.0 <= float(gap) <= 1.0):   # also rejects NaN
-        raise DataError(f"make_demo: gap must be in [0, 1], got {gap!r}")
-    out["gap"] = float(gap)
-    if isinstance(paired, (bool, np.bool_)) or (isinstance(paired, numbers.Integral)
-                                                and int(paired) in (0, 1)):
-        out["paired"] = bool(paired)
-    else:
-        raise DataError(f"make_demo: paired must be True or False, got {paired!r}")
-    return out
+def check_demo_params(**params) -> dict:
+    """Validate :func:`make_demo`'s arguments (:data:`OPTIONS`); ``DataError`` naming the
+    parameter otherwise."""
+    try:
+        return check_options(OPTIONS, params)
+    except DataError as exc:
+        raise DataError(f"make_demo: {exc}") from None
 
 
 def _simulate(episodes: int, steps: int, seed: int, paired: bool):
@@ -109,7 +104,8 @@ def demo_renderer(*, episodes: int = 8, steps: int = 40, gap: float = 0.5, seed:
         ``states (N, 22)``, ``actions (N, 10)``, ``domain``, ``episode`` (global ids),
         ``step``, ``local_episode``, ``layouts``, and the validated ``params``.
     """
-    params = check_demo_params(episodes, steps, gap, seed, paired, height, width)
+    params = check_demo_params(episodes=episodes, steps=steps, gap=gap, seed=seed, paired=paired,
+                               height=height, width=width)
     sim = _simulate(params["episodes"], params["steps"], params["seed"], params["paired"])
     renderer = DemoRenderer(states=sim["states"], domain=sim["domain"],
                             local_episode=sim["local_episode"], step=sim["step"],

@@ -12,10 +12,10 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-from s2r.errors import DataError
 from s2r.worlds.base import Demonstration, TaskColumns
 from s2r.worlds.demo import evaluation
 from s2r.worlds.demo.controls import CONTROLS
+from s2r.worlds.options import check_options
 from s2r.worlds.demo.policy import ACTION_NAMES, PROPRIO_COLUMNS, STATE_NAMES, TASK_COLUMNS
 
 __all__ = ["DemoTask", "DemoWorld", "WORLD"]
@@ -99,21 +99,23 @@ class DemoWorld:
 
     name = "demo"
     title = "Demo (procedural one-leg assembly)"
-    #: ``make_demo``'s keyword arguments and defaults, in its order (the size was chosen by
-    #: measurement, ``bench/choose_demo_size.py``; tests/worlds/demo/test_dataset.py checks
-    #: they are make_demo's).
-    options = {"episodes": 12, "steps": 24, "gap": 0.5, "seed": 0, "paired": False,
-               "height": 240, "width": 320}
     controls = CONTROLS
     _task = DemoTask()
 
-    def check_options(self, options: dict) -> dict:
-        from s2r.worlds.demo.dataset import check_demo_params
+    @property
+    def options(self):
+        """``make_demo``'s arguments as spec options (:data:`.dataset.OPTIONS`)."""
+        from s2r.worlds.demo.dataset import OPTIONS
 
-        try:
-            return check_demo_params(**options)
-        except DataError as exc:
-            raise DataError(str(exc).replace("make_demo: ", "")) from None
+        return OPTIONS
+
+    #: What the dashboard opens the demo with: 576 frames of 128 x 160 (the default encoders
+    #: score them in about a minute on 2 CPU cores, ``bench/bench_app.py``).
+    dashboard_defaults = {"episodes": 12, "steps": 24, "gap": 0.5, "seed": 0, "height": 128,
+                          "width": 160}
+
+    def check_options(self, options: dict) -> dict:
+        return check_options(self.options, options)
 
     def unavailable(self) -> Optional[str]:
         return None

@@ -12,14 +12,13 @@ what to install (:meth:`MetaWorldWorld.unavailable`).
 from __future__ import annotations
 
 import functools
-import numbers
 from typing import Iterator, Optional
 
 import numpy as np
 
-from s2r.errors import DataError
 from s2r.worlds.base import Demonstration, TaskColumns
 from s2r.worlds.metaworld.controls import CONTROLS
+from s2r.worlds.options import Option, Options, check_options
 from s2r.worlds.metaworld.tasks import (ACTION_NAMES, PROPRIO_NAMES, TASKS, TaskSpec, named_width,
                                         state_names)
 
@@ -190,48 +189,43 @@ class TaskMix:
         return np.concatenate([f for f, _ in out]), np.concatenate([s for _, s in out])
 
 
-def _check_int(options: dict, name: str, low: int, high: Optional[int] = None) -> int:
-    value = options[name]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise DataError(f"{name} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        where = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise DataError(f"{name} must be {where}, got {value}")
-    return int(value)
-
-
 class MetaWorldWorld:
     """Meta-World (MuJoCo): its tasks' scripted experts in a sim look and a real look (see
     :class:`~s2r.worlds.base.World` and the package)."""
 
     name = "metaworld"
     title = "Meta-World (MuJoCo)"
-    #: Spec options and defaults: the task, expert episodes, world steps an episode (each
-    #: ``repeat`` Meta-World steps), the real look's gap, the seed, the frame size, the camera.
-    options = {"task": "button-press-topdown-v3", "episodes": 8, "steps": 40, "gap": 0.5,
-               "seed": 0, "height": 96, "width": 128, "camera": "corner", "repeat": 2}
+    #: Spec options: the task, expert episodes, world steps an episode (each ``repeat``
+    #: Meta-World steps), the real look's gap, the seed, the frame size, the camera.
+    options = Options(
+        Option("task", "button-press-topdown-v3", choices=tuple(TASKS), label="Task",
+               help="A Meta-World task: its scripted expert's episodes, drawn in Meta-World's "
+                    "own look (sim) and, for the same states, in a shifted look (real)."),
+        Option("episodes", 8, low=1, label="Episodes per domain", widget_low=4, widget_high=100,
+               help="Expert episodes (4: the fewest the held-out scores take)"),
+        Option("repeat", 2, low=1, high=10, label="Action repeat", shown=False,
+               help="Meta-World steps a world step"),
+        Option("steps", 40, low=2, high=lambda o: MAX_STEPS // o["repeat"],
+               label="Steps per episode", widget_low=8, widget_high=250,
+               help="World steps (2 Meta-World steps each) an episode records"),
+        Option("gap", 0.5, low=0, high=1, label="Sim-to-real gap",
+               help="0: real frames render exactly like sim frames; 1: textures, colours, "
+                    "lights and the camera's pose and field of view shifted at full strength "
+                    "(the physics never changes)."),
+        Option("seed", 0, low=0, high=2**32 - 1, label="Seed"),
+        Option("height", 96, low=MIN_SIZE, high=MAX_SIZE, label="Frame height"),
+        Option("width", 128, low=MIN_SIZE, high=MAX_SIZE, label="Frame width"),
+        Option("camera", "corner", choices=CAMERAS, label="Camera", shown=False),
+    )
+    #: What the dashboard opens Meta-World with: 6 + 6 expert episodes of 40 steps at
+    #: 96 x 128 (480 frames, rendered off-screen at ~50 frames/s a core: seconds on a CPU).
+    dashboard_defaults = {"task": "button-press-topdown-v3", "episodes": 6, "steps": 40,
+                          "gap": 0.5, "seed": 0, "height": 96, "width": 128}
     controls = CONTROLS
     tasks = tuple(TASKS)
 
     def check_options(self, options: dict) -> dict:
-        out = dict(options)
-        if out["task"] not in TASKS:
-            raise DataError(f"task {out['task']!r} is not one of this world's Meta-World tasks "
-                            f"({', '.join(TASKS)})")
-        if out["camera"] not in CAMERAS:
-            raise DataError(f"camera {out['camera']!r} is not one of {', '.join(CAMERAS)}")
-        out["episodes"] = _check_int(out, "episodes", 1)
-        out["repeat"] = _check_int(out, "repeat", 1, 10)
-        out["steps"] = _check_int(out, "steps", 2, MAX_STEPS // out["repeat"])
-        out["seed"] = _check_int(out, "seed", 0, 2**32 - 1)
-        out["height"] = _check_int(out, "height", MIN_SIZE, MAX_SIZE)
-        out["width"] = _check_int(out, "width", MIN_SIZE, MAX_SIZE)
-        gap = out["gap"]
-        if isinstance(gap, (bool, np.bool_)) or not isinstance(gap, numbers.Real) \
-                or not 0.0 <= float(gap) <= 1.0:
-            raise DataError(f"gap must be a number in [0, 1], got {gap!r}")
-        out["gap"] = float(gap)
-        return out
+        return check_options(self.options, options)
 
     def unavailable(self) -> Optional[str]:
         from s2r.worlds.metaworld.availability import missing
@@ -246,7 +240,7 @@ class MetaWorldWorld:
     def task(self, options: Optional[dict] = None) -> MetaWorldTask:
         """The task of ``options`` (a tuple of task names: their mix, what the controls are
         trained on, :class:`.controls.TaskMix`)."""
-        o = {**self.options, **(options or {})}
+        o = {**self.options.defaults(), **(options or {})}
         if isinstance(o["task"], tuple):
             return TaskMix(o["task"], o["camera"], o["repeat"])
         return MetaWorldTask(o["task"], o["camera"], o["repeat"])

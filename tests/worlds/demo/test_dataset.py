@@ -330,7 +330,7 @@ def test_rotation_6d_round_trip_and_ik_link_lengths(small_demo):
 #: the new digest here. Issue 34 moved the code from s2r.datasets.demo (digest
 #: d0b1416c494ffdecb186cccdecd6a572) without changing a pixel
 #: (tests/golden/test_unchanged.py), so RENDER_ID kept its value.
-DEMO_SOURCE_DIGEST = "5c0e76ce17cc94b81ed43b8757ebb90a"
+DEMO_SOURCE_DIGEST = "50e338ec00df94532ea0e10cb088e93d"
 
 
 def test_demo_code_is_unchanged_or_its_render_id_was_considered():
@@ -352,6 +352,6 @@ def test_the_demo_worlds_options_are_make_demos_keyword_arguments():
     from s2r.worlds import WORLDS
 
     params = inspect.signature(make_demo).parameters
-    assert WORLDS["demo"].options == DEMO_DEFAULTS == {
+    assert WORLDS["demo"].options.defaults() == DEMO_DEFAULTS == {
         name: p.default for name, p in params.items() if name != "progress"}
     assert list(WORLDS["demo"].options) == [n for n in params if n != "progress"]
