@@ -43,7 +43,7 @@ from s2r.datasets._checks import (
     steps_within_episodes,
 )
 from s2r.datasets.lerobot_hub import hub_repo, is_hub_id, local_root
-from s2r.datasets.lerobot_meta import (
+from s2r.datasets.lerobot_checks import (
     check_info, check_integer_column, check_timestamps, episode_record, inside_root,
 )
 from s2r.datasets.lerobot_video import ParquetImages, VideoFrames, decode_png, \
