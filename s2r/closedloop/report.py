@@ -1,6 +1,6 @@
 """The validation report: what ``python -m s2r validate`` writes and every reader reads.
 
-:class:`ValidationReport` is one typed record for both kinds of report: the demo's closed loop
+:class:`ValidationReport` is one typed record for both kinds of report: a world.s closed loop
 (:func:`s2r.closedloop.validation.validate`: one row per encoder and gap, rank correlations
 per outcome, score and gap, the rollouts' outcomes, the task's stages) and your robot's
 results (``validate --real-results``: ``real_results`` instead of rollouts). ``to_dict()`` is
@@ -21,15 +21,28 @@ from typing import Any, List, Mapping, Optional, TypedDict, Union
 from s2r.errors import S2RError
 from s2r.inputs import quoted, read_bounded
 
-__all__ = ["MAX_REPORT_BYTES", "MAX_REPORT_ROWS", "Correlation", "ResultRow", "RolloutOutcome",
-           "ValidationReport"]
+__all__ = ["CLOSED_LOOP", "KIND_ALIASES", "MAX_REPORT_BYTES", "MAX_REPORT_ROWS", "REAL_RESULTS",
+           "Correlation", "ResultRow", "RolloutOutcome", "ValidationReport", "report_kind"]
+
+#: :attr:`ValidationReport.kind` of a report of rollouts in a simulated world (any world).
+CLOSED_LOOP = "closed-loop"
+#: :attr:`ValidationReport.kind` of a report of your robot's results.
+REAL_RESULTS = "real-results"
+#: Other names of a kind, read as the kind: ``"demo"`` named the closed loop in every world.
+KIND_ALIASES = {"demo": CLOSED_LOOP}
+
+
+def report_kind(name: str) -> str:
+    """The kind ``name`` stands for (:data:`CLOSED_LOOP` for ``"demo"``; a kind itself
+    unchanged), so a reader that compares kinds reads the old name too."""
+    return KIND_ALIASES.get(name, name)
 
 #: Largest report read (bytes): a validate report of 100 tasks x 100 encoders is ~5 MB.
 MAX_REPORT_BYTES = 32 << 20
 #: Most rows of any list of a report (result rows, your results, correlations, outcomes).
 MAX_REPORT_ROWS = 20_000
 _NOT_A_REPORT = "not a report of 'python -m s2r validate'"
-#: Result-row fields that must be there, in [0, 1] (a demo report).
+#: Result-row fields that must be there, in [0, 1] (a closed-loop report).
 _REQUIRED_UNIT = ("success_real", "success_real_ci_low", "success_real_ci_high")
 #: Result-row fields in [0, 1] or null when there.
 _OPTIONAL_UNIT = tuple(f"{o}_{look}{end}" for o in ("success", "progress")
@@ -41,7 +54,7 @@ _TAU = ("kendall", "kendall_ci_low", "kendall_ci_high")
 
 
 class ResultRow(TypedDict, total=False):
-    """One encoder at one gap (demo report): real and sim outcomes with 95% intervals, the
+    """One encoder at one gap (closed-loop report): real and sim outcomes with 95% intervals, the
     share of real/sim rollouts that reached each stage, and every top-level number of the
     encoder's score record at that gap (``dis``, ``sim2real_score``, ... with ``_ci_low`` /
     ``_ci_high``: a number or None)."""
@@ -102,15 +115,15 @@ class ValidationReport:
         Per outcome, score and gap (and ``"all"``) over the image encoders; for your results
         per score and task.
     outcomes : list of RolloutOutcome
-        Row ``i`` of :attr:`results`'s rollouts (demo report).
+        Row ``i`` of :attr:`results`'s rollouts (closed-loop report).
     stages : list of str
-        The task's stages, in order (demo report).
+        The task's stages, in order (closed-loop report).
     params : dict
         How it was measured (dataset, rollout and score parameters, ``n_boot``, ...).
     real_results : dict or None
         Your robot's results (``rows``: one per encoder and task with ``success_rate``, its
         Wilson interval and the encoder's scores; ``missing_scores``, ``tasks``, ``file``);
-        None for the demo's closed loop.
+        None for the closed loop.
     layers : dict or None
         ``validate --layers best`` (:func:`s2r.closedloop.layer_choice.layer_validation`):
         ``score`` (what picked each layer), ``rows`` (per image encoder and gap: the final and
@@ -130,8 +143,10 @@ class ValidationReport:
     # ------------------------------------------------------------------------- reading
     @property
     def kind(self) -> str:
-        """``"demo"`` (the closed loop) or ``"real-results"`` (your robot's results)."""
-        return "demo" if self.real_results is None else "real-results"
+        """:data:`CLOSED_LOOP` (rollouts in a simulated world, any world) or
+        :data:`REAL_RESULTS` (your robot's results); see :func:`report_kind` for the old
+        names."""
+        return CLOSED_LOOP if self.real_results is None else REAL_RESULTS
 
     @property
     def rows(self) -> list:

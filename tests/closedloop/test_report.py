@@ -46,7 +46,7 @@ def test_a_written_report_comes_back_unchanged(name):
 
 def test_the_demo_report_reads_as_the_pages_read_it():
     report = ValidationReport.from_dict(json.loads(_text("demo_report.json")))
-    assert report.kind == "demo" and report.rows is report.results
+    assert report.kind == "closed-loop" and report.rows is report.results
     assert report.gaps == [0.0, 1.0]
     encoders = list(dict.fromkeys(r["encoder"] for r in report.results))
     assert encoders == ["state", "pixels", "resnet18@random"]
@@ -135,7 +135,7 @@ def test_a_minimal_report_is_read_with_empty_lists():
     row = {"encoder": "pixels", "gap": 0.5, "success_real": 0.2, "success_real_ci_low": 0.1,
            "success_real_ci_high": 0.4, "dis": None}
     report = ValidationReport.from_dict({"results": [row]})
-    assert report.kind == "demo" and report.correlations == [] and report.outcomes == []
+    assert report.kind == "closed-loop" and report.correlations == [] and report.outcomes == []
     assert report.stages == [] and report.params == {} and report.has_score("dis")
 
 
