@@ -186,14 +186,15 @@ def world_options(spec, what: str = "validate") -> tuple:
         One line, for a dataset that is not a world's: only a world's frames come from a
         simulator a policy can be deployed in.
     """
-    from s2r.datasets import parse_spec
+    from s2r.datasets.format import spec_parts
 
-    parsed = parse_spec(spec)
-    if not is_world(parsed.get("kind")):
+    parts = spec_parts(spec)
+    if len(parts) != 1 or not WORLD_FORMAT.claims(parts[0]):
         names = ", ".join(f"'{name}:...'" for name in WORLDS)
         raise DataError(f"{what} needs a simulated world's dataset spec ({names}): only a "
                         f"world's frames come from a simulator a policy can be deployed in; "
                         f"got {spec!r}")
+    parsed = parse_world(parts[0])
     return WORLDS[parsed["kind"]], dict(parsed["options"])
 
 
