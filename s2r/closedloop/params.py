@@ -47,15 +47,15 @@ class RolloutParams:
         states of the rendered demonstrations.
     control_members : int
         Two-stage with ``control_demos`` > 0: the shared control is the mean action of this
-        many MLPs fitted on the same episodes from other seeds (default 5; one MLP's success
-        varied 0.60-0.97 with its seed from the exact state, five reached 0.97-1.00:
+        many MLPs fitted on the same episodes from other seeds (default 5: an ensemble's
+        success depends far less on the seed than one MLP's;
         :func:`s2r.closedloop.policy.two_stage.fit_state_control`).
     memory : int
         Two-stage only: the deployed policy remembers the static scene, when the task has
         such a memory (:meth:`~s2r.worlds.base.SimTask.memory`; the demo's
         :class:`s2r.worlds.demo.memory.StaticMemory`: the tabletop's mean decoded pose, a
         free leg's mean pose over its first ``memory`` frames, a held leg's mean offset from
-        the gripper; default 3: it helped every image policy measured, see that module);
+        the gripper; default 3, see that module);
         0 = every frame decoded afresh.
     seed : int
         Demonstrations, rollouts, the policy's fit.
