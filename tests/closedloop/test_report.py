@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from s2r.closedloop import ValidationReport
-from s2r.closedloop.report import MAX_REPORT_ROWS
+from s2r.closedloop.report import MAX_REPORT_ROWS, report_kind
 from s2r.errors import S2RError
 from s2r.metrics import catalogue
 
@@ -28,7 +28,8 @@ def _text(name: str) -> str:
     return (REPORTS / name).read_text()
 
 
-@pytest.mark.parametrize("name", ["demo_report.json", "real_results_report.json"])
+@pytest.mark.parametrize("name", ["demo_report.json", "real_results_report.json",
+                                  "layers_report.json"])
 def test_a_written_report_comes_back_unchanged(name):
     text = _text(name)
     data = json.loads(text)
@@ -69,6 +70,29 @@ def test_the_demo_report_reads_as_the_pages_read_it():
     with pytest.raises(KeyError, match="no rollouts of 'pixels' at gap 0.5"):
         report.outcome("pixels", 0.5)
     assert report.has_score("dis") and not report.has_score("nope")
+
+
+def test_a_saved_layers_report_reads_into_its_typed_section():
+    """``layers_report.json``: ``validate --layers best`` as written before the section was
+    typed (tests/closedloop/test_layer_choice.py's spec)."""
+    report = ValidationReport.read(REPORTS / "layers_report.json")
+    assert report.kind == report_kind("demo") == "closed-loop"
+    section = report.layers
+    assert section["choice"] == "best" and section["rows"] and section["effects"]
+    row = section["rows"][0]
+    assert row["layer_chosen"] and isinstance(row["changed"], bool)
+    assert 0 <= row["success_real_chosen"] <= 1
+    assert {o["layer"] for o in section["outcomes"]} <= {r["layer_chosen"] for r in
+                                                        section["rows"]}
+    broken = json.loads(_text("layers_report.json"))
+    broken["layers"]["effects"][0]["encoder_ids"] = [1]
+    with pytest.raises(S2RError, match=r"layers.effects\[0\]: 'encoder_ids' must be a list of "
+                                       "text"):
+        ValidationReport.from_dict(broken)
+    broken = json.loads(_text("layers_report.json"))
+    broken["layers"]["outcomes"][0]["layer"] = 3
+    with pytest.raises(S2RError, match=r"'layer' must be text"):
+        ValidationReport.from_dict(broken)
 
 
 def test_the_real_results_report_reads_as_the_figure_reads_it():
