@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts
+from s2r.closedloop.outcome import Outcome, outcome_columns
 from s2r.metrics.layers import best_layers, paired_effect
 from s2r.progress import ProgressCallback, report
 
@@ -52,17 +53,8 @@ def choose_layers(framesets: dict, encoder_id: str, *, score: str, score_params,
     return out
 
 
-def _interval(outcome: dict, prefix: str) -> dict:
-    return {f"success_{prefix}": outcome["success_rate"],
-            f"success_{prefix}_ci_low": outcome["ci_low"],
-            f"success_{prefix}_ci_high": outcome["ci_high"],
-            f"progress_{prefix}": outcome["progress"],
-            f"progress_{prefix}_ci_low": outcome["progress_ci_low"],
-            f"progress_{prefix}_ci_high": outcome["progress_ci_high"]}
-
-
-def _row(encoder_id: str, gap: float, choice: dict, final_row: dict, chosen: dict,
-         chosen_sim: dict, score: str) -> dict:
+def _row(encoder_id: str, gap: float, choice: dict, final_row: dict, chosen: Outcome,
+         chosen_sim: Outcome, score: str) -> dict:
     out = {"encoder": encoder_id, "gap": gap, "score": score,
            "layer_final": choice["final_layer"], "layer_chosen": choice["best_layer"],
            "layer_chosen_index": choice["best_index"],
@@ -76,8 +68,8 @@ def _row(encoder_id: str, gap: float, choice: dict, final_row: dict, chosen: dic
     for key in ("success_real", "progress_real"):
         for end in ("", "_ci_low", "_ci_high"):
             out[f"{key}_final{end}"] = final_row[f"{key}{end}"]
-    out.update(_interval(chosen, "real_chosen"))
-    out.update(_interval(chosen_sim, "sim_chosen"))
+    out.update(outcome_columns(chosen, "real_chosen"))
+    out.update(outcome_columns(chosen_sim, "sim_chosen"))
     return out
 
 
@@ -107,7 +99,7 @@ def _effects(rows: list, finals: list, chosens: list, gaps: Sequence[float], *,
 
 def layer_validation(spec, encoder_ids: Sequence[str], framesets: dict, results: list,
                      outcomes: list, *, params: RolloutParams, score_params, score: str,
-                     stages: Sequence[str], cache, device=None, n_boot: int = 2000,
+                     cache, device=None, n_boot: int = 2000,
                      progress: Optional[ProgressCallback] = None, settings=None) -> dict:
     """The ``layers`` section of a validation report (see the module docstring).
 
@@ -125,8 +117,6 @@ def layer_validation(spec, encoder_ids: Sequence[str], framesets: dict, results:
         As for :func:`s2r.closedloop.validation.validate`.
     score : str
         The score that picks each layer (a ranked catalogue score).
-    stages : sequence of str
-        The task's stages (progress = the share of them a rollout reached).
 
     Returns
     -------
@@ -162,8 +152,7 @@ def layer_validation(spec, encoder_ids: Sequence[str], framesets: dict, results:
             rows.append(_row(encoder_id, float(gap), choice[gap], results[i], chosen,
                              run["sim"], score))
             finals.append(outcomes[i])
-            done = {"successes": chosen["successes"],
-                    "progress": [k / len(stages) for k in chosen["stages"]]}
+            done = chosen.per_rollout()
             chosens.append(done)
             chosen_outcomes.append({"encoder": encoder_id, "gap": float(gap),
                                     "layer": choice[gap]["best_layer"], **done})

@@ -1,6 +1,6 @@
 """The validation report: what ``python -m s2r validate`` writes and every reader reads.
 
-:class:`ValidationReport` is one typed record for both kinds of report: the demo's closed loop
+:class:`ValidationReport` is one typed record for both kinds of report: a world.s closed loop
 (:func:`s2r.closedloop.validation.validate`: one row per encoder and gap, rank correlations
 per outcome, score and gap, the rollouts' outcomes, the task's stages) and your robot's
 results (``validate --real-results``: ``real_results`` instead of rollouts). ``to_dict()`` is
@@ -16,20 +16,35 @@ import copy
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, List, Mapping, Optional, TypedDict, Union
+from typing import (Any, List, Mapping, Optional, TypedDict, Union, get_args, get_origin,
+                    get_type_hints)
 
 from s2r.errors import S2RError
 from s2r.inputs import quoted, read_bounded
 
-__all__ = ["MAX_REPORT_BYTES", "MAX_REPORT_ROWS", "Correlation", "ResultRow", "RolloutOutcome",
-           "ValidationReport"]
+__all__ = ["CLOSED_LOOP", "KIND_ALIASES", "MAX_REPORT_BYTES", "MAX_REPORT_ROWS", "REAL_RESULTS",
+           "Correlation", "LayerEffect", "LayerOutcome", "LayerRow", "LayersSection", "ResultRow",
+           "RolloutOutcome", "ValidationReport", "report_kind"]
+
+#: :attr:`ValidationReport.kind` of a report of rollouts in a simulated world (any world).
+CLOSED_LOOP = "closed-loop"
+#: :attr:`ValidationReport.kind` of a report of your robot's results.
+REAL_RESULTS = "real-results"
+#: Other names of a kind, read as the kind: ``"demo"`` named the closed loop in every world.
+KIND_ALIASES = {"demo": CLOSED_LOOP}
+
+
+def report_kind(name: str) -> str:
+    """The kind ``name`` stands for (:data:`CLOSED_LOOP` for ``"demo"``; a kind itself
+    unchanged), so a reader that compares kinds reads the old name too."""
+    return KIND_ALIASES.get(name, name)
 
 #: Largest report read (bytes): a validate report of 100 tasks x 100 encoders is ~5 MB.
 MAX_REPORT_BYTES = 32 << 20
 #: Most rows of any list of a report (result rows, your results, correlations, outcomes).
 MAX_REPORT_ROWS = 20_000
 _NOT_A_REPORT = "not a report of 'python -m s2r validate'"
-#: Result-row fields that must be there, in [0, 1] (a demo report).
+#: Result-row fields that must be there, in [0, 1] (a closed-loop report).
 _REQUIRED_UNIT = ("success_real", "success_real_ci_low", "success_real_ci_high")
 #: Result-row fields in [0, 1] or null when there.
 _OPTIONAL_UNIT = tuple(f"{o}_{look}{end}" for o in ("success", "progress")
@@ -41,7 +56,7 @@ _TAU = ("kendall", "kendall_ci_low", "kendall_ci_high")
 
 
 class ResultRow(TypedDict, total=False):
-    """One encoder at one gap (demo report): real and sim outcomes with 95% intervals, the
+    """One encoder at one gap (closed-loop report): real and sim outcomes with 95% intervals, the
     share of real/sim rollouts that reached each stage, and every top-level number of the
     encoder's score record at that gap (``dis``, ``sim2real_score``, ... with ``_ci_low`` /
     ``_ci_high``: a number or None)."""
@@ -90,6 +105,67 @@ class RolloutOutcome(TypedDict):
     progress: List[float]
 
 
+class LayerRow(TypedDict, total=False):
+    """One image encoder at one gap of the ``layers`` section: the final and the chosen layer,
+    the choosing score of each (``score_difference`` with its interval; ``score_resolved``
+    whether the interval excludes 0), and real (and sim, for the chosen layer) success and
+    progress of each layer's policy with their intervals (``success_real_final``,
+    ``progress_real_chosen``, ``success_sim_chosen``, ... with ``_ci_low``/``_ci_high``: a
+    number in [0, 1] or None)."""
+
+    encoder: str
+    gap: float
+    score: str
+    layer_final: str
+    layer_chosen: str
+    layer_chosen_index: int
+    layer_chosen_depth: float
+    layer_count: int
+    changed: bool
+    score_final: Optional[float]
+    score_chosen: Optional[float]
+    score_difference: Optional[float]
+    score_difference_ci_low: Optional[float]
+    score_difference_ci_high: Optional[float]
+    score_resolved: Optional[bool]
+
+
+class LayerOutcome(RolloutOutcome):
+    """The chosen layer's rollouts of one encoder at one gap (real look)."""
+
+    layer: str
+
+
+class LayerEffect(TypedDict, total=False):
+    """The paired chosen - final difference of one outcome across encoders
+    (:func:`s2r.metrics.layers.paired_effect`): ``encoders`` is ``"all"`` or ``"changed"``
+    (those whose choice was not the final layer), ``gap`` a number or ``"all"``."""
+
+    outcome: str
+    gap: Union[float, str]
+    encoders: str
+    encoder_ids: List[str]
+    n_encoders: Optional[int]
+    difference: Optional[float]
+    ci_low: Optional[float]
+    ci_high: Optional[float]
+    p_chosen_better: Optional[float]
+    resolved: Optional[bool]
+
+
+class LayersSection(TypedDict, total=False):
+    """The ``validate --layers best`` section
+    (:func:`s2r.closedloop.layer_choice.layer_validation`): ``score`` picked each layer, on
+    the frames only (``chosen_on`` says how)."""
+
+    choice: str
+    score: str
+    chosen_on: str
+    rows: List[LayerRow]
+    outcomes: List[LayerOutcome]
+    effects: List[LayerEffect]
+
+
 @dataclass(frozen=True)
 class ValidationReport:
     """A validation report (see the module docstring).
@@ -102,21 +178,18 @@ class ValidationReport:
         Per outcome, score and gap (and ``"all"``) over the image encoders; for your results
         per score and task.
     outcomes : list of RolloutOutcome
-        Row ``i`` of :attr:`results`'s rollouts (demo report).
+        Row ``i`` of :attr:`results`'s rollouts (closed-loop report).
     stages : list of str
-        The task's stages, in order (demo report).
+        The task's stages, in order (closed-loop report).
     params : dict
         How it was measured (dataset, rollout and score parameters, ``n_boot``, ...).
     real_results : dict or None
         Your robot's results (``rows``: one per encoder and task with ``success_rate``, its
         Wilson interval and the encoder's scores; ``missing_scores``, ``tasks``, ``file``);
-        None for the demo's closed loop.
-    layers : dict or None
-        ``validate --layers best`` (:func:`s2r.closedloop.layer_choice.layer_validation`):
-        ``score`` (what picked each layer), ``rows`` (per image encoder and gap: the final and
-        the chosen layer, the score of each, real success and progress of each policy with
-        their intervals), ``outcomes`` and ``effects`` (the paired chosen - final difference
-        across encoders); None otherwise.
+        None for the closed loop.
+    layers : LayersSection or None
+        ``validate --layers best``: its rows (:class:`LayerRow`), outcomes
+        (:class:`LayerOutcome`) and effects (:class:`LayerEffect`); None otherwise.
     """
 
     results: list
@@ -125,13 +198,15 @@ class ValidationReport:
     stages: list = field(default_factory=list)
     params: dict = field(default_factory=dict)
     real_results: Optional[dict] = None
-    layers: Optional[dict] = None
+    layers: Optional[LayersSection] = None
 
     # ------------------------------------------------------------------------- reading
     @property
     def kind(self) -> str:
-        """``"demo"`` (the closed loop) or ``"real-results"`` (your robot's results)."""
-        return "demo" if self.real_results is None else "real-results"
+        """:data:`CLOSED_LOOP` (rollouts in a simulated world, any world) or
+        :data:`REAL_RESULTS` (your robot's results); see :func:`report_kind` for the old
+        names."""
+        return CLOSED_LOOP if self.real_results is None else REAL_RESULTS
 
     @property
     def rows(self) -> list:
@@ -361,38 +436,72 @@ def _real_results(real: Any, where: str) -> dict:
     return real
 
 
+def _fits(value, kind) -> bool:
+    """Whether the JSON ``value`` is of the annotated ``kind`` (str, bool, int, float, a
+    ``List`` of one of them, ``Optional``/``Union`` of them)."""
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is Union:
+        return any(_fits(value, k) for k in args)
+    if origin in (list, List):
+        return isinstance(value, list) and all(_fits(v, args[0]) for v in value)
+    if kind is type(None):
+        return value is None
+    if kind is str:
+        return _text(value)
+    if kind is bool:
+        return isinstance(value, bool)
+    if kind in (int, float):
+        return _is_number(value)
+    return True                           # a nested record: checked on its own
+
+
+def _expected(kind) -> str:
+    """What ``kind`` reads as in a message ("true, false or null", "text", ...)."""
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is Union:
+        names = [_expected(k) for k in args if k is not type(None)]
+        if type(None) in args:
+            names.append("null")
+        return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+    if origin in (list, List):
+        return f"a list of {_expected(args[0])}"
+    return {str: "text", bool: "true, false", int: "a number", float: "a number"}.get(
+        kind, "a JSON value")
+
+
+def _typed(row: Mapping, record: type, where: str, skip=()) -> None:
+    """Every field of ``row`` that the TypedDict ``record`` annotates is of its type (a
+    missing one is fine: the records are ``total=False``)."""
+    for key, kind in get_type_hints(record).items():
+        if key in row and key not in skip:
+            _need(_fits(row[key], kind), where, key, row[key], _expected(kind))
+
+
 def _layers(section: Any, where: str) -> dict:
     """The ``validate --layers best`` section: its rows (every outcome in [0, 1] or null, the
     rest numbers, text or true/false), outcomes and effects, checked as the report's own."""
     _need(isinstance(section, dict), where, "layers", section, "a JSON object")
     _need(_text(section.get("score")), where, "score", section.get("score"), "a score name")
-    texts = {"encoder", "score", "layer_final", "layer_chosen"}
-    flags = {"changed", "score_resolved"}
+    _typed(section, LayersSection, where, skip=("rows", "outcomes", "effects"))
+    texts = {k for k, t in get_type_hints(LayerRow).items() if t is str}
     for k, row in enumerate(_rows(section.get("rows", []), where, "rows")):
         at = f"{where}.rows[{k}]"
         _encoder(row, at)
-        for key in texts - {"encoder"}:
+        for key in texts - {"encoder"}:           # the layers and the score are always named
             _need(_text(row.get(key)), at, key, row.get(key), "text")
-        for key in flags:
-            _need(row.get(key) is None or isinstance(row[key], bool), at, key, row.get(key),
-                  "true, false or null")
+        _typed(row, LayerRow, at)
         for key in row:
             if key.startswith(("success_", "progress_")):
                 _number(row, key, at, optional=True, unit=True)
-        _others_numbers(row, at, texts | flags)
+        _others_numbers(row, at, set(get_type_hints(LayerRow)))
     for k, o in enumerate(_rows(section.get("outcomes", []), where, "outcomes")):
         _outcome(o, f"{where}.outcomes[{k}]")
+        _typed(o, LayerOutcome, f"{where}.outcomes[{k}]")
     for k, e in enumerate(_rows(section.get("effects", []), where, "effects")):
         at = f"{where}.effects[{k}]"
         for key in ("outcome", "encoders"):
             _need(_text(e.get(key)), at, key, e.get(key), "text")
         _need(e.get("gap") == "all" or _is_number(e.get("gap")), at, "gap", e.get("gap"),
               "a number or \"all\"")
-        ids = e.get("encoder_ids", [])
-        _need(isinstance(ids, list) and all(_text(i) for i in ids), at, "encoder_ids", ids,
-              "a list of encoder ids")
-        for key in ("n_encoders", "difference", "ci_low", "ci_high", "p_chosen_better"):
-            _number(e, key, at, optional=True)
-        _need(e.get("resolved") is None or isinstance(e["resolved"], bool), at, "resolved",
-              e.get("resolved"), "true, false or null")
+        _typed(e, LayerEffect, at)
     return section

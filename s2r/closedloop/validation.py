@@ -20,17 +20,19 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts, world_options
 from s2r.checks import check_choice
+from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts
+from s2r.closedloop.outcome import Outcome, outcome_columns
+from s2r.datasets.world import world_options
 from s2r.errors import MetricError
 from s2r.metrics import catalogue
 from s2r.metrics.ranks import rank_correlation
 from s2r.closedloop.report import ValidationReport
 from s2r.progress import ProgressCallback, report
-from s2r.worlds import WORLDS, World
+from s2r.worlds import World
 
-__all__ = ["BASE_ENCODERS", "DEFAULT_ENCODERS", "VALIDATION_VERSION", "default_encoders",
-           "demo_options", "validate", "world_options"]
+__all__ = ["BASE_ENCODERS", "VALIDATION_VERSION", "default_encoders", "demo_options",
+           "validate", "world_options", "world_spec_options"]
 
 VALIDATION_VERSION = 2
 #: Every encoder that runs offline in every world: the state reference, raw pixels, three
@@ -49,15 +51,14 @@ def default_encoders(world: World) -> tuple:
     return (*BASE_ENCODERS, *world.controls)
 
 
-#: The default encoders of the first registered world (:data:`s2r.worlds.WORLDS`; what the
-#: dashboard's Validation page offers).
-DEFAULT_ENCODERS = default_encoders(next(iter(WORLDS.values())))
-
-
-def demo_options(spec) -> dict:
-    """The options of a world's dataset spec (the name is from when only the demo had a
-    simulator); one-line ``DataError`` for any other dataset."""
+def world_spec_options(spec) -> dict:
+    """The options of a world's dataset spec (every option of its world); a one-line
+    ``DataError`` for any other dataset."""
     return world_options(spec)[1]
+
+
+#: Deprecated name of :func:`world_spec_options` (the dashboard's Validation page uses it).
+demo_options = world_spec_options
 
 
 def _scalars(record: dict) -> dict:
@@ -66,24 +67,20 @@ def _scalars(record: dict) -> dict:
             if v is None or isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def _row(encoder_id: str, gap: float, outcome: dict, sim: dict, record: dict,
+def _row(encoder_id: str, gap: float, outcome: Outcome, sim: Outcome, record: dict,
          settings=None) -> dict:
+    """The report row of one encoder at one gap: its real and sim outcomes' columns
+    (:func:`~s2r.closedloop.outcome.outcome_columns`) and every score of ``record``."""
     from s2r.encoders import get_spec
 
     return {"encoder": encoder_id, "gap": gap,
             "image_encoder": bool(get_spec(encoder_id, settings=settings).has_image_model),
-            "success_real": outcome["success_rate"], "success_real_ci_low": outcome["ci_low"],
-            "success_real_ci_high": outcome["ci_high"],
-            "success_sim": sim["success_rate"], "success_sim_ci_low": sim["ci_low"],
-            "success_sim_ci_high": sim["ci_high"],
-            "progress_real": outcome["progress"],
-            "progress_real_ci_low": outcome["progress_ci_low"],
-            "progress_real_ci_high": outcome["progress_ci_high"],
-            "progress_sim": sim["progress"], "progress_sim_ci_low": sim["progress_ci_low"],
-            "progress_sim_ci_high": sim["progress_ci_high"],
-            "stages_real": outcome["stage_rates"], "stages_sim": sim["stage_rates"],
-            "rollouts": len(outcome["successes"]),
-            "steps_real_mean": float(np.mean(outcome["steps"])),
+            **outcome_columns(outcome, "real", ("success",)),
+            **outcome_columns(sim, "sim", ("success",)),
+            **outcome_columns(outcome, "real", ("progress",)),
+            **outcome_columns(sim, "sim", ("progress",)),
+            "stages_real": list(outcome.stage_rates), "stages_sim": list(sim.stage_rates),
+            "rollouts": outcome.rollouts, "steps_real_mean": outcome.mean_steps,
             **_scalars(record)}
 
 
@@ -244,15 +241,14 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
             outcome = result["real"][gap]
             rows.append(_row(encoder_id, gap, outcome, result["sim"],
                              records[(encoder_id, gap)], settings))
-            outcomes.append({"successes": outcome["successes"],
-                             "progress": [k / len(task.stages) for k in outcome["stages"]]})
+            outcomes.append(outcome.per_rollout())
     section = None
     if layers == "best":
         from s2r.closedloop.layer_choice import layer_validation
 
         section = layer_validation(spec, ids, framesets, rows, outcomes, params=params,
                                    score_params=score_params, score=layer_score,
-                                   stages=task.stages, cache=cache, device=device,
+                                   cache=cache, device=device,
                                    n_boot=n_boot, progress=progress, settings=settings)
     report(progress, total, total, "rank correlations")
     return ValidationReport(

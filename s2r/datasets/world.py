@@ -164,3 +164,42 @@ class WorldFormat(Format):
 #: The worlds' format, first in :data:`s2r.datasets.FORMATS`: a world's name is claimed before
 #: any file name (write ``./demo`` for a folder called ``demo``).
 WORLD_FORMAT = WorldFormat()
+
+
+# ----------------------------------------------------------------------------- a spec's world
+__all__ += ["task_of", "world_options"]
+
+
+def world_options(spec, what: str = "validate") -> tuple:
+    """``(world, options)`` of a world's dataset spec.
+
+    Parameters
+    ----------
+    spec : str
+        A dataset spec (``"demo:height=96,width=128"``).
+    what : str
+        What needs a world, for the message.
+
+    Raises
+    ------
+    DataError
+        One line, for a dataset that is not a world's: only a world's frames come from a
+        simulator a policy can be deployed in.
+    """
+    from s2r.datasets.format import spec_parts
+
+    parts = spec_parts(spec)
+    if len(parts) != 1 or not WORLD_FORMAT.claims(parts[0]):
+        names = ", ".join(f"'{name}:...'" for name in WORLDS)
+        raise DataError(f"{what} needs a simulated world's dataset spec ({names}): only a "
+                        f"world's frames come from a simulator a policy can be deployed in; "
+                        f"got {spec!r}")
+    parsed = parse_world(parts[0])
+    return WORLDS[parsed["kind"]], dict(parsed["options"])
+
+
+def task_of(spec):
+    """The :class:`~s2r.worlds.base.SimTask` of a world's dataset spec (only the options that
+    choose a task matter); a one-line :class:`~s2r.errors.DataError` for any other dataset."""
+    world, options = world_options(spec, "the closed loop")
+    return world.task(options)

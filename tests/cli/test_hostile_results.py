@@ -492,7 +492,7 @@ def test_a_checked_demo_report_draws_and_a_long_out_works(tmp_path, capsys):
 
     report = _write(tmp_path, json.dumps(DEMO_REPORT), "report.json")
     checked = read_report(report, "dis")
-    assert checked.kind == "demo" and len(checked.rows) == 6
+    assert checked.kind == "closed-loop" and len(checked.rows) == 6
     assert checked.correlation("dis")["spearman"] == 1.0
     out = tmp_path / ("f" * 246 + ".svg")
     assert len(out.name) == 250

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from s2r.closedloop import ValidationReport
-from s2r.closedloop.report import MAX_REPORT_ROWS
+from s2r.closedloop.report import MAX_REPORT_ROWS, report_kind
 from s2r.errors import S2RError
 from s2r.metrics import catalogue
 
@@ -28,7 +28,8 @@ def _text(name: str) -> str:
     return (REPORTS / name).read_text()
 
 
-@pytest.mark.parametrize("name", ["demo_report.json", "real_results_report.json"])
+@pytest.mark.parametrize("name", ["demo_report.json", "real_results_report.json",
+                                  "layers_report.json"])
 def test_a_written_report_comes_back_unchanged(name):
     text = _text(name)
     data = json.loads(text)
@@ -46,7 +47,7 @@ def test_a_written_report_comes_back_unchanged(name):
 
 def test_the_demo_report_reads_as_the_pages_read_it():
     report = ValidationReport.from_dict(json.loads(_text("demo_report.json")))
-    assert report.kind == "demo" and report.rows is report.results
+    assert report.kind == "closed-loop" and report.rows is report.results
     assert report.gaps == [0.0, 1.0]
     encoders = list(dict.fromkeys(r["encoder"] for r in report.results))
     assert encoders == ["state", "pixels", "resnet18@random"]
@@ -69,6 +70,29 @@ def test_the_demo_report_reads_as_the_pages_read_it():
     with pytest.raises(KeyError, match="no rollouts of 'pixels' at gap 0.5"):
         report.outcome("pixels", 0.5)
     assert report.has_score("dis") and not report.has_score("nope")
+
+
+def test_a_saved_layers_report_reads_into_its_typed_section():
+    """``layers_report.json``: ``validate --layers best`` as written before the section was
+    typed (tests/closedloop/test_layer_choice.py's spec)."""
+    report = ValidationReport.read(REPORTS / "layers_report.json")
+    assert report.kind == report_kind("demo") == "closed-loop"
+    section = report.layers
+    assert section["choice"] == "best" and section["rows"] and section["effects"]
+    row = section["rows"][0]
+    assert row["layer_chosen"] and isinstance(row["changed"], bool)
+    assert 0 <= row["success_real_chosen"] <= 1
+    assert {o["layer"] for o in section["outcomes"]} <= {r["layer_chosen"] for r in
+                                                        section["rows"]}
+    broken = json.loads(_text("layers_report.json"))
+    broken["layers"]["effects"][0]["encoder_ids"] = [1]
+    with pytest.raises(S2RError, match=r"layers.effects\[0\]: 'encoder_ids' must be a list of "
+                                       "text"):
+        ValidationReport.from_dict(broken)
+    broken = json.loads(_text("layers_report.json"))
+    broken["layers"]["outcomes"][0]["layer"] = 3
+    with pytest.raises(S2RError, match=r"'layer' must be text"):
+        ValidationReport.from_dict(broken)
 
 
 def test_the_real_results_report_reads_as_the_figure_reads_it():
@@ -135,7 +159,7 @@ def test_a_minimal_report_is_read_with_empty_lists():
     row = {"encoder": "pixels", "gap": 0.5, "success_real": 0.2, "success_real_ci_low": 0.1,
            "success_real_ci_high": 0.4, "dis": None}
     report = ValidationReport.from_dict({"results": [row]})
-    assert report.kind == "demo" and report.correlations == [] and report.outcomes == []
+    assert report.kind == "closed-loop" and report.correlations == [] and report.outcomes == []
     assert report.stages == [] and report.params == {} and report.has_score("dis")
 
 

@@ -2,6 +2,7 @@
 `s2r validate`)."""
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -9,7 +10,11 @@ import pytest
 from s2r.cache import Cache
 from s2r.cli import main
 from s2r.errors import DataError, MetricError
+from s2r.closedloop import agent
 from s2r.closedloop import encoder_rollouts as R
+from s2r.closedloop.keys import demo_key
+from s2r.closedloop.memo import Memo
+from s2r.closedloop.outcome import Outcome
 from s2r.closedloop.validation import validate
 from s2r.metrics import catalogue
 
@@ -25,21 +30,23 @@ def test_outcomes_are_cached_and_a_hit_fits_no_policy(tmp_path, monkeypatch):
     first = R.encoder_rollouts("state", [0.0, 1.0], spec=SPEC, params=TINY, cache=cache)
     assert set(first["real"]) == {0.0, 1.0}
     for outcome in (first["sim"], *first["real"].values()):
-        assert len(outcome["successes"]) == 3 and len(outcome["steps"]) == 3
-        assert 0 <= outcome["ci_low"] <= outcome["success_rate"] <= outcome["ci_high"] <= 1
-        assert (0 <= outcome["progress_ci_low"] <= outcome["progress"]
-                <= outcome["progress_ci_high"] <= 1)
-        assert outcome["progress"] == pytest.approx(np.mean(outcome["stages"]) / 6)
-        assert len(outcome["stage_rates"]) == 6
-        assert outcome["stage_rates"][-1] == outcome["success_rate"]
+        assert len(outcome.successes) == 3 and len(outcome.steps) == 3
+        assert 0 <= outcome.ci_low <= outcome.success_rate <= outcome.ci_high <= 1
+        assert (0 <= outcome.progress_ci_low <= outcome.mean_progress
+                <= outcome.progress_ci_high <= 1)
+        assert outcome.mean_progress == pytest.approx(np.mean(outcome.stages) / 6)
+        assert outcome.progress == tuple(k / 6 for k in outcome.stages)
+        assert len(outcome.stage_rates) == 6
+        assert outcome.stage_rates[-1] == outcome.success_rate
+        assert Outcome.from_record(outcome.to_record()) == outcome
     frames = R.recorded_rollout("state", TINY, "real", 1.0, cache, spec=SPEC)
     assert frames.shape[1:] == (64, 64, 3)
-    assert len(frames) == len(first["real"][1.0]["record"]["actions"])
+    assert len(frames) == len(first["real"][1.0].record["actions"])
 
     def no_fit(*a, **k):
         raise AssertionError("a cached outcome refitted the policy")
 
-    monkeypatch.setattr(R, "_fit", no_fit)
+    monkeypatch.setattr(agent, "fit", no_fit)
     again = R.encoder_rollouts("state", [1.0, 0.0], spec=SPEC, params=TINY, cache=cache)
     assert again["real"][1.0] == first["real"][1.0] and again["sim"] == first["sim"]
     with pytest.raises(AssertionError, match="refitted"):      # a new gap is a miss
@@ -62,22 +69,19 @@ def test_the_real_look_at_gap_0_reuses_the_sim_looks_rollouts(tmp_path, monkeypa
     out = R.encoder_rollouts("pixels", [0.0, 1.0], spec=SPEC, params=TINY, cache=cache)
     assert calls == [("sim", 0.0), ("real", 1.0)]
     zero, sim = out["real"][0.0], out["sim"]
-    assert (zero["look"], zero["gap"]) == ("real", 0.0)
-    assert {k: v for k, v in zero.items() if k not in ("look", "gap")} == {
-        k: v for k, v in sim.items() if k not in ("look", "gap")}
+    assert (zero.look, zero.gap) == ("real", 0.0)
+    assert replace(zero, look="sim") == sim
     np.testing.assert_array_equal(R.recorded_rollout("pixels", TINY, "real", 0.0, cache,
                                                      spec=SPEC),
                                   R.recorded_rollout("pixels", TINY, "sim", 0.0, cache,
                                                      spec=SPEC))
     # readers of the record by its key (the Validation page's rollout viewer) find it
     kept = cache.get_json(R.rollout_key("pixels", TINY, "real", 0.0, spec=SPEC))
-    assert kept == zero and kept["record"]["states"] == sim["record"]["states"]
+    assert kept == zero.to_record() and kept["record"]["states"] == sim.record["states"]
 
 
 def test_the_demonstrations_are_drawn_once_for_every_encoder_of_a_validation(tmp_path,
                                                                           monkeypatch):
-    from dataclasses import replace
-
     from s2r.worlds.demo.world import DemoTask
 
     drawn = []
@@ -88,20 +92,20 @@ def test_the_demonstrations_are_drawn_once_for_every_encoder_of_a_validation(tmp
         return real_demos(self, n, steps, **kw)
 
     monkeypatch.setattr(DemoTask, "demonstrations", counting)
-    monkeypatch.setattr(R, "_DEMOS", {})
+    monkeypatch.setattr(agent, "DEMOS", Memo(size=1))
     cache = Cache(tmp_path / "c")
     outs = [R.encoder_rollouts(e, [1.0], spec=SPEC, params=TINY, cache=cache)
             for e in ("state", "pixels", "resnet18@random")]
     assert drawn == [(4, 16, 0)]                # one drawing served three encoders
     for e in ("pixels", "resnet18@random"):     # each still embedded them with its own encoder
-        z = cache.get_array(R._demo_key(R.task_of(SPEC), e, TINY.for_task(R.task_of(SPEC))))
+        z = cache.get_array(demo_key(R.task_of(SPEC), e, TINY.for_task(R.task_of(SPEC))))
         assert z is not None and len(z) > 0
-    demo = R._DEMOS["demos"][0]
+    demo = agent.DEMOS.values()[0][0]
     with pytest.raises(ValueError):             # shared between encoders, so never written
         demo.frames[0, 0, 0, 0] = 1
     R.encoder_rollouts("pixels", [1.0], spec=SPEC, params=replace(TINY, seed=1), cache=cache)
     assert drawn == [(4, 16, 0), (4, 16, 1)]    # other demonstrations are drawn anew
-    monkeypatch.setattr(R, "_DEMOS", {})        # reused ones give what fresh ones give
+    monkeypatch.setattr(agent, "DEMOS", Memo(size=1))   # reused ones give what fresh ones give
     fresh = R.encoder_rollouts("resnet18@random", [1.0], spec=SPEC, params=TINY,
                                cache=Cache(tmp_path / "fresh"))
     assert fresh == outs[2] and len(drawn) == 3
