@@ -55,8 +55,8 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_the_wheel_holds_the_dashboard_and_the_ray_extra(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for name in ("s2r_dashboard/app.py", "s2r_dashboard/app_pages/1_Scores.py",
-                 "s2r_dashboard/app_pages/5_Validation.py", "s2r_dashboard/ui/state.py",
+    for name in ("s2r_dashboard/app.py", "s2r_dashboard/app_pages/scores.py",
+                 "s2r_dashboard/app_pages/validation.py", "s2r_dashboard/ui/state.py",
                  "s2r_dashboard/ui/loaders/data.py", "s2r/figures/scores.py",
                  "s2r_dashboard/.streamlit/config.toml", "s2r/cli.py", "s2r/dashboard.py"):
         assert name in names, name

@@ -15,10 +15,11 @@ from ui import links as L
 from ui import sources
 from ui import state as S
 from ui import world_specs as W
+from ui import pages
 
 #: 4 + 4 expert episodes of 8 steps at 64 x 64: the fewest the held-out scores accept.
 TINY_MW = "metaworld:task=button-press-topdown-v3,episodes=4,steps=8,height=64,width=64"
-VALIDATION = "app_pages/5_Validation.py"
+VALIDATION = pages.VALIDATION.path
 
 
 def _home(monkeypatch, cache_dir, spec=TINY_MW, query=None):
@@ -129,10 +130,10 @@ def test_every_results_page_works_on_a_metaworld_dataset(tmp_path, monkeypatch):
     scored = " ".join(str(df.value.to_dict()) for df in at.dataframe)
     assert all(e in scored for e in ("pixels", "resnet18@random", "state"))
     assert any(m.label == "Sim frames" and m.value == "32" for m in at.metric)
-    for page, words in (("app_pages/1_Scores.py", "Every metric"),
-                        ("app_pages/2_Projection.py", "mixing number"),
-                        ("app_pages/3_Saliency.py", "Sim/real agreement"),
-                        ("app_pages/4_Compare.py", "Encoder agreement")):
+    for page, words in ((pages.SCORES.path, "Every metric"),
+                        (pages.PROJECTION.path, "mixing number"),
+                        (pages.SALIENCY.path, "Sim/real agreement"),
+                        (pages.COMPARE.path, "Encoder agreement")):
         at.switch_page(page).run()
         no_exception(at)
         assert not at.error, (page, [e.value for e in at.error])

@@ -23,6 +23,7 @@ from tests.ui.apptest import (
 )
 from ui import links as L
 from ui import state as S
+from ui import pages
 
 FILES, DEMO = "Files on disk", "Built-in demo"
 
@@ -91,8 +92,8 @@ def test_home_choices_survive_switching_source_and_pages(home):
     assert at.text_input(key=S.HOME_SIM_PATH).value == sim
     assert at.text_input(key=S.HOME_REAL_PATH).value == real
     assert at.session_state[S.DATASET_SPEC] == [sim, real]
-    at.switch_page("app_pages/1_Scores.py").run()
-    at.switch_page("app_pages/0_Home.py").run()
+    at.switch_page(pages.SCORES.path).run()
+    at.switch_page(pages.HOME.path).run()
     no_exception(at)
     assert at.radio(key=S.HOME_SOURCE).value == FILES
     assert at.text_input(key=S.HOME_REAL_PATH).value == real
@@ -116,7 +117,7 @@ def test_a_reload_of_scores_after_computing_on_files_shows_the_scores(home):
     _open_files(at, sim, real)
     at.button[0].click().run()  # Compute scores
     no_exception(at)
-    reload = open_app("app_pages/1_Scores.py", query=at.query_params)  # a new session
+    reload = open_app(pages.SCORES.path, query=at.query_params)  # a new session
     reload.run()
     no_exception(reload)
     assert not [i for i in reload.info if "Nothing computed yet" in i.value]
@@ -131,9 +132,9 @@ def test_a_link_opens_saliency_and_compare_on_the_inspected_encoder(computed, mo
     use_env(monkeypatch, cache_dir)
     link = {L.Q_DATASET: TINY, L.Q_ENCODERS: ",".join(ENCODERS), L.Q_INSPECT: ENCODERS[1]}
     # Saliency's random-sample count and seed have session defaults, so its URL says them.
-    for page, key, defaults in (("app_pages/3_Saliency.py", S.SALIENCY_ENCODER,
+    for page, key, defaults in ((pages.SALIENCY.path, S.SALIENCY_ENCODER,
                                  {"pairs": "3", "seed": "0"}),
-                                ("app_pages/4_Compare.py", S.COMPARE_ENCODER_A, {})):
+                                (pages.COMPARE.path, S.COMPARE_ENCODER_A, {})):
         at = open_app(page, query=link)
         at.run()
         no_exception(at)
@@ -141,7 +142,7 @@ def test_a_link_opens_saliency_and_compare_on_the_inspected_encoder(computed, mo
         assert dict(at.query_params) == {**link, **defaults}
 
 
-@pytest.mark.parametrize("page", (None, "app_pages/1_Scores.py"))
+@pytest.mark.parametrize("page", (None, pages.SCORES.path))
 def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path, monkeypatch):
     use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
@@ -165,7 +166,7 @@ def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path
 def test_a_url_whose_dataset_does_not_load_opens_the_default(tmp_path, monkeypatch):
     sim, real = robomimic_pair(tmp_path)
     use_env(monkeypatch, tmp_path / "cache")
-    at = open_app("app_pages/1_Scores.py", query={L.Q_DATASET: [sim, real], "image_key": "nope"})
+    at = open_app(pages.SCORES.path, query={L.Q_DATASET: [sim, real], "image_key": "nope"})
     at.run()
     no_exception(at)
     assert "dataset cannot be opened here" in _warnings(at) and "nope" in _warnings(at)
@@ -390,7 +391,7 @@ def test_the_app_opened_on_a_huge_demo_link_shows_what_a_link_may_open_and_says_
 
 
 # ----------------------------------------------------------------------------- settings
-@pytest.mark.parametrize("page", (None, "app_pages/1_Scores.py"))
+@pytest.mark.parametrize("page", (None, pages.SCORES.path))
 @pytest.mark.parametrize("name, value, words", [
     ("S2R_CACHE_DIR", "", "S2R_CACHE_DIR is set but empty"),
     ("S2R_DEMO_SPEC", "demo:gap=0.5\ndemo", "S2R_DEMO_SPEC='demo:gap=0.5?demo' holds a control"),

@@ -1,4 +1,4 @@
-"""The Validation page (app_pages/5_Validation.py): cache first, results, rollout viewer."""
+"""The Validation page (app_pages/validation.py): cache first, results, rollout viewer."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from s2r.closedloop.validation import demo_options, validate
 from s2r.figures import validation as V
 from tests.ui.apptest import no_exception, open_app, use_env
 from ui import state as S
+from ui import pages
 
-PAGE = "app_pages/5_Validation.py"
+PAGE = pages.VALIDATION.path
 TINY = "demo:episodes=3,steps=6,height=64,width=64"
 IDS = ["state", "pixels", "efficientnet-lite0"]
 

@@ -13,7 +13,7 @@ import streamlit as st
 from s2r.errors import S2RError
 from s2r.figures.scores import scores_frame
 from s2r.figures.tables import cache_rows, tiers_of
-from ui import compute, guards, home, page_url, sources, tables, widgets, world_specs
+from ui import compute, guards, home, page_url, pages, sources, tables, widgets, world_specs
 from ui import state as S
 from ui.loaders import data, encoders
 
@@ -258,13 +258,11 @@ if done:
         st.caption("Rows marked `· int8` come from int8 embeddings; the others are exact. "
                    + " ".join(f"{n}." for n in notes))
     st.markdown("**Next:** explore the results")
-    l1, l2, l3, l4 = st.columns(4)
-    l1.page_link("app_pages/1_Scores.py", label="Scores: DIS vs AS", icon=":material/scatter_plot:")
-    l2.page_link("app_pages/2_Projection.py", label="Projection: t-SNE",
-                 icon=":material/bubble_chart:")
-    l3.page_link("app_pages/3_Saliency.py", label="Saliency maps",
-                 icon=":material/local_fire_department:")
-    l4.page_link("app_pages/4_Compare.py", label="Compare two encoders", icon=":material/compare:")
+    for where, entry, label in zip(st.columns(4), (pages.SCORES, pages.PROJECTION,
+                                                   pages.SALIENCY, pages.COMPARE),
+                                   ("Scores: DIS vs AS", "Projection: t-SNE", "Saliency maps",
+                                    "Compare two encoders")):
+        pages.link(entry, label, where=where)
 elif selected:
     st.info("Press **Compute scores** to embed and score the selected encoders.")
 
