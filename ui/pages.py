@@ -17,7 +17,8 @@ FOLDER = "app_pages"
 
 @dataclass(frozen=True)
 class Entry:
-    """One page: its script ``app_pages/<name>.py``, its title, sidebar icon and URL path."""
+    """One page: its script ``app_pages/<name>.py`` (its URL path is ``/<name>``), its title
+    and sidebar icon."""
 
     name: str
     title: str
@@ -43,9 +44,9 @@ PAGES = (HOME, SCORES, PROJECTION, SALIENCY, COMPARE, LAYERS, VALIDATION)
 
 def page(entry: Entry) -> st.Page:
     """The ``st.Page`` of ``entry`` (for ``st.navigation``, ``st.page_link``,
-    ``st.switch_page``); its URL path is its title (``/Scores``)."""
-    return st.Page(entry.path, title=entry.title, icon=entry.icon, url_path=entry.title,
-                   default=entry == PAGES[0])
+    ``st.switch_page``); its URL path is its script's name (``/scores``), which is also how
+    AppTest finds a page."""
+    return st.Page(entry.path, title=entry.title, icon=entry.icon, default=entry == PAGES[0])
 
 
 def navigation():

@@ -17,6 +17,7 @@ from s2r.metrics import catalogue
 from tests.ui.apptest import ENCODERS, PAGES, TINY, no_exception, open_app, use_env
 from ui import state as S
 from ui import pages
+from ui import world_specs as W
 
 
 def _captions(at: AppTest) -> list[str]:
@@ -408,12 +409,12 @@ def test_selected_values_reads_every_event_shape():
 
 
 def test_demo_spec_round_trips_through_the_library_parser():
-    spec = S.demo_spec(episodes=4, gap=0.25, paired=True)
-    opts = S.parse_demo_spec(spec)
+    spec = W.world_spec("demo", episodes=4, gap=0.25, paired=True)
+    opts = W.spec_options(spec)
     assert opts["episodes"] == 4 and opts["gap"] == 0.25 and opts["paired"] is True
-    assert S.demo_spec(**opts) == spec  # canonical: one string per demo
-    assert S.parse_demo_spec("/data/sim.zarr") is None
-    assert S.parse_demo_spec("demo:episodes=zero") is None  # invalid: home reports it
+    assert W.world_spec("demo", **opts) == spec  # canonical: one string per demo
+    assert W.spec_options("/data/sim.zarr") is None
+    assert W.spec_options("demo:episodes=zero") is None  # invalid: home reports it
 
 
 # ----------------------------------------------------------------------------- S2R_DEMO_SPEC

@@ -41,7 +41,7 @@ def test_the_router_navigates_over_the_module_entries(tmp_path):
     at = AppTest.from_file(str(router))
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    assert at.session_state["pages"] == [(e.title, "" if e == pages.PAGES[0] else e.title,
+    assert at.session_state["pages"] == [(e.title, "" if e == pages.PAGES[0] else e.name,
                                           f"{e.name}.py") for e in pages.PAGES]
     assert at.session_state["default"] is True
     assert "pages.navigation()" in (REPO / "app.py").read_text()
