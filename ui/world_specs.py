@@ -24,7 +24,7 @@ def worlds() -> list:
 
 
 def names_world(spec: Any) -> Optional[str]:
-    """The world a spec string names (``"demo"`` of ``"demo:gap=1"``), or None (files, or not
+    """The world a spec string names (``NAME`` of ``NAME:gap=1``), or None (files, or not
     a string)."""
     from s2r.datasets.world import is_world_spec
 
