@@ -82,6 +82,7 @@ def warm_interactions(encoders: list[str]) -> list[dict]:
     """Time each interaction the first time (baseline) and again with everything cached."""
     from streamlit.testing.v1 import AppTest
 
+    from ui import pages
     from ui import state as S
 
     a, b = encoders[0], encoders[1]
@@ -93,7 +94,7 @@ def warm_interactions(encoders: list[str]) -> list[dict]:
         at.session_state[S.SCORES_CHART] = {"selection": {"pick": [{"encoder": encoder}]}}
         return timed_run(at)
 
-    at.switch_page("app_pages/1_Scores.py")
+    at.switch_page(pages.SCORES.path)
     first_open = timed_run(at)  # inspector on `a`: its saliency gallery and t-SNE computed
     rows.append({"interaction": f"open Scores (inspects {a})", "first_s": first_open,
                  "warm_s": timed_run(at)})
@@ -102,7 +103,7 @@ def warm_interactions(encoders: list[str]) -> list[dict]:
     rows.append({"interaction": f"click the {b} point on Scores", "first_s": first,
                  "warm_s": click(b)})
 
-    at.switch_page("app_pages/3_Saliency.py")
+    at.switch_page(pages.SALIENCY.path)
     timed_run(at)
     slider = at.slider(key="saliency.step")
     lo, hi = slider.min, slider.max
@@ -114,7 +115,7 @@ def warm_interactions(encoders: list[str]) -> list[dict]:
     rows.append({"interaction": "change frame on Saliency", "first_s": first,
                  "warm_s": timed_run(at)})
 
-    at.switch_page("app_pages/4_Compare.py")
+    at.switch_page(pages.COMPARE.path)
     timed_run(at)
     at.slider(key="compare.step").set_value(lo + 1)
     first = timed_run(at)
@@ -124,7 +125,7 @@ def warm_interactions(encoders: list[str]) -> list[dict]:
     rows.append({"interaction": "change frame on Compare", "first_s": first,
                  "warm_s": timed_run(at)})
 
-    at.switch_page("app_pages/2_Projection.py")
+    at.switch_page(pages.PROJECTION.path)
     first = timed_run(at)
     at.session_state[f"projection.chart.{a}"] = {"selection": {"frame": [{"index": 1}]}}
     rows.append({"interaction": "open Projection, then click a t-SNE point", "first_s": first,

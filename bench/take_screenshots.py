@@ -78,7 +78,7 @@ def shoot_live_projection(page, url: str, out: Path) -> Path:
     cached (perplexity 50: the map above used the default 30), shot at the first snapshot
     after the early-exaggeration phase ended (its caption says the iteration and the KL)."""
     page.set_viewport_size({"width": WIDTH, "height": 1100})
-    page.goto(url.rstrip("/") + "/Projection?perplexity=50")
+    page.goto(url.rstrip("/") + "/projection?perplexity=50")
     # The page's pickers drawn (a shot at the first snapshot caught them as grey skeletons),
     # and a snapshot after the early exaggeration (before it, the clusters are tight blobs).
     page.get_by_text("Encoders (up to 3)").first.wait_for(timeout=300_000)
@@ -102,7 +102,7 @@ def shoot_validation(cache_dir: str, spec: str, out: Path, query: str = "",
     env = {"S2R_CACHE_DIR": str(cache_dir), "S2R_DEMO_SPEC": spec,
            "S2R_DEFAULT_ENCODERS": "pixels", "S2R_AUTOCOMPUTE": "0"}
     with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
-        page.goto(url.rstrip("/") + "/Validation" + (f"?{query}" if query else ""))
+        page.goto(url.rstrip("/") + "/validation" + (f"?{query}" if query else ""))
         page.get_by_text("Which score predicts real").first.wait_for(timeout=600_000)
         wait_idle(page)
         page.get_by_text("Saliency of this frame").first.click()
@@ -145,7 +145,7 @@ def shoot_layers(spec: str, encoders: str, out: Path, *, y: str = "action_score_
     env = {"S2R_CACHE_DIR": cache_dir, "S2R_DEMO_SPEC": spec, "S2R_DEFAULT_ENCODERS": encoders,
            "S2R_AUTOCOMPUTE": "0"}
     with running_app(env) as url, browser_page(width=WIDTH, height=1000) as page:
-        page.goto(f"{url.rstrip('/')}/Layers?y={y}")
+        page.goto(f"{url.rstrip('/')}/layers?y={y}")
         page.get_by_role("heading", name="Grad-CAM at").wait_for(timeout=300_000)
         wait_idle(page)
         chart = page.locator(".vega-embed").first

@@ -26,8 +26,11 @@ variable                field                   meaning (default)
 ``XDG_CACHE_HOME``
 ``S2R_RAY_ADDRESS``     ``ray_address``         the Ray cluster the app and ``--backend
                                                 ray`` use (none: a Ray instance here)
-``S2R_DEMO_SPEC``       ``demo_spec``           the dashboard's dataset (the built-in demo);
-                                                two files joined by ``os.pathsep``
+``S2R_DATASET``         ``dataset``             the dashboard's dataset: a world's spec, a
+                                                folder, or two files joined by
+                                                ``os.pathsep`` (the first world at its
+                                                dashboard options); ``S2R_DEMO_SPEC`` is
+                                                its older name, read when it is unset
 ``S2R_DEFAULT_ENCODERS`` ``default_encoders``   the dashboard's first encoders, comma-
                                                 separated (its built-in choice)
 ``S2R_AUTOCOMPUTE``     ``autocompute``         the home page computes the default set on
@@ -47,7 +50,7 @@ line naming the variable: the CLI prints it and exits with status 2, the app sho
   255 bytes;
 - ``~`` and ``~user`` expand in every path (``S2R_CACHE_DIR``, ``S2R_WEIGHTS_DIR``,
   ``S2R_ENCODERS``, the Hugging Face folders, each of ``S2R_DATA_ROOTS`` and the paths of
-  ``S2R_DEMO_SPEC``);
+  ``S2R_DATASET``);
 - a switch is on for ``1``, ``true``, ``yes``, ``on`` and off for ``0``, ``false``, ``no``,
   ``off`` (any case); anything else is an error;
 - ``S2R_WEIGHTS_MIRROR`` is an ``http://``, ``https://`` or ``file://`` URL; a list
@@ -83,7 +86,8 @@ _DEFAULTS = {
     "S2R_CACHE_DIR": "./cache", "S2R_WEIGHTS_DIR": "./weights",
     "S2R_ENCODERS": "./s2r_encoders.toml or .json when present", "S2R_WEIGHTS_MIRROR": "none",
     "S2R_OFFLINE": "off", "S2R_RAY_ADDRESS": "a Ray instance here",
-    "S2R_DEMO_SPEC": "the built-in demo", "S2R_DEFAULT_ENCODERS": "the built-in choice",
+    "S2R_DATASET": "the first world", "S2R_DEMO_SPEC": "S2R_DATASET",
+    "S2R_DEFAULT_ENCODERS": "the built-in choice",
     "S2R_AUTOCOMPUTE": "on", "S2R_DATA_ROOTS": "the working folder and the home folder",
 }
 
@@ -172,14 +176,18 @@ def _mirror(env: Mapping[str, str]) -> Optional[str]:
     return text.rstrip("/")
 
 
-def _demo_spec(env: Mapping[str, str]) -> Optional[str]:
-    """``S2R_DEMO_SPEC``, with ``~`` expanded in the paths it names (a folder, or two files
-    joined by ``os.pathsep``)."""
-    text = _text(env, "S2R_DEMO_SPEC")
-    if text is None or text == "demo" or text.startswith("demo:"):
+#: A world's dataset spec as text: ``NAME`` or ``NAME:key=value,...`` (no path in it).
+_WORLD_SPEC = re.compile(r"[A-Za-z][\w-]*(:[^/\\]*=[^/\\]*)?")
+
+
+def _dataset(env: Mapping[str, str]) -> Optional[str]:
+    """``S2R_DATASET`` (else its older name ``S2R_DEMO_SPEC``), with ``~`` expanded in the
+    paths it names (a folder, or two files joined by ``os.pathsep``); a world's spec as is."""
+    name = "S2R_DATASET" if _text(env, "S2R_DATASET") is not None else "S2R_DEMO_SPEC"
+    text = _text(env, name)
+    if text is None or _WORLD_SPEC.fullmatch(text):
         return text
-    return os.pathsep.join(_path("S2R_DEMO_SPEC", part.strip())
-                           for part in text.split(os.pathsep, 1))
+    return os.pathsep.join(_path(name, part.strip()) for part in text.split(os.pathsep, 1))
 
 
 def _hub_cache(env: Mapping[str, str]) -> Path:
@@ -205,7 +213,7 @@ class Settings:
     hf_hub_cache: Path
     hf_hub_cache_set: bool
     ray_address: Optional[str]
-    demo_spec: Optional[str]
+    dataset: Optional[str]
     default_encoders: Optional[tuple[str, ...]]
     autocompute: bool
     data_roots: tuple[str, ...]
@@ -235,11 +243,16 @@ class Settings:
             hf_hub_cache=_hub_cache(env),
             hf_hub_cache_set=_text(env, "HF_HUB_CACHE", foreign=True) is not None,
             ray_address=_text(env, "S2R_RAY_ADDRESS"),
-            demo_spec=_demo_spec(env),
+            dataset=_dataset(env),
             default_encoders=tuple(encoders) if encoders else None,
             autocompute=_switch(env, "S2R_AUTOCOMPUTE", True),
             data_roots=tuple(os.path.realpath(r) for r in root_list),
         )
+
+    @property
+    def demo_spec(self) -> Optional[str]:
+        """:attr:`dataset` by its older name."""
+        return self.dataset
 
     @property
     def no_downloads(self) -> bool:

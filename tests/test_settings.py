@@ -14,7 +14,8 @@ from s2r.settings import MAX_VALUE_CHARS, Settings, SettingsError, child_environ
 
 #: s2r's own variables: each is checked the same way.
 OWN = ("S2R_CACHE_DIR", "S2R_WEIGHTS_DIR", "S2R_ENCODERS", "S2R_WEIGHTS_MIRROR", "S2R_OFFLINE",
-       "S2R_RAY_ADDRESS", "S2R_DEMO_SPEC", "S2R_DEFAULT_ENCODERS", "S2R_AUTOCOMPUTE",
+       "S2R_RAY_ADDRESS", "S2R_DATASET", "S2R_DEMO_SPEC", "S2R_DEFAULT_ENCODERS",
+       "S2R_AUTOCOMPUTE",
        "S2R_DATA_ROOTS")
 
 
@@ -184,3 +185,13 @@ def test_current_reads_the_environment_now_and_child_environment_adds(monkeypatc
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "sometimes")
     with pytest.raises(SettingsError, match="^S2R_AUTOCOMPUTE='sometimes' is not a switch"):
         current()
+
+
+def test_dataset_is_read_from_s2r_dataset_and_its_older_name():
+    assert Settings.from_environ({"S2R_DATASET": "toy:mode=fancy"}).dataset == "toy:mode=fancy"
+    older = Settings.from_environ({"S2R_DEMO_SPEC": "demo:gap=1"})
+    assert older.dataset == older.demo_spec == "demo:gap=1"
+    both = Settings.from_environ({"S2R_DATASET": "demo:gap=0", "S2R_DEMO_SPEC": "demo:gap=1"})
+    assert both.dataset == "demo:gap=0"
+    assert Settings.from_environ({"S2R_DATASET": "metaworld:task=assembly-v3"}).dataset == \
+        "metaworld:task=assembly-v3"

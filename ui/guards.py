@@ -8,12 +8,9 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import compute, page_url
+from ui import compute, page_url, pages
 from ui import state as S
 from ui.loaders import data
-
-HOME = "app_pages/0_Home.py"
-
 
 def app_setup() -> None:
     """What every run does once, before the page (the router, ``app.py``): page config, the
@@ -85,7 +82,7 @@ def nothing_computed(what: str, reason: str = "") -> None:
     """Say what to do (compute on the home page) and stop the page."""
     st.info(f"**Nothing computed yet{reason}.** Go to the home page, pick a dataset and "
             f"encoders and press **Compute scores**; this page then shows {what}.")
-    st.page_link(HOME, label="Go to the home page", icon=":material/home:")
+    pages.link(pages.HOME, "Go to the home page")
     st.stop()
 
 
@@ -97,7 +94,7 @@ def current_frameset():
             return data.load_frameset(state[S.DATASET_SPEC], state[S.DATASET_KEYS])
     except S2RError as exc:
         st.error(f"The dataset could not be loaded: {exc}")
-        st.page_link(HOME, label="Choose another dataset on the home page", icon=":material/home:")
+        pages.link(pages.HOME, "Choose another dataset on the home page")
         st.stop()
 
 

@@ -5,8 +5,9 @@ encoders, inspected encoder, precision) and the URL that says the session's view
 reads a link's back, keeping only what may be used and saying why each other value is left
 out. A dataset path from a link is opened only under :func:`data_roots`
 (``$S2R_DATA_ROOTS``: folders separated by ``os.pathsep``; default: the working folder and
-the home folder), so a link cannot make the server read, or walk, anything else; a demo from
-a link is bounded (:func:`link_demo`). Pure: no Streamlit (:mod:`ui.page_url` applies it).
+the home folder), so a link cannot make the server read, or walk, anything else; a world's
+dataset from a link is bounded (:func:`link_world`). Pure: no Streamlit (:mod:`ui.page_url`
+applies it).
 """
 
 from __future__ import annotations
@@ -97,76 +98,75 @@ def _url_path_problem(text: str, single: bool) -> Optional[str]:
     return None
 
 
-#: What a link may open of the built-in demo (docs/dashboard.md, "What a link may open"): each
+#: What a link may open of a world's dataset (docs/dashboard.md, "What a link may open"): each
 #: size option within its range (episodes and steps: the home page's inputs; frame sides up to
-#: 480 x 640), at most :data:`LINK_DEMO_FRAMES` frames (both domains) and
-#: :data:`LINK_DEMO_PIXELS` pixels (frames x height x width). A link asking for more opens the
-#: most it may (:func:`link_demo`), and a note names each option changed. The largest
+#: 480 x 640), at most :data:`LINK_WORLD_FRAMES` frames (both domains) and
+#: :data:`LINK_WORLD_PIXELS` pixels (frames x height x width). A link asking for more opens the
+#: most it may (:func:`link_world`), and a note names each option changed. The largest
 #: links render in at most ~10 s and ~250 MB on 2 CPU cores (measured, docs); a person at the
 #: home page may ask for more.
-LINK_DEMO_RANGES = {"episodes": (2, 200), "steps": (4, 400), "height": (64, 480),
+LINK_WORLD_RANGES = {"episodes": (2, 200), "steps": (4, 400), "height": (64, 480),
                     "width": (64, 640)}
-LINK_DEMO_FRAMES = 1_200
-LINK_DEMO_PIXELS = 64_000_000
+LINK_WORLD_FRAMES = 1_200
+LINK_WORLD_PIXELS = 64_000_000
 #: The longest ``?dataset=`` value read (characters).
 LINK_SPEC_CHARS = 4096
 
 
-def link_demo(spec: str) -> tuple[str, Optional[str]]:
-    """The demo (or other world's dataset: ``metaworld:...``) a link naming ``spec``
-    (``demo[:k=v,...]``) may open, and the note saying what changed (None: the link's own
-    spec, unchanged).
+def link_world(spec: str) -> tuple[str, Optional[str]]:
+    """The world's dataset a link naming ``spec`` (``NAME[:k=v,...]``) may open, and the note
+    saying what changed (None: the link's own spec, unchanged).
 
     Raises
     ------
     s2r.errors.S2RError
-        A demo option the library does not accept (unknown, not a number, given twice...).
+        An option the library does not accept (unknown, not a number, given twice...).
     """
     from s2r.datasets import LARGE_OPTION, parse_spec
     from s2r.errors import DataError
 
-    world = world_specs.names_world(spec) or "demo"
+    world = world_specs.names_world(spec)
     # the library's checks of every option, but not its own size limit: the link's is smaller
     checked = f"{world}:{spec.partition(':')[2]},{LARGE_OPTION}=true"
     try:
         options = dict(parse_spec(checked)["options"])
     except DataError as exc:
         raise DataError(str(exc).replace(repr(checked), repr(spec))) from None
-    asked = {key: int(options[key]) for key in LINK_DEMO_RANGES}
-    used = {key: min(max(value, LINK_DEMO_RANGES[key][0]), LINK_DEMO_RANGES[key][1])
+    asked = {key: int(options[key]) for key in LINK_WORLD_RANGES}
+    used = {key: min(max(value, LINK_WORLD_RANGES[key][0]), LINK_WORLD_RANGES[key][1])
             for key, value in asked.items()}
     # Over the budgets: episodes are cut first, down to 4 (the fewest the held-out and
     # transfer scores accept), then steps, then episodes down to their least.
-    least = LINK_DEMO_RANGES["episodes"][0]
+    least = LINK_WORLD_RANGES["episodes"][0]
     for key, floor in (("episodes", max(least, min(used["episodes"], 4))),
-                       ("steps", LINK_DEMO_RANGES["steps"][0]), ("episodes", least)):
+                       ("steps", LINK_WORLD_RANGES["steps"][0]), ("episodes", least)):
         per = 2 * used["steps" if key == "episodes" else "episodes"]  # frames per one of key
-        fits = min(LINK_DEMO_FRAMES // per,
-                   LINK_DEMO_PIXELS // (per * used["height"] * used["width"]))
+        fits = min(LINK_WORLD_FRAMES // per,
+                   LINK_WORLD_PIXELS // (per * used["height"] * used["width"]))
         used[key] = max(floor, min(used[key], fits))
     if used == asked:
         return spec, None
-    changes = ", ".join(f"{key}={asked[key]} \u2192 {used[key]}" for key in LINK_DEMO_RANGES
+    changes = ", ".join(f"{key}={asked[key]} \u2192 {used[key]}" for key in LINK_WORLD_RANGES
                         if used[key] != asked[key])
     opened = world_specs.world_spec(world, **{**options, **used})
-    what = "demo" if world == "demo" else f"{world} dataset"
+    what = f"{world} dataset"
     return opened, (f"The link's {what} asks for more than a link may open here: {changes} (a "
                     f"link opens episodes {_range('episodes')}, steps {_range('steps')}, frames "
-                    f"up to {LINK_DEMO_RANGES['height'][1]}x{LINK_DEMO_RANGES['width'][1]}, at "
-                    f"most {LINK_DEMO_FRAMES:,} frames and {LINK_DEMO_PIXELS // 10**6} million "
+                    f"up to {LINK_WORLD_RANGES['height'][1]}x{LINK_WORLD_RANGES['width'][1]}, at "
+                    f"most {LINK_WORLD_FRAMES:,} frames and {LINK_WORLD_PIXELS // 10**6} million "
                     f"pixels in all). Showing that {what}; set more on the home page.")
 
 
 def _range(key: str) -> str:
-    low, high = LINK_DEMO_RANGES[key]
+    low, high = LINK_WORLD_RANGES[key]
     return f"{low}-{high}"
 
 
 def _dataset_from_url(parts: list[str], warnings: list[str]) -> Optional[S.Spec]:
     """The dataset spec of ``?dataset=`` values, or None (and a warning) when the library
-    cannot use it, a path lies outside :func:`data_roots`, or a demo asks to lift its size
-    limit (``large=``: only a person at the command line may); a demo over what a link may
-    open (:func:`link_demo`) is cut to it, with a note."""
+    cannot use it, a path lies outside :func:`data_roots`, or a world's spec asks to lift its
+    size limit (``large=``: only a person at the command line may); one over what a link may
+    open (:func:`link_world`) is cut to it, with a note."""
     from s2r.datasets import LARGE_OPTION, parse_spec
     from s2r.errors import S2RError
     from s2r.inputs import quoted
@@ -177,12 +177,12 @@ def _dataset_from_url(parts: list[str], warnings: list[str]) -> Optional[S.Spec]
             problem = f"{quoted(part)} is longer than {LINK_SPEC_CHARS:,} characters"
         elif world_specs.names_world(part):
             options = part.partition(":")[2].split(",")
-            problem = (f"{part!r} lifts the demo's size limit ({LARGE_OPTION}=), which a link "
+            problem = (f"{part!r} lifts the dataset's size limit ({LARGE_OPTION}=), which a link "
                        "may not" if any(o.split("=")[0].strip() == LARGE_OPTION
                                         for o in options) else None)
             if problem is None:
                 try:
-                    parts[i], note = link_demo(part)
+                    parts[i], note = link_world(part)
                 except S2RError as exc:
                     warnings.append(dataset_link_warning(exc))
                     return None

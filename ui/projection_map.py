@@ -4,23 +4,17 @@ clickable), the snapshots of a live t-SNE with deck.gl (pydeck's ScatterplotLaye
 The finished map: one trace per domain (its legend); hover names the frame's domain, episode,
 step and index; a click selects it (``st.plotly_chart(on_select="rerun",
 selection_mode="points")`` returns the point's ``customdata``: :func:`selected_frame`).
-deck.gl, the whole map until issue 36, finds the point under the pointer with a GPU pick of
-every point inside its ``pointerdown`` handler and counts a click only when the pointer comes
-up within 250 ms; in software WebGL that pick took 1.0-2.0 s for 50,000 points, so clicks on
-the map of every frame selected nothing (0 of 9). plotly.js finds the point on the CPU, with no
-time limit: in headless Chromium with software WebGL on the 50,000-frame demo every click on a
-point selected the frame under the pointer (4 of 4 in tests/ui/test_projection_browser.py, 20
-of 20 in a longer run), shown 0.33-0.91 s after the click (median 0.53 s; docs/views.md). Its
-points go as base64 typed arrays (coordinates float32; frame, episode, step int32; about 28
-bytes a point, 15 ms for 50,000: ``bench/bench_projection_map.py``), never an embedding.
+plotly.js finds the point under the pointer on the CPU, with no time limit, so a click selects
+a frame even on a map of every frame in software WebGL (deck.gl's GPU pick does not; see
+docs/views.md). Its points go as base64 typed arrays (coordinates float32; frame, episode,
+step int32), never an embedding.
 
 The live snapshots (:mod:`ui.live_tsne`, one about every second; not clicked, the map is still
-moving): deck.gl takes each new snapshot into the chart it shows, where a new Plotly figure
-per snapshot left the chart blank most of the time in software WebGL. A snapshot's JSON holds
-per point ``x``, ``y``, frame, domain, episode and step (about 60 bytes, 52 ms for 50,000),
-all but the coordinates written once per map (:func:`point_tails`, :func:`live_deck`).
-deck.gl draws no title or legend: the page writes them above it (:func:`legend_html`), in the
-same colours (:data:`COLORS`, :data:`DECK_COLORS`).
+moving): deck.gl takes each new snapshot into the chart it shows (a new Plotly figure per
+snapshot leaves the chart blank in software WebGL). A snapshot's JSON holds per point ``x``,
+``y``, frame, domain, episode and step, all but the coordinates written once per map
+(:func:`point_tails`, :func:`live_deck`). deck.gl draws no title or legend: the page writes
+them above it (:func:`legend_html`), in the same colours (:data:`COLORS`, :data:`DECK_COLORS`).
 """
 
 from __future__ import annotations

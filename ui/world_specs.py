@@ -1,78 +1,111 @@
-"""The dataset specs of the simulated worlds (``demo:...``, ``metaworld:...``) as the dashboard
-writes and reads them: which world a spec names, one canonical spec string per set of options,
-a world's tasks and whether it can run here. Pure: no Streamlit (the home page, the Validation
-page and :mod:`ui.links` use it).
+"""The simulated worlds' dataset specs as the dashboard writes and reads them, for any world
+of :data:`s2r.worlds.WORLDS`: which world a spec names, the options the dashboard opens a world
+with (its ``dashboard_defaults`` over its declared defaults), one canonical spec string per set
+of options (:func:`s2r.datasets.world.format_world`), a world's task titles and whether it can
+run here. Pure: no Streamlit (the home page, the Validation page and :mod:`ui.links` use it).
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from ui import state as S
 
-#: The Meta-World world's name (:data:`s2r.worlds.WORLDS`).
-METAWORLD = "metaworld"
-#: The Meta-World dataset the home page opens with: 6 + 6 expert episodes of 40 steps at
-#: 96 x 128 (480 frames, rendered off-screen at ~50 frames/s a core: seconds on a CPU).
-DEFAULT_METAWORLD = {"task": "button-press-topdown-v3", "episodes": 6, "steps": 40, "gap": 0.5,
-                     "seed": 0, "height": 96, "width": 128}
+def _world(world: str):
+    from s2r.worlds import WORLDS
+
+    return WORLDS[world]
+
+
+def worlds() -> list:
+    """Every world's name, in registration order."""
+    from s2r.worlds import WORLDS
+
+    return list(WORLDS)
 
 
 def names_world(spec: Any) -> Optional[str]:
-    """The world a spec string names (``"demo"``, ``"metaworld"``), or None (files, or not a
-    string)."""
+    """The world a spec string names (``NAME`` of ``NAME:gap=1``), or None (files, or not
+    a string)."""
     from s2r.datasets.world import is_world_spec
 
     return spec.partition(":")[0] if is_world_spec(spec) else None
 
 
+def declared(world: str):
+    """The world's declared options (:class:`s2r.worlds.options.Options`)."""
+    return _world(world).options
+
+
+def dashboard_options(world: str) -> dict:
+    """Every option the dashboard opens ``world`` with: its ``dashboard_defaults`` over the
+    declared defaults."""
+    w = _world(world)
+    return {**w.options.defaults(), **dict(getattr(w, "dashboard_defaults", {}) or {})}
+
+
 def world_spec(world: str, **options: Any) -> str:
-    """The canonical ``world:key=value,...`` spec of ``options`` (the dashboard's defaults of
-    that world filled in, keys sorted, booleans lower-case)."""
-    if world == "demo":
-        return S.demo_spec(**options)
-    opts = {**(DEFAULT_METAWORLD if world == METAWORLD else {}), **options}
+    """The canonical ``world:key=value,...`` spec of ``options`` (the dashboard's options of
+    that world filled in; every option written, keys sorted, booleans lower-case)."""
+    from s2r.datasets.world import format_world
 
-    def text(v: Any) -> str:
-        return str(v).lower() if isinstance(v, bool) else str(v)
+    return format_world(world, {**dashboard_options(world), **options})
 
-    return f"{world}:" + ",".join(f"{k}={text(opts[k])}" for k in sorted(opts))
+
+def default_spec() -> str:
+    """The dataset the dashboard opens with: the first world at its dashboard options."""
+    return world_spec(worlds()[0])
+
+
+def spec_options(spec: Any) -> Optional[dict]:
+    """Every option of a world's spec (the library's defaults filled in), or None for files,
+    or a spec the library refuses (the home page then says why)."""
+    from s2r.datasets import parse_spec
+    from s2r.errors import S2RError
+
+    if names_world(spec) is None:
+        return None
+    try:
+        return dict(parse_spec(spec)["options"])
+    except S2RError:
+        return None
 
 
 def world_options(spec: Any, world: str) -> Optional[dict]:
-    """Every option of a spec naming ``world`` (the library's defaults filled in), or None for
-    a spec of another world, files, or one the library refuses."""
-    return S.spec_options(spec) if names_world(spec) == world else None
+    """Every option of a spec naming ``world``, or None for a spec of another world, files,
+    or one the library refuses."""
+    return spec_options(spec) if names_world(spec) == world else None
+
+
+def opening_options(spec: Any, world: str) -> dict:
+    """The options a form of ``world`` opens on: the spec in effect when it is that world's
+    (and valid), else the world's dashboard options."""
+    return world_options(spec, world) or world_spec_options(world)
+
+
+def world_spec_options(world: str) -> dict:
+    """The checked options of the world's dashboard spec."""
+    return dict(_world(world).check_options(dashboard_options(world)))
 
 
 def world_title(world: str) -> str:
     """What pages call a world ("Meta-World (MuJoCo)")."""
-    from s2r.worlds import WORLDS
-
-    return WORLDS[world].title
+    return _world(world).title
 
 
-def tasks(world: str) -> tuple:
-    """The tasks of ``world`` a spec's ``task=`` may name (none for a one-task world)."""
-    from s2r.worlds import WORLDS
-
-    return tuple(getattr(WORLDS[world], "tasks", ()))
-
-
-def task_title(task: str) -> str:
-    """A Meta-World task as pages name it: its title and its Meta-World name."""
-    from s2r.worlds.metaworld.tasks import TASKS
-
-    spec = TASKS.get(task)
-    return f"{spec.title} ({task})" if spec is not None else task
+def task_title(world: str, task: str) -> str:
+    """A task of ``world`` as pages name it (the world's ``task_title``; else the task's
+    name)."""
+    titled = getattr(_world(world), "task_title", None)
+    if titled is None:
+        return str(task)
+    title = titled(task)
+    return title if title == task else f"{title} ({task})"
 
 
 def unavailable(world: str) -> Optional[str]:
     """None when ``world`` can run here, else the world's one line naming what to install
     (:meth:`s2r.worlds.base.World.unavailable`)."""
-    from s2r.worlds import WORLDS
-
-    check = getattr(WORLDS[world], "unavailable", None)
+    check = getattr(_world(world), "unavailable", None)
     return check() if check is not None else None
 
 

@@ -9,7 +9,7 @@
 Runs ``streamlit run app.py`` on the dashboard files of this install or clone
 (:func:`s2r.dashboard.dashboard_dir`) with the settings of its ``.streamlit/config.toml``
 passed as flags, so the working folder does not matter. DATASET becomes the home page's
-default dataset (``$S2R_DEMO_SPEC``); ``--cache-dir`` sets ``$S2R_CACHE_DIR``.
+default dataset (``$S2R_DATASET``); ``--cache-dir`` sets ``$S2R_CACHE_DIR``.
 """
 
 from __future__ import annotations
@@ -80,11 +80,13 @@ def run(args) -> int:
         if len(args.dataset) > 2:
             raise S2RError(f"DATASET: give one spec or two files SIM REAL, got "
                            f"{len(args.dataset)} arguments")
+        from s2r.datasets.world import is_world_spec
+
         parse_spec(spec)  # a bad spec fails here, with the library's message
-        variables["S2R_DEMO_SPEC"] = spec if isinstance(spec, str) else os.pathsep.join(
+        variables["S2R_DATASET"] = spec if isinstance(spec, str) else os.pathsep.join(
             str(Path(s).resolve()) for s in spec)
-        if isinstance(spec, str) and spec != "demo" and not spec.startswith("demo:"):
-            variables["S2R_DEMO_SPEC"] = str(Path(spec).resolve())
+        if isinstance(spec, str) and not is_world_spec(spec):
+            variables["S2R_DATASET"] = str(Path(spec).resolve())
     if args.cache_dir:
         from s2r.cache import Cache
 

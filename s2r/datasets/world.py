@@ -21,8 +21,8 @@ from s2r.progress import ProgressCallback
 from s2r.worlds import WORLDS
 
 __all__ = ["LARGE_OPTION", "MAX_WORLD_BYTES", "MAX_WORLD_FRAMES", "WORLD_FORMAT", "WorldFormat",
-           "check_size", "is_world", "is_world_spec", "load_world", "parse_world",
-           "world_identity"]
+           "check_size", "format_world", "is_world", "is_world_spec", "load_world",
+           "parse_world", "world_identity"]
 
 #: The size limit of a world's dataset, checked before rendering: frames in both domains, and
 #: the bytes they take decoded (frames x height x width x 3).
@@ -122,6 +122,31 @@ def parse_world(spec: str) -> dict:
     if not large:
         check_size(options, f"dataset spec {spec!r}", name)
     return {"kind": name, "options": options}
+
+
+def _text(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def format_world(kind: str, options: dict) -> str:
+    """The canonical spec string of a world's dataset: the inverse of :func:`parse_world`.
+
+    Every option of the world is written (a missing one at its default), keys sorted, booleans
+    lower-case, so one dataset has one string, and a string keeps its meaning if a default
+    changes later. ``parse_world(format_world(kind, o))["options"] == o`` for checked options.
+
+    Raises
+    ------
+    DataError
+        An unknown world or option, or a value the world's checks refuse (the size limit is
+        :func:`parse_world`'s: a spec over it is written and refused when parsed).
+    """
+    world = WORLDS[kind]
+    try:
+        checked = world.check_options(dict(options))
+    except DataError as exc:
+        raise DataError(f"{kind} options: {exc}") from None
+    return f"{kind}:" + ",".join(f"{key}={_text(checked[key])}" for key in sorted(checked))
 
 
 def load_world(parsed: dict, progress: Optional[ProgressCallback] = None) -> FrameSet:

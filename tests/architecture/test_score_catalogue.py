@@ -12,6 +12,7 @@ import pytest
 
 from s2r.metrics import catalogue
 from s2r.metrics.catalogue import Score
+from ui import pages
 
 TINY = "demo:episodes=4,steps=8,height=64,width=80"
 
@@ -125,7 +126,7 @@ def test_a_toy_score_reaches_the_cli_table_the_report_and_the_scores_page(
     at = open_app()
     at.run()
     no_exception(at)
-    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page(pages.SCORES.path).run()
     no_exception(at)
     radio = next(r for r in at.radio if r.label == "Action score (y axis)")
     assert "Toy norm" in radio.options

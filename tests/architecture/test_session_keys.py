@@ -72,7 +72,7 @@ def test_the_check_finds_each_way_of_writing_a_key(tmp_path, monkeypatch):
                     "st.button('b', key=S.HOME_DOWNLOAD)\n"             # fine: named in state
                     "st.pydeck_chart(d, key=f'{S.PROJECTION_MAP}.{x}')\n"
                     "state[S.PRECISION] = 'auto'\nd = {'a': 1}\nd['b']\n"
-                    "MISSES = 'results.misses'\nHOME = 'app_pages/0_Home.py'\n")
+                    "MISSES = 'results.misses'\nHOME = 'app_pages/home.py'\n")
     assert key_literals(page) == [
         "page.py:4 'home.go'", "page.py:5 'scores.tsne.'", "page.py:6 'results.records'",
         "page.py:7 'home.seen'", "page.py:8 'url.read'", "page.py:14 'results.misses'"]

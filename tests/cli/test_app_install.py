@@ -55,8 +55,8 @@ def wheel(tmp_path_factory) -> Path:
 
 def test_the_wheel_holds_the_dashboard_and_the_ray_extra(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for name in ("s2r_dashboard/app.py", "s2r_dashboard/app_pages/1_Scores.py",
-                 "s2r_dashboard/app_pages/5_Validation.py", "s2r_dashboard/ui/state.py",
+    for name in ("s2r_dashboard/app.py", "s2r_dashboard/app_pages/scores.py",
+                 "s2r_dashboard/app_pages/validation.py", "s2r_dashboard/ui/state.py",
                  "s2r_dashboard/ui/loaders/data.py", "s2r/figures/scores.py",
                  "s2r_dashboard/.streamlit/config.toml", "s2r/cli.py", "s2r/dashboard.py"):
         assert name in names, name
@@ -154,13 +154,13 @@ def test_app_passes_the_dataset_cache_and_port_to_streamlit(tmp_path, monkeypatc
     assert seen["argv"][:5] == [sys.executable, "-m", "streamlit", "run",
                                 str(ROOT / "app.py")]
     assert "--server.port=8642" in seen["argv"]
-    assert seen["env"]["S2R_DEMO_SPEC"] == os.pathsep.join(
+    assert seen["env"]["S2R_DATASET"] == os.pathsep.join(
         [str(tmp_path / "sim.hdf5"), str(tmp_path / "real.hdf5")])
     assert seen["env"]["S2R_CACHE_DIR"] == str(tmp_path / "c")
     seen.clear()
     with pytest.raises(SystemExit):
         main(["app", "demo:gap=0.8"])
-    assert seen["env"]["S2R_DEMO_SPEC"] == "demo:gap=0.8"
+    assert seen["env"]["S2R_DATASET"] == "demo:gap=0.8"
     assert "--server.port=8501" in seen["argv"]
 
 

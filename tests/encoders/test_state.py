@@ -20,6 +20,7 @@ from s2r.encoders import build_encoder, get_spec, list_encoders, status, weights
 from s2r.errors import EncoderError, MetricError
 from tests.helpers import APP
 from tests.helpers.datafiles import synthetic_frameset
+from ui import pages
 
 DEMO = "demo:episodes=3,steps=8,height=64,width=80"
 
@@ -172,13 +173,13 @@ def test_app_pages_with_the_state_reference(tmp_path, monkeypatch):
     note = "no image model"
     # Scores: the state reference selected -> a note instead of saliency and t-SNE
     at.session_state[S.SELECTION_ENCODER] = "state"
-    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page(pages.SCORES.path).run()
     _ok(at)
     assert at.selectbox(key=S.SCORES_INSPECT).value == "state"
     assert any(note in i.value for i in at.info) and not at.image
     # Saliency: state selected elsewhere, but not offered; pixels is explained instead
     at.session_state[S.SELECTION_ENCODER] = "state"
-    at.switch_page("app_pages/3_Saliency.py").run()
+    at.switch_page(pages.SALIENCY.path).run()
     _ok(at)
     box = at.selectbox(key=S.SALIENCY_ENCODER)
     assert box.options == ["Raw pixels (32x32) (pixels)"] and box.value == "pixels"
@@ -186,12 +187,12 @@ def test_app_pages_with_the_state_reference(tmp_path, monkeypatch):
     assert any(note in c.value for c in at.caption) and len(at.image) == 4
     assert not any(note in i.value for i in at.info)
     # Compare: one image encoder only -> says so
-    at.switch_page("app_pages/4_Compare.py").run()
+    at.switch_page(pages.COMPARE.path).run()
     _ok(at)
     assert any("at least two image encoders" in i.value for i in at.info) and not at.image
     # Projection: the state's t-SNE is drawn
     at.session_state[S.PROJECTION_ENCODERS] = ["state"]
-    at.switch_page("app_pages/2_Projection.py").run()
+    at.switch_page(pages.PROJECTION.path).run()
     _ok(at)
     assert not at.error and at.metric and 0.0 <= float(at.metric[0].value) <= 1.5
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import APP
+from ui import pages
 
-PAGES = ("app_pages/1_Scores.py", "app_pages/2_Projection.py", "app_pages/3_Saliency.py",
-         "app_pages/4_Compare.py", "app_pages/6_Layers.py")
+PAGES = (pages.SCORES.path, pages.PROJECTION.path, pages.SALIENCY.path,
+         pages.COMPARE.path, pages.LAYERS.path)
 #: 4 + 4 episodes of 8 frames, 96 x 128: the fewest episodes the held-out and transfer
 #: scores accept.
 TINY = "demo:episodes=4,steps=8,height=96,width=128"

@@ -16,6 +16,8 @@ from s2r.figures import axes
 from s2r.metrics import catalogue
 from tests.ui.apptest import ENCODERS, PAGES, TINY, no_exception, open_app, use_env
 from ui import state as S
+from ui import pages
+from ui import world_specs as W
 
 
 def _captions(at: AppTest) -> list[str]:
@@ -118,10 +120,10 @@ def test_int8_precision_is_a_separate_result_set_labelled_on_every_page(computed
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     assert "ResNet18 (random init) · int8" in table["Encoder"].tolist()
     # the Scores page shows the int8 set; back to exact shows the exact set again
-    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page(pages.SCORES.path).run()
     no_exception(at)
     assert any("· int8" in str(v) for d in at.dataframe for v in d.value.iloc[:, 0].tolist())
-    at.switch_page("app_pages/0_Home.py").run()
+    at.switch_page(pages.HOME.path).run()
     at.radio(key=S.HOME_PRECISION).set_value("auto").run()
     no_exception(at)
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
@@ -188,7 +190,7 @@ def test_scores_that_cannot_be_estimated_say_why(tmp_path, monkeypatch):
     no_exception(at)
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     assert table["Transfer skill"].tolist() == ["n/a"] and table["DIS"].str.contains(r"\[").all()
-    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page(pages.SCORES.path).run()
     no_exception(at)
     (warning,) = [w.value for w in at.warning if "Not estimable" in w.value]
     assert "pixels" in warning and "at least 4 per domain" in warning
@@ -219,7 +221,7 @@ def app_after_compute(computed, monkeypatch):
 
 def test_scores_click_selects_the_encoder_whose_saliency_is_shown(app_after_compute):
     at = app_after_compute
-    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page(pages.SCORES.path).run()
     no_exception(at)
     chart = at.get("vega_lite_chart")[0].proto
     spec = json.loads(chart.spec)
@@ -236,17 +238,17 @@ def test_scores_click_selects_the_encoder_whose_saliency_is_shown(app_after_comp
         assert sum("sim saliency" in c for c in captions) == 3
         assert sum("real saliency" in c for c in captions) == 3
     # the selection carries to the Saliency and Compare pages
-    at.switch_page("app_pages/3_Saliency.py").run()
+    at.switch_page(pages.SALIENCY.path).run()
     no_exception(at)
     assert at.selectbox(key=S.SALIENCY_ENCODER).value == ENCODERS[-1]
-    at.switch_page("app_pages/4_Compare.py").run()
+    at.switch_page(pages.COMPARE.path).run()
     no_exception(at)
     assert at.selectbox(key=S.COMPARE_ENCODER_A).value == ENCODERS[-1]
 
 
 def test_scores_table_has_every_metric_with_intervals_tiers_and_downloads(app_after_compute):
     at = app_after_compute
-    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page(pages.SCORES.path).run()
     no_exception(at)
     table, = [d.value for d in at.dataframe if "DIS" in d.value.columns]
     for col in ("Sim2Real", "Transfer skill", "Held-out skill", "DIS", "Retrieval MRR",
@@ -265,7 +267,7 @@ def test_scores_table_has_every_metric_with_intervals_tiers_and_downloads(app_af
 
 def test_scores_page_shows_which_differences_are_resolved(app_after_compute):
     at = app_after_compute
-    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page(pages.SCORES.path).run()
     no_exception(at)
     assert any(h.value == "Which differences are resolved?" for h in at.subheader)
     chart = at.get("vega_lite_chart")[1]
@@ -284,7 +286,7 @@ def test_scores_page_shows_which_differences_are_resolved(app_after_compute):
 
 def test_scores_chart_options_change_the_chart(app_after_compute):
     at = app_after_compute
-    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page(pages.SCORES.path).run()
 
     def spec():
         return json.loads(at.get("vega_lite_chart")[0].proto.spec)
@@ -326,7 +328,7 @@ def test_scores_chart_options_change_the_chart(app_after_compute):
 
 def test_projection_click_shows_the_frame(app_after_compute):
     at = app_after_compute
-    at.switch_page("app_pages/2_Projection.py").run()
+    at.switch_page(pages.PROJECTION.path).run()
     no_exception(at)
     eid = at.multiselect(key=S.PROJECTION_ENCODERS).value[0]
     # What st.plotly_chart(on_select="rerun") returns for a click: the clicked point with
@@ -347,7 +349,7 @@ def test_projection_click_shows_the_frame(app_after_compute):
 
 def test_saliency_page_every_target(app_after_compute):
     at = app_after_compute
-    at.switch_page("app_pages/3_Saliency.py").run()
+    at.switch_page(pages.SALIENCY.path).run()
     at.selectbox(key=S.SALIENCY_ENCODER).set_value("resnet18@random").run()
     seen = {}
     for target in ("embedding", "action", "domain", "pair"):
@@ -364,7 +366,7 @@ def test_saliency_page_every_target(app_after_compute):
 
 def test_saliency_random_sample_and_frame_pick(app_after_compute):
     at = app_after_compute
-    at.switch_page("app_pages/3_Saliency.py").run()
+    at.switch_page(pages.SALIENCY.path).run()
     at.radio(key=S.SALIENCY_PICK_MODE).set_value("Random sample").run()
     no_exception(at)
     assert sum("sim saliency" in c for c in _captions(at)) == 3
@@ -374,7 +376,7 @@ def test_saliency_random_sample_and_frame_pick(app_after_compute):
     assert any("step 5" in c for c in _captions(at))
     # the picked pair is shared with the Compare page
     pair = at.session_state[S.SELECTION_PAIR]
-    at.switch_page("app_pages/4_Compare.py").run()
+    at.switch_page(pages.COMPARE.path).run()
     no_exception(at)
     assert at.session_state[S.SELECTION_PAIR] == pair
     assert at.slider(key="compare.step").value == 5
@@ -382,7 +384,7 @@ def test_saliency_random_sample_and_frame_pick(app_after_compute):
 
 def test_compare_two_encoders_on_one_pair(app_after_compute):
     at = app_after_compute
-    at.switch_page("app_pages/4_Compare.py").run()
+    at.switch_page(pages.COMPARE.path).run()
     no_exception(at)
     a = at.selectbox(key=S.COMPARE_ENCODER_A).value
     b = at.selectbox(key=S.COMPARE_ENCODER_B).value
@@ -407,12 +409,12 @@ def test_selected_values_reads_every_event_shape():
 
 
 def test_demo_spec_round_trips_through_the_library_parser():
-    spec = S.demo_spec(episodes=4, gap=0.25, paired=True)
-    opts = S.parse_demo_spec(spec)
+    spec = W.world_spec("demo", episodes=4, gap=0.25, paired=True)
+    opts = W.spec_options(spec)
     assert opts["episodes"] == 4 and opts["gap"] == 0.25 and opts["paired"] is True
-    assert S.demo_spec(**opts) == spec  # canonical: one string per demo
-    assert S.parse_demo_spec("/data/sim.zarr") is None
-    assert S.parse_demo_spec("demo:episodes=zero") is None  # invalid: home reports it
+    assert W.world_spec("demo", **opts) == spec  # canonical: one string per demo
+    assert W.spec_options("/data/sim.zarr") is None
+    assert W.spec_options("demo:episodes=zero") is None  # invalid: home reports it
 
 
 # ----------------------------------------------------------------------------- S2R_DEMO_SPEC

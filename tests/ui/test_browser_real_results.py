@@ -29,7 +29,7 @@ def test_upload_real_results_gives_correlations_and_a_figure(tmp_path):
     with running_app(env, log_path=tmp_path / "streamlit.log") as url, browser_page() as page:
         page.goto(url)
         page.get_by_text("Scores: DIS vs AS").wait_for(timeout=600_000)   # 4 scored
-        page.goto(f"{url}/Validation")
+        page.goto(f"{url}/validation")
         page.get_by_text("Your robot's results").first.wait_for(timeout=120_000)
         page.get_by_text("Your robot's results").first.click()
         page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(

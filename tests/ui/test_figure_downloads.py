@@ -13,6 +13,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from tests.figures import svg as SVG
 from ui import state as S
 from tests.ui.apptest import ENCODERS, no_exception, open_app, use_env
+from ui import pages
 
 FORMATS = ("SVG", "PDF", "PNG")
 
@@ -63,7 +64,7 @@ def _colorbar_shown(at) -> bool:
 
 def test_scores_page_figures_hold_the_page_marks(app):
     at = app
-    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page(pages.SCORES.path).run()
     no_exception(at)
     buttons = _figure_buttons(at)
     for key in ("scores.fig", "scores.tsne.fig", "scores.saliency.fig"):
@@ -83,7 +84,7 @@ def test_scores_page_figures_hold_the_page_marks(app):
 
 def test_projection_saliency_and_compare_pages_have_their_downloads(app):
     at = app
-    at.switch_page("app_pages/2_Projection.py").run()
+    at.switch_page(pages.PROJECTION.path).run()
     no_exception(at)
     buttons = _figure_buttons(at)
     tsne = [k for k in buttons if k.startswith("projection.fig")]
@@ -91,14 +92,14 @@ def test_projection_saliency_and_compare_pages_have_their_downloads(app):
     png = _download(buttons[tsne[0]]["PNG"])
     assert SVG.png_size(png)[0] > 800
 
-    at.switch_page("app_pages/3_Saliency.py").run()
+    at.switch_page(pages.SALIENCY.path).run()
     no_exception(at)
     buttons = _figure_buttons(at)
     assert set(buttons["saliency.fig"]) == set(FORMATS) and _colorbar_shown(at)
     pdf = _download(buttons["saliency.fig"]["PDF"])
     assert pdf.startswith(b"%PDF-")
 
-    at.switch_page("app_pages/4_Compare.py").run()
+    at.switch_page(pages.COMPARE.path).run()
     no_exception(at)
     buttons = _figure_buttons(at)
     assert set(buttons["compare.fig"]) == set(FORMATS) and _colorbar_shown(at)
@@ -117,11 +118,11 @@ def test_compare_notes_only_concern_the_two_encoders_shown(computed, tmp_path, m
     at = open_app()
     at.run()
     no_exception(at)
-    at.switch_page("app_pages/3_Saliency.py").run()
+    at.switch_page(pages.SALIENCY.path).run()
     no_exception(at)
     assert any("no image model" in c.value for c in at.caption)
     assert not any("no image model" in i.value for i in at.info)
-    at.switch_page("app_pages/4_Compare.py").run()
+    at.switch_page(pages.COMPARE.path).run()
     no_exception(at)
     assert not any("no image model" in e.value for e in [*at.info, *at.caption])
     shown = {at.selectbox(key=S.COMPARE_ENCODER_A).value,

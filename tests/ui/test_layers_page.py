@@ -14,8 +14,9 @@ import pytest
 from s2r.figures.layers import PICK
 from tests.ui.apptest import no_exception, open_app, use_env
 from ui import state as S
+from ui import pages
 
-LAYERS = "app_pages/6_Layers.py"
+LAYERS = pages.LAYERS.path
 
 
 def _profile(at):

@@ -13,6 +13,7 @@ import pytest
 from tests.ui.apptest import TINY, no_exception, open_app, use_env
 from ui import live_tsne
 from ui import state as S
+from ui import pages
 
 
 class _Frames:
@@ -118,7 +119,7 @@ def _captions(at) -> list[str]:
 
 def test_scores_inspect_panel_draws_the_finished_map_and_says_how_it_ended(app):
     at, _ = app
-    at.switch_page("app_pages/1_Scores.py").run()
+    at.switch_page(pages.SCORES.path).run()
     no_exception(at)
     assert any(c.startswith("t-SNE: 250 + ") and " · KL " in c for c in _captions(at))
     # The job ended and was collected (no job at all when another test of the session had
@@ -148,7 +149,7 @@ def test_a_stopped_map_is_shown_as_not_converged_until_finish_is_clicked(app):
     at.session_state[S.TSNE_STOPPED] = {key: stopped}
     at.session_state[S.PROJECTION_ENCODERS] = [eid]
     at.session_state[S.PROJECTION_PERPLEXITY] = 20
-    at.switch_page("app_pages/2_Projection.py").run()
+    at.switch_page(pages.PROJECTION.path).run()
     no_exception(at)
     assert any(c.startswith("Not converged: stopped at iteration 20 of at most 1,000")
                for c in _captions(at)), _captions(at)

@@ -92,7 +92,7 @@ def test_the_map_moves_while_tsne_runs_and_stop_keeps_the_map_so_far(tmp_path):
            "S2R_DEFAULT_ENCODERS": "state", "S2R_AUTOCOMPUTE": "0"}
     with running_app(env, log_path=tmp_path / "streamlit.log") as url, \
             browser_page(extra_args=WEBGL_ARGS) as page:
-        page.goto(f"{url}/Projection")
+        page.goto(f"{url}/projection")
         # 1. The joint map: snapshots first (the chart changes), then the finished map.
         seen = _watch(page, until="t-SNE: 250 + ")
         iterations = [it for it, _ in seen]

@@ -1,4 +1,4 @@
-"""Meta-World (MuJoCo) in the dashboard (issue 35): the home page's third source with its task
+"""Meta-World (MuJoCo) in the dashboard: the home page's second world with its task
 picker, the Validation page's world and task switch, and the one-line reason when Meta-World
 cannot run here."""
 
@@ -15,10 +15,11 @@ from ui import links as L
 from ui import sources
 from ui import state as S
 from ui import world_specs as W
+from ui import pages
 
 #: 4 + 4 expert episodes of 8 steps at 64 x 64: the fewest the held-out scores accept.
 TINY_MW = "metaworld:task=button-press-topdown-v3,episodes=4,steps=8,height=64,width=64"
-VALIDATION = "app_pages/5_Validation.py"
+VALIDATION = pages.VALIDATION.path
 
 
 def _home(monkeypatch, cache_dir, spec=TINY_MW, query=None):
@@ -42,10 +43,10 @@ def test_world_specs_name_the_world_and_write_one_canonical_spec():
     assert W.world_spec("metaworld", **options) == W.world_spec("metaworld", **options)
     assert W.world_options(spec, "demo") is None                       # another world's
     assert W.world_options("metaworld:task=nope", "metaworld") is None  # refused by the library
-    assert "button-press-topdown-v3" in W.tasks("metaworld") and W.tasks("demo") == ()
-    assert W.task_title("assembly-v3") == "Assembly (nut onto a peg) (assembly-v3)"
-    assert sources.source_of(spec) == sources.METAWORLD
-    assert sources.source_of("demo") == sources.DEMO
+    assert "button-press-topdown-v3" in W.declared("metaworld")["task"].choices
+    assert "assembly-v3" in W.task_title("metaworld", "assembly-v3")
+    assert sources.source_of(spec) == "metaworld"
+    assert sources.source_of("demo") == "demo"
     assert sources.source_of("/x.zarr") == sources.FILES
 
 
@@ -60,12 +61,12 @@ def test_a_world_switch_swaps_the_other_worlds_controls_for_its_own():
 
 
 def test_a_link_to_a_large_metaworld_dataset_opens_the_most_it_may():
-    opened, note = L.link_demo("metaworld:task=assembly-v3,episodes=100,steps=200")
+    opened, note = L.link_world("metaworld:task=assembly-v3,episodes=100,steps=200")
     options = W.world_options(opened, "metaworld")
     assert options["task"] == "assembly-v3"
-    assert 2 * options["episodes"] * options["steps"] <= L.LINK_DEMO_FRAMES
+    assert 2 * options["episodes"] * options["steps"] <= L.LINK_WORLD_FRAMES
     assert note.startswith("The link's metaworld dataset asks for more") and "episodes=100" in note
-    assert L.link_demo(TINY_MW) == (TINY_MW, None)
+    assert L.link_world(TINY_MW) == (TINY_MW, None)
     values, warnings = L.read_url({"dataset": [TINY_MW]})
     assert values[S.DATASET_SPEC] == TINY_MW and warnings == []
 
@@ -73,20 +74,21 @@ def test_a_link_to_a_large_metaworld_dataset_opens_the_most_it_may():
 # ----------------------------------------------------------------------------- home page
 def test_home_opens_the_metaworld_source_with_its_task_picker(tmp_path, monkeypatch):
     at = _home(monkeypatch, tmp_path / "c")
-    assert at.radio(key=S.HOME_SOURCE).value == sources.METAWORLD
-    assert sources.METAWORLD in at.radio(key=S.HOME_SOURCE).options
-    picker = at.selectbox(key=S.HOME_MW_TASK)
+    assert at.radio(key=S.HOME_SOURCE).value == "metaworld"
+    assert W.world_title("metaworld") in at.radio(key=S.HOME_SOURCE).options
+    picker = at.selectbox(key=S.home_option("metaworld", "task"))
     assert picker.value == "button-press-topdown-v3"
-    assert picker.options == [W.task_title(t) for t in W.tasks("metaworld")]
+    assert picker.options == [W.task_title("metaworld", t)
+                              for t in W.declared("metaworld")["task"].choices]
     assert len(picker.options) >= 3
-    assert at.number_input(key=S.HOME_MW_EPISODES).value == 4
-    assert at.number_input(key=S.HOME_MW_STEPS).value == 8
+    assert at.number_input(key=S.home_option("metaworld", "episodes")).value == 4
+    assert at.number_input(key=S.home_option("metaworld", "steps")).value == 8
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Sim frames"] == "32" and metrics["Real frames"] == "32"
     assert metrics["Action"] == "4-D" and metrics["Frame size"] == "64x64"
     assert any("(state)" in o for o in at.multiselect[0].options)  # Meta-World has state
     # another task: a new spec, in the session and the URL
-    at.selectbox(key=S.HOME_MW_TASK).select("assembly-v3").run()
+    at.selectbox(key=S.home_option("metaworld", "task")).select("assembly-v3").run()
     no_exception(at)
     spec = at.session_state[S.DATASET_SPEC]
     options = W.world_options(spec, "metaworld")
@@ -99,20 +101,20 @@ def test_a_link_to_a_metaworld_spec_opens_that_source(tmp_path, monkeypatch):
     at = _home(monkeypatch, tmp_path / "c", spec="demo:episodes=4,steps=8,height=96,width=128",
                query={"dataset": TINY_MW.replace("button-press-topdown-v3", "assembly-v3")})
     assert not at.warning, [w.value for w in at.warning]
-    assert at.radio(key=S.HOME_SOURCE).value == sources.METAWORLD
-    assert at.selectbox(key=S.HOME_MW_TASK).value == "assembly-v3"
+    assert at.radio(key=S.HOME_SOURCE).value == "metaworld"
+    assert at.selectbox(key=S.home_option("metaworld", "task")).value == "assembly-v3"
 
 
 def test_without_egl_the_metaworld_source_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setenv("MUJOCO_GL", "glfw")     # a backend that cannot render off-screen
     at = _home(monkeypatch, tmp_path / "c", spec="demo:episodes=4,steps=8,height=96,width=128")
-    at.radio(key=S.HOME_SOURCE).set_value(sources.METAWORLD).run()
+    at.radio(key=S.HOME_SOURCE).set_value("metaworld").run()
     no_exception(at)
     assert [w.value for w in at.warning] == [
-        f"Meta-World cannot run here: {WORLDS['metaworld'].unavailable()}."]
+        f"{WORLDS['metaworld'].title} cannot run here: {WORLDS['metaworld'].unavailable()}."]
     assert "MUJOCO_GL=glfw" in at.warning[0].value
     assert not at.multiselect and not at.metric      # stopped before loading anything
-    at.radio(key=S.HOME_SOURCE).set_value(sources.DEMO).run()   # the demo still works
+    at.radio(key=S.HOME_SOURCE).set_value("demo").run()   # the demo still works
     no_exception(at)
     assert {m.label for m in at.metric} >= {"Sim frames", "Real frames"}
 
@@ -129,10 +131,10 @@ def test_every_results_page_works_on_a_metaworld_dataset(tmp_path, monkeypatch):
     scored = " ".join(str(df.value.to_dict()) for df in at.dataframe)
     assert all(e in scored for e in ("pixels", "resnet18@random", "state"))
     assert any(m.label == "Sim frames" and m.value == "32" for m in at.metric)
-    for page, words in (("app_pages/1_Scores.py", "Every metric"),
-                        ("app_pages/2_Projection.py", "mixing number"),
-                        ("app_pages/3_Saliency.py", "Sim/real agreement"),
-                        ("app_pages/4_Compare.py", "Encoder agreement")):
+    for page, words in ((pages.SCORES.path, "Every metric"),
+                        (pages.PROJECTION.path, "mixing number"),
+                        (pages.SALIENCY.path, "Sim/real agreement"),
+                        (pages.COMPARE.path, "Encoder agreement")):
         at.switch_page(page).run()
         no_exception(at)
         assert not at.error, (page, [e.value for e in at.error])
@@ -160,7 +162,7 @@ def test_the_validation_page_switches_world_and_task(tmp_path, monkeypatch):
     offered = at.multiselect(key=S.VALIDATION_ENCODERS).options
     assert not any(e.startswith("simcnn") for e in offered)
     assert "task=button-press-topdown-v3" in at.markdown[0].value
-    at.selectbox(key=S.VALIDATION_TASK).select("peg-insert-side-v3").run()
+    at.selectbox(key=S.validation_option("task")).select("peg-insert-side-v3").run()
     no_exception(at)
     dataset = at.markdown[0].value
     assert "metaworld:" in dataset and "task=peg-insert-side-v3" in dataset
@@ -176,7 +178,7 @@ def test_a_validation_link_opens_the_world_and_task_it_names(tmp_path, monkeypat
     at.run()
     no_exception(at)
     assert at.radio(key=S.VALIDATION_WORLD).value == "metaworld"
-    assert at.selectbox(key=S.VALIDATION_TASK).value == "assembly-v3"
+    assert at.selectbox(key=S.validation_option("task")).value == "assembly-v3"
     assert "task=assembly-v3" in at.markdown[0].value
 
 
@@ -235,11 +237,11 @@ def test_in_a_browser_the_metaworld_source_picks_a_task_and_shows_its_frames(tmp
         page.goto(url)
         page.get_by_text("Sample frames (sim above, real below)").wait_for(timeout=300_000)
         wait_idle(page)
-        expect(page.get_by_text(sources.METAWORLD, exact=True)).to_be_visible()
+        expect(page.get_by_text(W.world_title("metaworld"), exact=True)).to_be_visible()
         picker = page.get_by_role("combobox", name="Task")          # the task picker
-        expect(picker).to_have_value(W.task_title("button-press-topdown-v3"))
+        expect(picker).to_have_value(W.task_title("metaworld", "button-press-topdown-v3"))
         picker.click()
-        page.get_by_role("option", name=W.task_title("assembly-v3")).click()
+        page.get_by_role("option", name=W.task_title("metaworld", "assembly-v3")).click()
         page.wait_for_function("() => decodeURIComponent(location.search)"
                                ".includes('task=assembly-v3')", timeout=300_000)
         wait_idle(page)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from tests.ui.apptest import no_exception, open_app, use_env
 from ui import state as S
+from ui import pages
 
 
 def _scores(computed, monkeypatch, query):
     use_env(monkeypatch, computed[0])
-    at = open_app("app_pages/1_Scores.py", query)
+    at = open_app(pages.SCORES.path, query)
     at.run()
     no_exception(at)
     return at
@@ -52,25 +53,25 @@ def _page(computed, monkeypatch, page, query):
 def test_saliency_projection_and_validation_links_reproduce_their_options(computed,
                                                                          monkeypatch):
 
-    at = _page(computed, monkeypatch, "app_pages/3_Saliency.py",
+    at = _page(computed, monkeypatch, pages.SALIENCY.path,
                {"method": "ig", "target": "domain"})
     assert at.selectbox(key=S.SALIENCY_METHOD).value == "ig"
     assert at.selectbox(key=S.SALIENCY_TARGET).value == "domain"
     assert at.query_params["target"] == "domain"
-    at = _page(computed, monkeypatch, "app_pages/2_Projection.py",
+    at = _page(computed, monkeypatch, pages.PROJECTION.path,
                {"mode": "place-real", "perplexity": "10"})
     assert at.radio(key=S.PROJECTION_MODE).value == "place-real"
     assert at.select_slider(key=S.PROJECTION_PERPLEXITY).value == 10
-    at = _page(computed, monkeypatch, "app_pages/2_Projection.py", {"perplexity": "7"})
+    at = _page(computed, monkeypatch, pages.PROJECTION.path, {"perplexity": "7"})
     assert any("perplexity='7' is not one of 5, 10, 20, 30, 50" in w.value for w in at.warning)
     assert at.select_slider(key=S.PROJECTION_PERPLEXITY).value == 30
-    at = _page(computed, monkeypatch, "app_pages/5_Validation.py", {"policy": "ridge"})
+    at = _page(computed, monkeypatch, pages.VALIDATION.path, {"policy": "ridge"})
     assert at.radio(key=S.VALIDATION_POLICY).value == "ridge"
     assert at.query_params["policy"] == "ridge"
 
 
 def test_compare_link_reproduces_encoder_b(computed, monkeypatch):
-    at = _page(computed, monkeypatch, "app_pages/4_Compare.py",
+    at = _page(computed, monkeypatch, pages.COMPARE.path,
                {"inspect": "pixels", "b": "resnet18@random"})
     assert at.selectbox(key=S.COMPARE_ENCODER_A).value == "pixels"
     assert at.selectbox(key=S.COMPARE_ENCODER_B).value == "resnet18@random"
@@ -79,13 +80,13 @@ def test_compare_link_reproduces_encoder_b(computed, monkeypatch):
 
 def test_list_options_projection_encoders_and_validation_settings(computed, monkeypatch):
 
-    at = _page(computed, monkeypatch, "app_pages/2_Projection.py",
+    at = _page(computed, monkeypatch, pages.PROJECTION.path,
                {"show": "pixels,resnet18@random"})
     assert at.multiselect(key=S.PROJECTION_ENCODERS).value == ["pixels", "resnet18@random"]
     assert at.query_params["show"] == "pixels,resnet18@random"
-    at = _page(computed, monkeypatch, "app_pages/2_Projection.py", {"show": "pixels,nope"})
+    at = _page(computed, monkeypatch, pages.PROJECTION.path, {"show": "pixels,nope"})
     assert any("show='pixels,nope' is not made of" in w.value for w in at.warning)
-    at = _page(computed, monkeypatch, "app_pages/5_Validation.py",
+    at = _page(computed, monkeypatch, pages.VALIDATION.path,
                {"ids": "state,pixels,efficientnet-lite0", "gaps": "0,1", "rollouts": "10",
                 "demos": "20", "policy": "mlp"})
     assert at.multiselect(key=S.VALIDATION_ENCODERS).value == ["state", "pixels",
@@ -95,22 +96,22 @@ def test_list_options_projection_encoders_and_validation_settings(computed, monk
     assert at.number_input(key=S.VALIDATION_DEMOS).value == 20
     assert at.radio(key=S.VALIDATION_POLICY).value == "mlp"
     assert at.query_params["gaps"] == "0,1" and at.query_params["rollouts"] == "10"
-    at = _page(computed, monkeypatch, "app_pages/5_Validation.py", {"rollouts": "7"})
+    at = _page(computed, monkeypatch, pages.VALIDATION.path, {"rollouts": "7"})
     assert any("rollouts='7' is not one of" in w.value for w in at.warning)
     assert at.number_input(key=S.VALIDATION_ROLLOUTS).value == 20
 
 
 def test_saliency_and_compare_links_reproduce_the_frame_pair(computed, monkeypatch):
-    at = _page(computed, monkeypatch, "app_pages/3_Saliency.py", {"episode": "2", "step": "5"})
+    at = _page(computed, monkeypatch, pages.SALIENCY.path, {"episode": "2", "step": "5"})
     assert at.selectbox(key="saliency.episode").value == 2
     assert at.slider(key="saliency.step").value == 5
     assert at.query_params["episode"] == "2" and at.query_params["step"] == "5"
-    at = _page(computed, monkeypatch, "app_pages/4_Compare.py",
+    at = _page(computed, monkeypatch, pages.COMPARE.path,
                {"b": "resnet18@random", "episode": "1", "step": "6"})
     assert at.selectbox(key="compare.episode").value == 1
     assert at.slider(key="compare.step").value == 6
     assert at.query_params["episode"] == "1" and at.query_params["step"] == "6"
-    at = _page(computed, monkeypatch, "app_pages/4_Compare.py", {"episode": "99"})
+    at = _page(computed, monkeypatch, pages.COMPARE.path, {"episode": "99"})
     assert any("episode='99' is not one of" in w.value for w in at.warning)
 
 
@@ -144,7 +145,7 @@ def test_saliency_link_reproduces_the_action_dimension_and_the_random_sample(com
                                                                              monkeypatch):
     query = {"target": "action", "action_dim": "1", "frames": "random", "pairs": "2",
              "seed": "4242"}
-    for at in _round_trip(computed, monkeypatch, "app_pages/3_Saliency.py", query, query):
+    for at in _round_trip(computed, monkeypatch, pages.SALIENCY.path, query, query):
         assert at.selectbox(key=S.SALIENCY_ACTION_DIM).value == 1
         assert at.radio(key=S.SALIENCY_PICK_MODE).value == "Random sample"
         assert at.slider(key=S.SALIENCY_N_SAMPLES).value == 2
@@ -158,7 +159,7 @@ def test_saliency_link_reproduces_the_action_dimension_and_the_random_sample(com
 
 
 def test_saliency_bad_sample_options_are_warned_and_replaced(computed, monkeypatch):
-    at = _page(computed, monkeypatch, "app_pages/3_Saliency.py",
+    at = _page(computed, monkeypatch, pages.SALIENCY.path,
                {"target": "action", "action_dim": "99", "frames": "random", "pairs": "7",
                 "seed": "9" * 5000})
     warnings = " ".join(w.value for w in at.warning)
@@ -170,7 +171,7 @@ def test_saliency_bad_sample_options_are_warned_and_replaced(computed, monkeypat
     assert at.slider(key=S.SALIENCY_N_SAMPLES).value == 3
     assert at.number_input(key=S.SALIENCY_SAMPLE_SEED).value == 0
     for seed in ("-1", "1e3", "007"):
-        at = _page(computed, monkeypatch, "app_pages/3_Saliency.py",
+        at = _page(computed, monkeypatch, pages.SALIENCY.path,
                    {"frames": "random", "seed": seed})
         assert any(f"seed={seed!r} is not one of a whole number" in w.value
                    for w in at.warning), seed
@@ -178,12 +179,12 @@ def test_saliency_bad_sample_options_are_warned_and_replaced(computed, monkeypat
 
 
 def test_scores_link_reproduces_the_ranking_score(computed, monkeypatch):
-    for at in _round_trip(computed, monkeypatch, "app_pages/1_Scores.py", {"rank": "dis"},
+    for at in _round_trip(computed, monkeypatch, pages.SCORES.path, {"rank": "dis"},
                           ["rank"]):
         assert at.selectbox(key=S.SCORES_RANK_METRIC).value == "dis"
     at.selectbox(key=S.SCORES_RANK_METRIC).set_value("paired_retrieval_mrr").run()
     assert at.query_params["rank"] == "paired_retrieval_mrr"
-    bad = _page(computed, monkeypatch, "app_pages/1_Scores.py", {"rank": "transfer_score"})
+    bad = _page(computed, monkeypatch, pages.SCORES.path, {"rank": "transfer_score"})
     assert any("rank='transfer_score' is not one of sim2real_score" in w.value
                for w in bad.warning)
     assert bad.selectbox(key=S.SCORES_RANK_METRIC).value == "sim2real_score"
@@ -193,12 +194,12 @@ def test_projection_link_reproduces_the_every_frame_toggle(computed, monkeypatch
     from ui.loaders import projection
 
     monkeypatch.setattr(projection, "MAP_PER_DOMAIN", 20)   # TINY: 32 frames per domain
-    for at in _round_trip(computed, monkeypatch, "app_pages/2_Projection.py",
+    for at in _round_trip(computed, monkeypatch, pages.PROJECTION.path,
                           {"all_frames": "1"}, ["all_frames"]):
         assert at.toggle(key=S.PROJECTION_ALL_FRAMES).value is True
     at.toggle(key=S.PROJECTION_ALL_FRAMES).set_value(False).run()
     no_exception(at)
     assert at.query_params["all_frames"] == "0"
-    bad = _page(computed, monkeypatch, "app_pages/2_Projection.py", {"all_frames": "yes"})
+    bad = _page(computed, monkeypatch, pages.PROJECTION.path, {"all_frames": "yes"})
     assert any("all_frames='yes' is not one of 1, 0" in w.value for w in bad.warning)
     assert bad.toggle(key=S.PROJECTION_ALL_FRAMES).value is False

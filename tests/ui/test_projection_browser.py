@@ -132,7 +132,7 @@ def test_projection_page_on_50000_frames_click_shows_the_frame_and_every_frame_m
            "S2R_DEFAULT_ENCODERS": "state", "S2R_AUTOCOMPUTE": "0"}
     with running_app(env, log_path=tmp_path / "streamlit.log") as url, \
             browser_page(extra_args=WEBGL_ARGS) as page:
-        page.goto(f"{url}/Projection")
+        page.goto(f"{url}/projection")
         page.get_by_text("5,000 of 50,000 frames shown (stratified by domain and episode)",
                          exact=False).wait_for(timeout=300_000)
         area = page.locator(MAP_AREA).first

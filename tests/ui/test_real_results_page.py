@@ -11,8 +11,9 @@ import pytest
 
 from tests.ui.apptest import ENCODERS, no_exception, open_app, use_env
 from ui import state as S
+from ui import pages
 
-PAGE = "app_pages/5_Validation.py"
+PAGE = pages.VALIDATION.path
 FOUR = (*ENCODERS, "state", "efficientnet-lite0")
 CSV = ("encoder,successes,trials\npixels,4,20\nefficientnet-lite0,14,20\n"
        "resnet18@random,7,20\nstate,19,20\n")

@@ -9,11 +9,12 @@ from s2r.metrics import catalogue
 from tests.ui.apptest import ENCODERS, no_exception, open_app, use_env
 from tests.ui.test_app import _chart_data
 from ui import state as S
+from ui import pages
 
 
 def test_the_scores_scatter_is_clipped_and_says_its_ranges(computed, monkeypatch):
     use_env(monkeypatch, computed[0])
-    at = open_app("app_pages/1_Scores.py")
+    at = open_app(pages.SCORES.path)
     at.run()
     no_exception(at)
     caption = " ".join(c.value for c in at.caption)

@@ -23,8 +23,10 @@ from tests.ui.apptest import (
 )
 from ui import links as L
 from ui import state as S
+from ui import pages
+from ui import world_specs as W
 
-FILES, DEMO = "Files on disk", "Built-in demo"
+FILES, DEMO = "Files on disk", "demo"
 
 
 @pytest.fixture
@@ -80,19 +82,20 @@ def test_the_state_reference_comes_back_with_a_dataset_that_has_state(home):
 
 def test_home_choices_survive_switching_source_and_pages(home):
     at, sim, real = home
-    at.slider(key=S.HOME_GAP).set_value(0.25).run()
-    at.number_input(key=S.HOME_SEED).set_value(7).run()
+    at.slider(key=S.home_option("demo", "gap")).set_value(0.25).run()
+    at.number_input(key=S.home_option("demo", "seed")).set_value(7).run()
     _open_files(at, sim, real)
     at.radio(key=S.HOME_SOURCE).set_value(DEMO).run()
     no_exception(at)
-    assert at.slider(key=S.HOME_GAP).value == 0.25 and at.number_input(key=S.HOME_SEED).value == 7
-    assert S.parse_demo_spec(at.session_state[S.DATASET_SPEC])["gap"] == 0.25
+    assert at.slider(key=S.home_option("demo", "gap")).value == 0.25
+    assert at.number_input(key=S.home_option("demo", "seed")).value == 7
+    assert W.spec_options(at.session_state[S.DATASET_SPEC])["gap"] == 0.25
     at.radio(key=S.HOME_SOURCE).set_value(FILES).run()
     assert at.text_input(key=S.HOME_SIM_PATH).value == sim
     assert at.text_input(key=S.HOME_REAL_PATH).value == real
     assert at.session_state[S.DATASET_SPEC] == [sim, real]
-    at.switch_page("app_pages/1_Scores.py").run()
-    at.switch_page("app_pages/0_Home.py").run()
+    at.switch_page(pages.SCORES.path).run()
+    at.switch_page(pages.HOME.path).run()
     no_exception(at)
     assert at.radio(key=S.HOME_SOURCE).value == FILES
     assert at.text_input(key=S.HOME_REAL_PATH).value == real
@@ -102,7 +105,7 @@ def test_home_choices_survive_switching_source_and_pages(home):
 # ----------------------------------------------------------------------------- URL
 def test_the_url_names_the_dataset_and_the_encoders(home):
     at, sim, real = home
-    assert S.parse_demo_spec(at.query_params[L.Q_DATASET])["episodes"] == 4
+    assert W.spec_options(at.query_params[L.Q_DATASET])["episodes"] == 4
     assert at.query_params[L.Q_ENCODERS] == ",".join(ENCODERS)
     at.multiselect(key=S.HOME_ENCODERS).set_value(["pixels"]).run()
     _open_files(at, sim, real)
@@ -116,7 +119,7 @@ def test_a_reload_of_scores_after_computing_on_files_shows_the_scores(home):
     _open_files(at, sim, real)
     at.button[0].click().run()  # Compute scores
     no_exception(at)
-    reload = open_app("app_pages/1_Scores.py", query=at.query_params)  # a new session
+    reload = open_app(pages.SCORES.path, query=at.query_params)  # a new session
     reload.run()
     no_exception(reload)
     assert not [i for i in reload.info if "Nothing computed yet" in i.value]
@@ -131,9 +134,9 @@ def test_a_link_opens_saliency_and_compare_on_the_inspected_encoder(computed, mo
     use_env(monkeypatch, cache_dir)
     link = {L.Q_DATASET: TINY, L.Q_ENCODERS: ",".join(ENCODERS), L.Q_INSPECT: ENCODERS[1]}
     # Saliency's random-sample count and seed have session defaults, so its URL says them.
-    for page, key, defaults in (("app_pages/3_Saliency.py", S.SALIENCY_ENCODER,
+    for page, key, defaults in ((pages.SALIENCY.path, S.SALIENCY_ENCODER,
                                  {"pairs": "3", "seed": "0"}),
-                                ("app_pages/4_Compare.py", S.COMPARE_ENCODER_A, {})):
+                                (pages.COMPARE.path, S.COMPARE_ENCODER_A, {})):
         at = open_app(page, query=link)
         at.run()
         no_exception(at)
@@ -141,7 +144,7 @@ def test_a_link_opens_saliency_and_compare_on_the_inspected_encoder(computed, mo
         assert dict(at.query_params) == {**link, **defaults}
 
 
-@pytest.mark.parametrize("page", (None, "app_pages/1_Scores.py"))
+@pytest.mark.parametrize("page", (None, pages.SCORES.path))
 def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path, monkeypatch):
     use_env(monkeypatch, tmp_path / "cache")
     monkeypatch.setenv("S2R_AUTOCOMPUTE", "0")
@@ -154,7 +157,7 @@ def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path
     assert "dataset cannot be opened here" in text and "no-such-folder" in text
     assert "unknown encoder 'resnet19'. Did you mean: resnet18" in text
     assert "unknown encoder 'nope'" in text and "precision='fp4'" in text
-    assert S.parse_demo_spec(at.session_state[S.DATASET_SPEC])["episodes"] == 4
+    assert W.spec_options(at.session_state[S.DATASET_SPEC])["episodes"] == 4
     assert at.session_state[S.ENCODERS_SELECTED] == ["pixels"]
     assert at.session_state[S.PRECISION] == "auto"
     assert at.query_params[L.Q_ENCODERS] == "pixels"  # the URL now says what is shown
@@ -165,11 +168,11 @@ def test_bad_values_in_the_url_are_named_and_replaced_by_defaults(page, tmp_path
 def test_a_url_whose_dataset_does_not_load_opens_the_default(tmp_path, monkeypatch):
     sim, real = robomimic_pair(tmp_path)
     use_env(monkeypatch, tmp_path / "cache")
-    at = open_app("app_pages/1_Scores.py", query={L.Q_DATASET: [sim, real], "image_key": "nope"})
+    at = open_app(pages.SCORES.path, query={L.Q_DATASET: [sim, real], "image_key": "nope"})
     at.run()
     no_exception(at)
     assert "dataset cannot be opened here" in _warnings(at) and "nope" in _warnings(at)
-    assert S.parse_demo_spec(at.session_state[S.DATASET_SPEC])["episodes"] == 4
+    assert W.spec_options(at.session_state[S.DATASET_SPEC])["episodes"] == 4
     assert not at.error  # the default dataset loads
 
 
@@ -216,7 +219,7 @@ def _hostile_links(tmp_path: Path) -> dict:
         "a folder of notes": ([str(inside / "plain")], ["plain' is not a dataset folder"]),
         "two files outside": (["/etc/passwd", "/etc/hosts"], ["'/etc/passwd' is outside"]),
         "a demo lifting its limit": (["demo:episodes=2,large=true"],
-                                     ["lifts the demo's size limit (large=)", "a link may not"]),
+                                     ["lifts the dataset's size limit (large=)", "a link may not"]),
         "a repeated demo option": (["demo:episodes=2,episodes=3"],
                                    ["option 'episodes' is given twice"]),
         "a demo of no episodes": (["demo:episodes=-5"], ["episodes must be >= 1, got -5"]),
@@ -253,7 +256,7 @@ def test_hostile_links_are_refused_quickly_naming_only_what_they_say(tmp_path, m
 
 # ----------------------------------------------------------------------------- link limits
 # A link's demo is bounded (issue 33 item 6): each option within its link range, at most
-# LINK_DEMO_FRAMES frames and LINK_DEMO_PIXELS pixels. A link asking for more opens the most it
+# LINK_WORLD_FRAMES frames and LINK_WORLD_PIXELS pixels. A link asking for more opens the most it
 # may and one note names each option changed, asked -> used. Each case: the link's demo ->
 # (the options it opens, the words of the note).
 LINK_CLAMPS = {
@@ -284,9 +287,9 @@ LINK_CLAMPS = {
 
 def _budget_kept(options: dict) -> None:
     frames = 2 * options["episodes"] * options["steps"]
-    assert frames <= L.LINK_DEMO_FRAMES, options
-    assert frames * options["height"] * options["width"] <= L.LINK_DEMO_PIXELS, options
-    for key, (low, high) in L.LINK_DEMO_RANGES.items():
+    assert frames <= L.LINK_WORLD_FRAMES, options
+    assert frames * options["height"] * options["width"] <= L.LINK_WORLD_PIXELS, options
+    for key, (low, high) in L.LINK_WORLD_RANGES.items():
         assert low <= options[key] <= high, (key, options)
 
 
@@ -294,7 +297,7 @@ def _budget_kept(options: dict) -> None:
 def test_a_link_asking_for_more_opens_the_most_it_may_and_says_so(name):
     link, expected, words = LINK_CLAMPS[name]
     values, warnings = L.read_url({L.Q_DATASET: [link]})
-    opened = S.parse_demo_spec(values[S.DATASET_SPEC])
+    opened = W.spec_options(values[S.DATASET_SPEC])
     assert {k: opened[k] for k in expected} == expected
     _budget_kept(opened)
     assert len(warnings) == 1 and "Showing that demo" in warnings[0], warnings
@@ -302,7 +305,7 @@ def test_a_link_asking_for_more_opens_the_most_it_may_and_says_so(name):
         assert w in warnings[0], (w, warnings[0])
 
 
-def test_every_link_demo_is_within_the_budgets_and_every_change_is_named():
+def test_every_link_world_is_within_the_budgets_and_every_change_is_named():
     """A grid of links, each option below, inside and above its range: what opens is always
     within the link's limits, a link within them opens unchanged and silently, and the note
     names every option changed (asked -> used) and no other."""
@@ -313,15 +316,15 @@ def test_every_link_demo_is_within_the_budgets_and_every_change_is_named():
             [1, 2, 4, 12, 25, 150, 200, 201, 10**6], [2, 4, 24, 104, 400, 401, 10**6], sizes):
         asked = {"episodes": episodes, "steps": steps, "height": height, "width": width}
         link = "demo:" + ",".join(f"{k}={v}" for k, v in asked.items())
-        spec, note = L.link_demo(link)
-        opened = S.parse_demo_spec(spec)
+        spec, note = L.link_world(link)
+        opened = W.spec_options(spec)
         _budget_kept(opened)
         changed = {k for k in asked if opened[k] != asked[k]}
         assert (spec == link) == (note is None) == (not changed), (link, spec, note)
-        for key in L.LINK_DEMO_RANGES:
+        for key in L.LINK_WORLD_RANGES:
             named = f"{key}={asked[key]} \u2192 {opened[key]}"
             assert (named in (note or "")) == (key in changed), (link, key, note)
-            if key in changed and asked[key] >= L.LINK_DEMO_RANGES[key][0]:
+            if key in changed and asked[key] >= L.LINK_WORLD_RANGES[key][0]:
                 assert opened[key] < asked[key]  # only ever cut down, unless under its least
 
 
@@ -354,7 +357,7 @@ def test_the_app_opened_on_a_system_folder_shows_the_default_at_once(tmp_path, m
     no_exception(at)
     text = _warnings(at)
     assert "'/usr' is outside the folders this app opens" in text and "/usr/" not in text
-    assert S.parse_demo_spec(at.session_state[S.DATASET_SPEC])["episodes"] == 4
+    assert W.spec_options(at.session_state[S.DATASET_SPEC])["episodes"] == 4
     assert took < 25, took  # the tiny demo loads; /usr is never walked (17 s before)
 
 
@@ -376,21 +379,21 @@ def test_the_app_opened_on_a_huge_demo_link_shows_what_a_link_may_open_and_says_
     [note] = [w.value for w in at.warning]
     for words in ("episodes=1000 \u2192 4", "height=4096 \u2192 480", "width=4096 \u2192 640"):
         assert words in note, note
-    opened = S.parse_demo_spec(at.session_state[S.DATASET_SPEC])
+    opened = W.spec_options(at.session_state[S.DATASET_SPEC])
     assert (opened["episodes"], opened["steps"], opened["height"], opened["width"],
             opened["gap"]) == (4, 24, 480, 640, 0.3)
-    assert at.number_input(key=S.HOME_EPISODES).value == 4
-    assert at.number_input(key=S.HOME_STEPS).value == 24
-    assert at.selectbox(key=S.HOME_SIZE).value == "480x640"
+    assert at.number_input(key=S.home_option("demo", "episodes")).value == 4
+    assert at.number_input(key=S.home_option("demo", "steps")).value == 24
+    assert at.selectbox(key=S.home_option("demo", "size")).value == "480x640"
     assert [m.value for m in at.metric][:2] == ["96", "96"]
-    assert S.parse_demo_spec(at.query_params[L.Q_DATASET]) == opened
+    assert W.spec_options(at.query_params[L.Q_DATASET]) == opened
     assert took < 60, took  # 192 frames of 480x640
     at.run()
     assert not at.warning  # said once
 
 
 # ----------------------------------------------------------------------------- settings
-@pytest.mark.parametrize("page", (None, "app_pages/1_Scores.py"))
+@pytest.mark.parametrize("page", (None, pages.SCORES.path))
 @pytest.mark.parametrize("name, value, words", [
     ("S2R_CACHE_DIR", "", "S2R_CACHE_DIR is set but empty"),
     ("S2R_DEMO_SPEC", "demo:gap=0.5\ndemo", "S2R_DEMO_SPEC='demo:gap=0.5?demo' holds a control"),

@@ -1,4 +1,4 @@
-"""The Validation page (app_pages/5_Validation.py): cache first, results, rollout viewer."""
+"""The Validation page (app_pages/validation.py): cache first, results, rollout viewer."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from s2r.closedloop.validation import demo_options, validate
 from s2r.figures import validation as V
 from tests.ui.apptest import no_exception, open_app, use_env
 from ui import state as S
+from ui import pages
+from ui import world_specs as W
 
-PAGE = "app_pages/5_Validation.py"
+PAGE = pages.VALIDATION.path
 TINY = "demo:episodes=3,steps=6,height=64,width=64"
 IDS = ["state", "pixels", "efficientnet-lite0"]
 
@@ -40,7 +42,7 @@ def test_nothing_cached_offers_the_run_button_and_computes_nothing(tmp_path, mon
 
 @pytest.mark.slow
 def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, monkeypatch):
-    spec = S.demo_spec(**{**demo_options(TINY), "paired": True})
+    spec = W.world_spec("demo", **{**demo_options(TINY), "paired": True})
     params = RolloutParams(rollouts=5, demos=10, height=64, width=64, control_demos=6)
     validate(spec, IDS, [0.0, 1.0], params=params, cache=Cache(tmp_path / "c"), n_boot=20)
     at = _open(monkeypatch, tmp_path / "c")

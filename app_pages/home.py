@@ -13,7 +13,7 @@ import streamlit as st
 from s2r.errors import S2RError
 from s2r.figures.scores import scores_frame
 from s2r.figures.tables import cache_rows, tiers_of
-from ui import compute, guards, home, page_url, sources, tables, widgets, world_specs
+from ui import compute, guards, home, page_url, pages, sources, tables, widgets, world_specs
 from ui import state as S
 from ui.loaders import data, encoders
 
@@ -31,49 +31,27 @@ with st.sidebar:
 
 # ----------------------------------------------------------------------------- 1. dataset
 st.header("1. Dataset")
-DEMO, METAWORLD, FILES = sources.DEMO, sources.METAWORLD, sources.FILES
 
-
-# Every input keeps its value while it is not drawn (the other source, another page, a run
+# Every input keeps its value while it is not drawn (another source, another page, a run
 # stopped before it): ui.widgets.kept. They open on the spec in effect.
 current = state[S.DATASET_SPEC]
-demo_opts = S.parse_demo_spec(current)
-source = st.radio("Source", [DEMO, METAWORLD, FILES], horizontal=True,
-                  help="The demo is a procedural sim/real robot assembly scene (FurnitureBench's "
-                       "one_leg task) with a tunable sim-to-real gap; Meta-World renders a "
-                       "MuJoCo task's scripted expert in its own look and a shifted real look; "
-                       "neither needs a download.",
+source = st.radio("Source", sources.choices(), horizontal=True, format_func=sources.source_title,
+                  help="A simulated world draws its expert's episodes in a sim look and a real "
+                       "look, with a tunable sim-to-real gap, and needs no download; files on "
+                       "disk are your own sim and real recordings.",
                   **widgets.kept(S.HOME_SOURCE, sources.source_of(current)))
 
-if source == DEMO:
-    if demo_opts is None and S.names_demo(current):
+if source != sources.FILES:
+    if (world_specs.names_world(current) == source and not world_specs.unavailable(source)
+            and world_specs.spec_options(current) is None):
         from s2r.datasets import parse_spec
 
         try:
             parse_spec(current)
         except S2RError as exc:
-            st.warning(f"{exc}. Showing the default demo instead.")
-    opts = demo_opts or S.parse_demo_spec(S.demo_spec())
-    inputs = {key: widgets.kept(key, value) for key, value in (
-        (S.HOME_GAP, float(opts["gap"])), (S.HOME_EPISODES, max(2, int(opts["episodes"]))),
-        (S.HOME_STEPS, max(4, int(opts["steps"]))), (S.HOME_SEED, int(opts["seed"])),
-        (S.HOME_SIZE, sources.size_label((int(opts["height"]), int(opts["width"])))))}
-    c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 3])
-    gap = c1.slider("Sim-to-real gap", 0.0, 1.0, step=0.05, **inputs[S.HOME_GAP],
-                    help="0: real frames render exactly like sim frames; 1: every real-camera "
-                         "effect (lighting, texture, noise, blur, colour) at full strength.")
-    episodes = c2.number_input("Episodes per domain", 2, 200, **inputs[S.HOME_EPISODES])
-    steps = c3.number_input("Steps per episode", 4, 400, **inputs[S.HOME_STEPS])
-    seed = c4.number_input("Seed", 0, 2**31 - 1, **inputs[S.HOME_SEED])
-    size = c5.selectbox("Frame size", list(dict.fromkeys([*sources.SIZES, state[S.HOME_SIZE]])),
-                        **inputs[S.HOME_SIZE])
-    height, width = sources.size_of(size)
-    spec = S.demo_spec(**{**opts, "gap": round(float(gap), 3), "episodes": int(episodes),
-                          "steps": int(steps), "seed": int(seed), "height": height,
-                          "width": width})
-    keys = {"image_key": None, "action_key": None, "state_key": None}
-elif source == METAWORLD:
-    spec = sources.metaworld_inputs(state, current)
+            st.warning(f"{exc}. Showing the default {world_specs.world_title(source)} dataset "
+                       "instead.")
+    spec = sources.world_inputs(source, current)
     if spec is None:
         st.stop()
     keys = {"image_key": None, "action_key": None, "state_key": None}
@@ -258,13 +236,11 @@ if done:
         st.caption("Rows marked `· int8` come from int8 embeddings; the others are exact. "
                    + " ".join(f"{n}." for n in notes))
     st.markdown("**Next:** explore the results")
-    l1, l2, l3, l4 = st.columns(4)
-    l1.page_link("app_pages/1_Scores.py", label="Scores: DIS vs AS", icon=":material/scatter_plot:")
-    l2.page_link("app_pages/2_Projection.py", label="Projection: t-SNE",
-                 icon=":material/bubble_chart:")
-    l3.page_link("app_pages/3_Saliency.py", label="Saliency maps",
-                 icon=":material/local_fire_department:")
-    l4.page_link("app_pages/4_Compare.py", label="Compare two encoders", icon=":material/compare:")
+    for where, entry, label in zip(st.columns(4), (pages.SCORES, pages.PROJECTION,
+                                                   pages.SALIENCY, pages.COMPARE),
+                                   ("Scores: DIS vs AS", "Projection: t-SNE", "Saliency maps",
+                                    "Compare two encoders")):
+        pages.link(entry, label, where=where)
 elif selected:
     st.info("Press **Compute scores** to embed and score the selected encoders.")
 

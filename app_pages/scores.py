@@ -11,7 +11,7 @@ from s2r.figures import axes
 from s2r.figures import scores as charts
 from s2r.figures import tables as score_tables
 from s2r.figures.projection import projection_frame, projection_scatter
-from ui import compute, figures, guards, live_tsne, page_url, tables, widgets
+from ui import compute, figures, guards, live_tsne, page_url, pages, tables, widgets
 from ui import state as S
 from ui.events import selected_values
 from ui.loaders import saliency
@@ -88,7 +88,7 @@ st.caption(f"Sim2Real {charts.fmt_ci(row, 'sim2real_score')} · transfer skill "
            f" · tier {widgets.fmt(row.get('tier'), 0)}")
 if not widgets.has_image_model(chosen):  # the state reference: no frames to explain
     st.info(widgets.no_image_model_note([chosen]))
-    st.page_link("app_pages/2_Projection.py", label="Its t-SNE map", icon=":material/bubble_chart:")
+    pages.link(pages.PROJECTION, "Its t-SNE map")
 else:
     left, right = st.columns([3, 2])
     try:
@@ -121,10 +121,8 @@ else:
             note.caption(live_tsne.outcome(proj))
             live_tsne.finish_button(proj, frameset, chosen, widget_key=S.SCORES_TSNE_LIVE)
             figures.chart_download(tsne, f"s2r_tsne_{chosen}", S.SCORES_TSNE_FIGURE)
-            st.page_link("app_pages/2_Projection.py", label="More t-SNE options",
-                         icon=":material/bubble_chart:")
-            st.page_link("app_pages/3_Saliency.py", label="Pick frames and targets",
-                         icon=":material/local_fire_department:")
+            pages.link(pages.PROJECTION, "More t-SNE options")
+            pages.link(pages.SALIENCY, "Pick frames and targets")
     except S2RError as exc:
         st.error(f"{chosen}: {exc}")
 

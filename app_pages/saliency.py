@@ -7,7 +7,7 @@ import streamlit as st
 
 from s2r.errors import S2RError
 from s2r.options import METHODS
-from ui import figures, guards, page_url, widgets
+from ui import figures, guards, page_url, pages, widgets
 from ui import state as S
 from ui.loaders import data, saliency
 
@@ -92,5 +92,4 @@ if len(agreements) > 1:
                                                      2))
 if frameset.domain.size and not frameset.has_masks:
     st.caption("This dataset has no task-relevant masks, so focus cannot be computed.")
-st.page_link("app_pages/4_Compare.py", label="Compare with another encoder on this pair",
-             icon=":material/compare:")
+pages.link(pages.COMPARE, "Compare with another encoder on this pair")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from s2r.errors import S2RError
-from ui import figures, guards, page_url, widgets
+from ui import figures, guards, page_url, pages, widgets
 from ui import state as S
 from ui.loaders import data, saliency
 
@@ -19,7 +19,7 @@ state = st.session_state
 ids = widgets.saliency_encoders(records, note=False)  # only the two shown get notes
 if len(ids) < 2:
     st.info("Compute at least two image encoders on the home page to compare them.")
-    st.page_link(guards.HOME, label="Go to the home page", icon=":material/home:")
+    pages.link(pages.HOME, "Go to the home page")
     st.stop()
 
 with st.container(border=True):

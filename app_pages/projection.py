@@ -7,7 +7,7 @@ import streamlit as st
 
 from s2r.errors import S2RError
 from s2r.figures.projection import projection_frame, projection_scatter
-from ui import figures, guards, live_tsne, page_url, projection_map, widgets
+from ui import figures, guards, live_tsne, page_url, pages, projection_map, widgets
 from ui import state as S
 from ui.loaders import data
 from ui.loaders import projection as maps
@@ -131,5 +131,4 @@ else:
                 f"**Action:** " + ", ".join(f"{n}={v:+.2f}" for n, v in
                                             zip(frameset.action_names, frameset.actions[index])))
     if frameset.domain[index] == "sim":
-        f3.page_link("app_pages/3_Saliency.py", label="Saliency of this pair",
-                     icon=":material/local_fire_department:")
+        pages.link(pages.SALIENCY, "Saliency of this pair", where=f3)

@@ -1,5 +1,4 @@
-"""Validation: do the scores predict closed-loop success in a simulated world's real look
-(the demo's, or a Meta-World task's)?"""
+"""Validation: do the scores predict closed-loop success in a simulated world's real look?"""
 
 from __future__ import annotations
 
@@ -24,8 +23,8 @@ GAP_CHOICES = [0.0, 0.25, 0.5, 0.75, 1.0]
 guards.page_header(
     "Validation",
     "Ground truth for the scores. For every encoder, a behaviour-cloning policy is trained on "
-    "its embeddings of expert demonstrations rendered in a simulated world's **sim** look (the "
-    "demo's, or a Meta-World task's; plus the robot's proprioception), then deployed closed "
+    "its embeddings of expert demonstrations rendered in a simulated world's **sim** look "
+    "(plus the robot's proprioception), then deployed closed "
     "loop in that world's simulator, seeing frames "
     "in the **real** look at each sim-to-real gap. Its real success and graded progress are "
     "what the scores try to predict without a robot; the rank correlations below say how well "
@@ -39,15 +38,18 @@ from s2r.closedloop.validation import default_encoders, demo_options
 from s2r.worlds import WORLDS
 
 # ----------------------------------------------------------------------------- settings
-# The world deployed in (and its task): the session's dataset when it is that world's, else
-# the world's default dataset, at the task picked. Every option is read from the URL first.
-WORLD_CHOICES = ["demo", world_specs.METAWORLD]
+# The world deployed in (and its choices: a task): the session's dataset when it is that
+# world's, else the world's dashboard dataset, at the choices picked. Every option is read
+# from the URL first.
+WORLD_CHOICES = world_specs.worlds()
 current_spec = state.get(S.DATASET_SPEC)
 opened_on = world_specs.names_world(current_spec)
-state.setdefault(S.VALIDATION_WORLD, opened_on if opened_on in WORLD_CHOICES else "demo")
-mw_tasks = world_specs.tasks(world_specs.METAWORLD)
-state.setdefault(S.VALIDATION_TASK, (world_specs.world_options(current_spec, world_specs.METAWORLD)
-                                     or world_specs.DEFAULT_METAWORLD)["task"])
+state.setdefault(S.VALIDATION_WORLD, opened_on if opened_on in WORLD_CHOICES else WORLD_CHOICES[0])
+picks = {w: [o for o in world_specs.declared(w).values() if o.shown and o.choices]
+         for w in WORLD_CHOICES}
+for o in picks[state[S.VALIDATION_WORLD]]:   # opens on the dataset's choice (a task)
+    state.setdefault(S.validation_option(o.name),
+                     world_specs.opening_options(current_spec, state[S.VALIDATION_WORLD])[o.name])
 all_ids = encoders.offline_encoders()
 state.setdefault(S.VALIDATION_ENCODERS, world_specs.world_encoders(
     all_ids, default_encoders(WORLDS[state[S.VALIDATION_WORLD]]), state[S.VALIDATION_WORLD]))
@@ -57,9 +59,13 @@ state.setdefault(S.VALIDATION_ROLLOUTS, DEFAULTS.rollouts)
 state.setdefault(S.VALIDATION_DEMOS, DEFAULTS.demos)
 state.setdefault(S.VALIDATION_CONTROL_DEMOS, DEFAULTS.control_demos)
 state.setdefault(S.VALIDATION_MEMORY, DEFAULTS.memory)
+choice_values = {}   # option name -> every world's choices of it (the URL may name any)
+for o in (o for w in WORLD_CHOICES for o in picks[w]):
+    choice_values.setdefault(o.name, {}).update({c: c for c in o.choices})
 page_url.sync([
     page_url.Option("world", S.VALIDATION_WORLD, {w: w for w in WORLD_CHOICES}),
-    page_url.Option("task", S.VALIDATION_TASK, {t: t for t in mw_tasks}),
+    *(page_url.Option(name, S.validation_option(name), values)
+      for name, values in choice_values.items()),
     page_url.Option("ids", S.VALIDATION_ENCODERS, {e: e for e in all_ids}, many=True),
     page_url.Option("gaps", S.VALIDATION_GAPS, {f"{g:g}": g for g in GAP_CHOICES}, many=True),
     page_url.Option("rollouts", S.VALIDATION_ROLLOUTS, {str(n): n for n in range(5, 201, 5)}),
@@ -69,30 +75,35 @@ page_url.sync([
 w1, w2 = st.columns([2, 3])
 world = w1.radio("World", WORLD_CHOICES, horizontal=True, key=S.VALIDATION_WORLD,
                  format_func=world_specs.world_title,
-                 help="Where the policies are deployed: the demo's kinematic one-leg task "
-                      "(s2r's own renderer), or a Meta-World (MuJoCo) task run by its scripted "
-                      "expert, the benchmark CortexBench evaluates frozen encoders on.")
+                 help="The simulated world the policies are deployed in: its own simulator, "
+                      "expert and stages.")
 world_ids = world_specs.world_encoders(all_ids, all_ids, world)
 # Another world's controls in the selection (a switch, a link) give way to this world's.
 state[S.VALIDATION_ENCODERS] = world_specs.world_encoders(all_ids, state[S.VALIDATION_ENCODERS],
                                                           world)
-if world == world_specs.METAWORLD:
-    w2.selectbox("Task", mw_tasks, key=S.VALIDATION_TASK, format_func=world_specs.task_title)
-    reason = world_specs.unavailable(world)
-    if reason:
-        st.warning(f"Meta-World cannot run here: {reason}.", icon=":material/block:")
-        st.stop()
+reason = world_specs.unavailable(world)
+if reason:
+    st.warning(f"{world_specs.world_title(world)} cannot run here: {reason}.",
+               icon=":material/block:")
+    st.stop()
 options = world_specs.world_options(current_spec, world)
 if options is None:
-    options = world_specs.world_options(world_specs.world_spec(world), world)
+    options = world_specs.opening_options(None, world)
     if opened_on is None:
         st.info("Validation needs a simulated world's frames (only they come from a simulator "
                 "a policy can be deployed in): it uses the default "
                 f"{world_specs.world_title(world)} dataset here.")
-if world == "demo":
-    spec = S.demo_spec(**{**options, "paired": True})
-else:
-    spec = world_specs.world_spec(world, **{**options, "task": state[S.VALIDATION_TASK]})
+chosen = {}
+for o in picks[world]:
+    key = S.validation_option(o.name)
+    if state.get(key) not in o.choices:
+        state[key] = options[o.name]
+    chosen[o.name] = w2.selectbox(
+        o.label or o.name, list(o.choices), key=key, help=o.help or None,
+        format_func=(lambda t: world_specs.task_title(world, t)) if o.name == "task" else str)
+# Sim and real frames of the same states (a world with a "paired" switch turns it on).
+paired = {"paired": True} if "paired" in world_specs.declared(world) else {}
+spec = world_specs.world_spec(world, **{**options, **chosen, **paired})
 try:
     options = demo_options(spec)
 except S2RError as exc:
