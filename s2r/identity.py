@@ -109,3 +109,29 @@ def identity_of(source) -> bytes:
     of all its pixels."""
     own = getattr(source, "identity", None)
     return own() if callable(own) else pixels_identity(source)
+
+
+def package_digest(directory, *, only: Optional[Iterable[str]] = None,
+                   exclude: Iterable[str] = ()) -> str:
+    """Digest (hex) of a package's Python source: the bytes of its ``*.py`` files in name order.
+
+    What a pinned code identity is checked against: a world pins the identity of the code that
+    draws or runs it (a cache key must not move with an edit that changes nothing it computes),
+    and a test records this digest so that any edit of the package asks whether the pinned
+    identity must change.
+
+    Parameters
+    ----------
+    directory : str or Path
+        The package's folder (its sub-folders are not read).
+    only : iterable of str, optional
+        Module names (file stems) to read; all by default.
+    exclude : iterable of str
+        Module names not to read.
+    """
+    here = Path(directory)
+    files = sorted(here.glob("*.py"))
+    if only is not None:
+        files = [f for f in files if f.stem in set(only)]
+    files = [f for f in files if f.stem not in set(exclude)]
+    return digest(*(f.read_bytes() for f in files)).hex()

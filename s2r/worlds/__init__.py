@@ -19,11 +19,11 @@ from collections.abc import Iterator, Mapping
 
 from s2r.errors import DataError
 from s2r.worlds import demo, metaworld
-from s2r.worlds.base import (LOOKS, Control, Demonstration, RolloutBatch, SceneMemory, SimTask,
-                             TaskColumns, World)
+from s2r.worlds.base import (LOOKS, Control, ControlTask, Demonstration, RolloutBatch,
+                             SceneMemory, SimTask, TaskColumns, World)
 
-__all__ = ["WORLDS", "LOOKS", "Control", "Demonstration", "RolloutBatch", "SceneMemory",
-           "SimTask", "TaskColumns", "World", "Worlds", "control", "controls"]
+__all__ = ["WORLDS", "LOOKS", "Control", "ControlTask", "Demonstration", "RolloutBatch",
+           "SceneMemory", "SimTask", "TaskColumns", "World", "Worlds", "control", "controls"]
 
 
 class Worlds(Mapping):

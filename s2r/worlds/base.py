@@ -73,8 +73,8 @@ if TYPE_CHECKING:           # annotations only: the registry imports this module
     from s2r.progress import ProgressCallback
     from s2r.worlds.options import Options
 
-__all__ = ["LOOKS", "Control", "Demonstration", "RolloutBatch", "SceneMemory", "SimTask",
-           "TaskColumns", "World"]
+__all__ = ["LOOKS", "Control", "ControlTask", "Demonstration", "RolloutBatch", "SceneMemory",
+           "SimTask", "TaskColumns", "World"]
 
 #: The two looks every world draws.
 LOOKS = ("sim", "real")
@@ -144,8 +144,9 @@ class Control:
     """A built-in ``simcnn`` control of a world: a small CNN trained on the world's sim frames
     with appearance randomisation ``strength`` to predict the task state (its transfer order
     is known by construction: more randomisation, a smaller sim-to-real gap). The backend
-    (:mod:`s2r.encoders.backends.simcnn`) trains it on first use from
-    :meth:`SimTask.randomised_frames` and stores this recipe in its weights file.
+    (:mod:`s2r.encoders.backends.simcnn`) trains it on first use from the
+    :meth:`ControlTask.randomised_frames` of :meth:`World.control_task` and stores this
+    recipe in its weights file.
 
     Attributes
     ----------
@@ -161,7 +162,7 @@ class Control:
         The task-state columns the control predicts, as its recipe records them (the demo:
         ``(10, 22)``, i.e. ``states[:, 10:22]``).
     task : tuple of (str, object)
-        The options of :meth:`World.task` (empty: the world's one task).
+        The options of :meth:`World.control_task` (empty: the world's one task).
     height, width : int
         Frame size of the training episodes (resized like every frame the encoder embeds).
     minutes : int
@@ -233,6 +234,17 @@ class SceneMemory(Protocol):
     def __call__(self, task: np.ndarray, proprio: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The remembered task state ``(B, K)`` of rollouts ``rows`` this step, from the task
         state ``(B, K)`` decoded from their frames and their proprioception ``(B, P)``."""
+
+
+class ControlTask(Protocol):
+    """What a world's ``simcnn`` control trains on (:meth:`World.control_task`): one task, or
+    several whose frames one control learns."""
+
+    def randomised_frames(self, n: int, steps: int, *, strength: float, seed: int,
+                          height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """Expert episodes rendered with appearance randomisation ``strength`` in [0, 1]
+        (looks from other seeds than validation's): ``(frames (N, H, W, 3) uint8, task
+        state (N, K) float32)``, the controls' training data."""
 
 
 class SimTask(Protocol):
@@ -314,6 +326,9 @@ class World(Protocol):
         defaults (a smaller dataset that draws and embeds in seconds).
     controls : Mapping[str, Control]
         Its built-in ``simcnn`` controls by id.
+    tasks : tuple of str
+        The tasks a spec's ``task=`` option may name (the option's choices); empty for a
+        world of one task.
     """
 
     name: str
@@ -321,6 +336,11 @@ class World(Protocol):
     options: "Options"
     dashboard_defaults: Mapping[str, object]
     controls: Mapping[str, Control]
+    tasks: tuple
+
+    def task_title(self, name: Optional[str] = None) -> str:
+        """What pages call task ``name`` (one of :attr:`tasks`; a one-task world's task when
+        None)."""
 
     def check_options(self, options: dict) -> dict:
         """Validated options (every key of :attr:`options`); :class:`~s2r.errors.DataError`
@@ -338,4 +358,8 @@ class World(Protocol):
     def task(self, options: dict) -> SimTask:
         """The task the closed loop runs at checked ``options`` (only the options that choose
         a task matter)."""
+
+    def control_task(self, options: dict) -> ControlTask:
+        """What a built-in control trains on at its recipe's options
+        (:attr:`Control.task`): a task, or a mix of several (its frames split between them)."""
 

@@ -161,8 +161,16 @@ class ToyWorld:
                         state=states, action_names=["move"], name="toy",
                         source={"kind": "toy", **options})
 
+    tasks = ()
+
     def task(self, options):
         return ToyTask()
+
+    def control_task(self, options):
+        return ToyTask()
+
+    def task_title(self, name=None):
+        return "Reach"
 
 
 TOY = ToyWorld()

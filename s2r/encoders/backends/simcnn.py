@@ -137,7 +137,7 @@ def train_control(spec, path: Path, progress=None, settings=None) -> Path:
     # the world's expert episodes at the control's frame size (resized like every frame the
     # encoder embeds), labelled with the task state: what the camera must supply (the
     # robot's own state is proprioception)
-    frames, targets = world.task(dict(c.task)).randomised_frames(
+    frames, targets = world.control_task(dict(c.task)).randomised_frames(
         c.episodes, c.steps, strength=c.strength, seed=c.seed, height=c.height, width=c.width)
     state_dict, info = train_simcnn(frames, targets, augment=0.0, seed=c.seed,
                                     epochs=c.epochs, dim=spec.dim,

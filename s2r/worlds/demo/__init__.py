@@ -9,7 +9,8 @@ Modules:
 
 - drawing (:data:`.dataset.DRAWING_MODULES`, their pixels named by
   :data:`.dataset.RENDER_ID`): :mod:`.dataset` (``make_demo``), :mod:`.scene` (geometry,
-  camera, kinematics), :mod:`.policy` (scripted episodes), :mod:`.render` (flat shading),
+  camera, kinematics), :mod:`.schema` (state and action columns), :mod:`.episodes` (scripted
+  episodes), :mod:`.render` (flat shading),
   :mod:`.realism` (the real look), :mod:`.sensor`, :mod:`.source` (renderer, lazy sources);
 - the task: :mod:`.task` (the kinematic simulator), :mod:`.geometry`, :mod:`.expert` (the
   reactive expert and the evaluation layouts), :mod:`.scripted` (the dataset's scripted

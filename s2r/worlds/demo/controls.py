@@ -15,16 +15,13 @@ from s2r.worlds.base import Control
 __all__ = ["CONTROLS", "CONTROL_EPISODES", "RANDOMISED_EPISODES", "CONTROL_STEPS",
            "CONTROL_EPOCHS", "CONTROL_SEED"]
 
-#: The plain-look control: 750 episodes (~12,700 frames), not 250: measured on the demo (seed
-#: 47, 20 sim-look rollouts, memory 3), simcnn-dr0 reads the leg's position to 7 / 5 / 4 mm
-#: (x / y / z, held-out episodes) instead of ~13 mm and reaches sim success 0.50 instead of
-#: 0.00-0.10 (docs/validation.md). ~12-20 CPU-minutes on a 2-core machine.
+#: The plain-look control's episodes (~12,700 frames): enough for simcnn-dr0 to read the
+#: leg's position to a few millimetres, which the policy needs to grasp it
+#: (docs/validation.md). ~12-20 CPU-minutes on a 2-core machine.
 CONTROL_EPISODES = 750
-#: The randomised controls (strength > 0): 1,500 episodes. Reading the leg independently of the
-#: look (camera mounting included) needs more data: simcnn-dr1 with 750 reads it to
-#: 11.5 / 9.7 / 6.2 mm on randomised held-out episodes, with 1,500 to 9.1 / 6.8 / 5.2 mm, and
-#: its real progress at gap 1 rose from 0.18-0.24 to 0.39-0.43 (seeds 31 / 47,
-#: docs/validation.md). ~25 CPU-minutes.
+#: The randomised controls' episodes (strength > 0): reading the leg independently of the look
+#: (camera mounting included) needs more data than the plain look (docs/validation.md).
+#: ~25 CPU-minutes.
 RANDOMISED_EPISODES = 1500
 CONTROL_STEPS = 24
 CONTROL_EPOCHS = 20
@@ -54,7 +51,6 @@ def _control(cid: str, strength: float, version: int) -> Control:
         recognise_unrecorded=True)
 
 
-#: The demo's controls: id -> Control. Versions: 2 (simcnn-dr0): 750 training episodes
-#: instead of 250; 3 (the randomised controls): 1,500.
+#: The demo's controls: id -> Control (their versions name their weights files).
 CONTROLS = {c.id: c for c in (_control("simcnn-dr0", 0.0, 2), _control("simcnn-dr0.5", 0.5, 3),
                               _control("simcnn-dr1", 1.0, 3))}

@@ -11,23 +11,25 @@ mask of the task-relevant pixels (arm, gripper, parts).
 (see :mod:`s2r.worlds.demo.realism`), all scaled by one ``gap`` in ``[0, 1]``.
 
 What draws it (:data:`DRAWING_MODULES`, guarded by :data:`RENDER_ID`): this module,
-:mod:`.scene` (geometry, camera, kinematics), :mod:`.policy` (scripted episodes),
-:mod:`.render` (flat shading), :mod:`.realism` (the real look), :mod:`.sensor` (the camera's
-sensor), :mod:`.source` (renderer and lazy sources).
+:mod:`.scene` (geometry, camera, kinematics), :mod:`.schema` (state and action columns),
+:mod:`.episodes` (scripted episodes), :mod:`.render` (flat shading), :mod:`.realism` (the
+real look), :mod:`.sensor` (the camera's sensor), :mod:`.source` (renderer and lazy sources).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from s2r.worlds.demo.policy import (ACTION_NAMES, PROPRIO_COLUMNS, PROPRIO_NAMES, STATE_NAMES,
-                                      TASK_COLUMNS, run_episode)
+from s2r.worlds.demo.episodes import run_episode
+from s2r.worlds.demo.schema import (ACTION_NAMES, PROPRIO_COLUMNS, PROPRIO_NAMES, STATE_NAMES,
+                                    TASK_COLUMNS)
 from s2r.worlds.demo.source import DemoRenderer, RenderedImages
 from s2r.errors import DataError
 from s2r.frameset import FrameSet
 from s2r.images import ArrayImages
 from s2r.progress import ProgressCallback, report
 from s2r.worlds.options import Option, Options, check_options
+from s2r.worlds.twolook import two_look_frameset, two_look_index
 
 __all__ = ["make_demo", "demo_renderer", "ACTION_NAMES", "STATE_NAMES", "PROPRIO_COLUMNS",
            "PROPRIO_NAMES", "TASK_COLUMNS", "EAGER_LIMIT_BYTES", "MIN_SIZE", "MAX_SIZE",
@@ -81,13 +83,11 @@ def _simulate(episodes: int, steps: int, seed: int, paired: bool):
             states.append(ep.states)
             actions.append(ep.actions)
             local.append(np.full(steps, e))
-    n = 2 * episodes * steps
-    domain = np.repeat(np.array(["sim", "real"]), episodes * steps)
+    domain, episode, step = two_look_index(episodes, steps)
     return {
         "layouts": layouts, "states": np.concatenate(states), "actions": np.concatenate(actions),
-        "domain": domain, "local_episode": np.concatenate(local),
-        "episode": np.repeat(np.arange(2 * episodes), steps),
-        "step": np.tile(np.arange(steps), 2 * episodes), "n": n,
+        "domain": domain, "local_episode": np.concatenate(local), "episode": episode,
+        "step": step, "n": 2 * episodes * steps,
     }
 
 
@@ -116,18 +116,17 @@ def demo_renderer(*, episodes: int = 8, steps: int = 40, gap: float = 0.5, seed:
 
 #: The identity of what the demo draws (pixels, masks, states, actions) for given parameters:
 #: part of every demo frame's identity (:func:`demo_identity`), so of every cache key built on
-#: demo frames. It was the digest of the drawing package's source until that package stopped
-#: holding code that does not draw (issue 25); it is pinned to that value, so caches of demo
-#: frames written before stay valid (issue 34 moved the drawing code from ``s2r.datasets.demo``
-#: here without changing a pixel: the value stayed). Give it a new value whenever what is drawn
-#: changes: ``tests/worlds/demo/test_dataset.py`` fails on any change of the
-#: :data:`DRAWING_MODULES`' source (:func:`source_digest`) until the change is recorded there.
+#: demo frames. Pinned rather than computed from the source, so an edit that draws the same
+#: pixels keeps every cache valid. Give it a new value whenever what is drawn changes:
+#: ``tests/worlds/demo/test_dataset.py`` fails on any change of the :data:`DRAWING_MODULES`'
+#: source (:func:`source_digest`) until the change is recorded there.
 RENDER_ID = bytes.fromhex("38282faede9176cb0780454abbb5ffdf")
 
 
 #: The modules of this package that draw the demo's frames and labels (:data:`RENDER_ID`'s
 #: guard); every other module of the package runs the task (:meth:`.world.DemoTask.identity`).
-DRAWING_MODULES = ("dataset", "policy", "realism", "render", "scene", "sensor", "source")
+DRAWING_MODULES = ("dataset", "episodes", "realism", "render", "scene", "schema", "sensor",
+                   "source")
 
 
 def source_digest() -> str:
@@ -135,10 +134,9 @@ def source_digest() -> str:
     :data:`RENDER_ID`."""
     from pathlib import Path
 
-    from s2r.identity import digest
+    from s2r.identity import package_digest
 
-    here = Path(__file__).parent
-    return digest(*((here / f"{name}.py").read_bytes() for name in DRAWING_MODULES)).hex()
+    return package_digest(Path(__file__).parent, only=DRAWING_MODULES)
 
 
 def demo_identity(params: dict, kind: str) -> bytes:
@@ -203,10 +201,9 @@ def make_demo(*, episodes: int = 12, steps: int = 24, gap: float = 0.5, seed: in
         images = RenderedImages(renderer, identity=ids["frames"])
         masks = RenderedImages(renderer, masks=True, identity=ids["masks"])
         report(progress, n, n, "demo frames render lazily on read (too large to hold)")
-    return FrameSet(
-        images=images, actions=labels["actions"], domain=labels["domain"],
-        episode=labels["episode"], step=labels["step"], masks=masks, state=labels["states"],
-        action_names=list(ACTION_NAMES), name="demo",
+    return two_look_frameset(
+        images, actions=labels["actions"], state=labels["states"], episodes=p["episodes"],
+        steps=p["steps"], action_names=ACTION_NAMES, name="demo", masks=masks,
         source={"kind": "demo", "episodes": p["episodes"], "steps": p["steps"], "gap": p["gap"],
                 "seed": p["seed"], "paired": p["paired"], "height": h, "width": w},
     )

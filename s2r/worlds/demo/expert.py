@@ -1,7 +1,7 @@
 """The demonstrator of closed-loop evaluation: a reactive expert whose action is a function of
 the state it sees, and the evaluation task it solves.
 
-The scripted policy of the demo dataset (:mod:`s2r.worlds.demo.policy`,
+The scripted policy of the demo dataset (:mod:`s2r.worlds.demo.episodes`,
 :class:`.scripted.ScriptedController`)
 keeps an internal phase counter and draws a random twist, so its next action is not a function
 of what a camera can see; behaviour cloning from it learns a blur of phases. This expert decides
@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from s2r.worlds.demo.policy import (EE_POS, EE_ROT, GRIP, GRIP_CLOSE, GRIP_OPEN, INSERT_DEPTH,
+from s2r.worlds.demo.schema import (EE_POS, EE_ROT, GRIP, GRIP_CLOSE, GRIP_OPEN, INSERT_DEPTH,
                                       LEG_POS, LEG_ROT, LEG_WIDTH, TOP)
 from s2r.worlds.demo.scene import (FIXTURE_HEIGHT, GRASP_BELOW_TOP, LEG_HALF,
                                      TABLETOP_HALF, Layout, gripper_rotation, hole_positions,

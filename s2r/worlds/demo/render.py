@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
-from s2r.worlds.demo import policy
+from s2r.worlds.demo import schema
 from s2r.worlds.demo.scene import (COLORS, Camera, Layout, Solid, arm_solids, leg_solid,
                                      room_quads, rot_from_6d, static_solids, table_leg_solids)
 
@@ -157,11 +157,11 @@ def render_static(layout: Layout, camera: Camera, extra: list[Solid] | None = No
 
 
 def moving_solids(state: np.ndarray) -> list[Solid]:
-    """Arm, gripper and the handled leg of one state row ``(22,)`` (see ``policy.STATE_NAMES``)."""
+    """Arm, gripper and the handled leg of one state row ``(22,)`` (see ``schema.STATE_NAMES``)."""
     s = np.asarray(state, dtype=np.float64)
-    ee_rot = rot_from_6d(s[policy.EE_ROT])
-    solids = arm_solids(s[policy.EE_POS], ee_rot, float(s[policy.GRIP]))
-    solids.append(leg_solid(s[policy.LEG_POS], rot_from_6d(s[policy.LEG_ROT])))
+    ee_rot = rot_from_6d(s[schema.EE_ROT])
+    solids = arm_solids(s[schema.EE_POS], ee_rot, float(s[schema.GRIP]))
+    solids.append(leg_solid(s[schema.LEG_POS], rot_from_6d(s[schema.LEG_ROT])))
     return solids
 
 

@@ -13,7 +13,8 @@ from typing import Callable
 
 import numpy as np
 
-from s2r.worlds.demo.policy import EE_POS, EE_ROT, GRIP, GRIP_CLOSE, LEG_WIDTH, waypoints
+from s2r.worlds.demo.episodes import waypoints
+from s2r.worlds.demo.schema import EE_POS, EE_ROT, GRIP, GRIP_CLOSE, LEG_WIDTH
 from s2r.worlds.demo.scene import GRIPPER_OPEN, Layout, gripper_rotation, rot6d, rot_from_6d
 from s2r.worlds.demo.task import TaskSim
 from s2r.worlds.demo.geometry import wrap, yaw_of

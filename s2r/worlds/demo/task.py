@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from s2r.worlds.demo.policy import (EE_POS, EE_ROT, GRIP, INSERT_DEPTH, LEG_WIDTH,
+from s2r.worlds.demo.schema import (EE_POS, EE_ROT, GRIP, INSERT_DEPTH, LEG_WIDTH,
                                       STATE_NAMES)
 from s2r.worlds.demo.scene import (GRIPPER_OPEN, LEG_HALF, TABLETOP_HALF, Layout,
                                      gripper_rotation, hole_positions, rot6d, rot_from_6d,

@@ -17,10 +17,9 @@ show states a slightly wrong policy visits; the label of a frame is the state it
 Textures are switched per episode from :data:`TEXTURE_SETS` sets (uploading one costs ~0.3 s
 on the CPU renderer).
 
-Versions: ``dr0`` v2 (200 episodes x 12 epochs, sim look). ``dr1`` v2 drew gaps uniformly
-from [0, 1] over 240 episodes x 12 epochs and 24 texture sets; at gap 1 its probe read the
-button hardly better than ``dr0``'s (docs/validation.md, the issue's check at seed 11), so v3
-trains on 600 episodes x 16 epochs, gaps weighted toward 1 and 48 texture sets.
+``dr0`` trains on 200 episodes x 12 epochs in the sim look; ``dr1`` on 600 episodes x 16
+epochs, gaps weighted toward 1 and 48 texture sets (a uniform gap and fewer episodes left its
+probe reading the button at gap 1 hardly better than ``dr0``'s: docs/validation.md).
 
 Each control's :attr:`~s2r.worlds.base.Control.version` is part of its weights file's name:
 bump it with any change to how that control is trained.
@@ -68,9 +67,8 @@ def _control(cid: str, strength: float, episodes: int, epochs: int, version: int
         targets_names="Meta-World task state (object position and quaternion, goal: 10)")
 
 
-#: Meta-World's controls: id -> Control, sized to train in minutes on first use. dr0 v2: 2.6
-#: minutes wall on a shared 2-core machine (load 1.5-3; 6,000 frames rendered on both cores,
-#: then 12 epochs on one thread). dr1 v3: 18,000 frames x 16 epochs (see the module's notes).
+#: Meta-World's controls: id -> Control, sized to train in minutes on first use (dr0: 6,000
+#: frames x 12 epochs; dr1: 18,000 frames x 16 epochs).
 CONTROLS = {c.id: c for c in (_control("mw-simcnn-dr0", 0.0, 200, 12, 2, 3),
                               _control("mw-simcnn-dr1", 1.0, 600, 16, 3, 12))}
 

@@ -20,6 +20,7 @@ import numpy as np
 from s2r.frameset import FrameSet
 from s2r.images import ArrayImages
 from s2r.progress import report
+from s2r.worlds.twolook import two_look_frameset
 
 __all__ = ["make_dataset", "paint_key"]
 
@@ -96,13 +97,8 @@ def make_dataset(options: dict, progress=None) -> FrameSet:
     states = np.concatenate([ep.states for ep in episodes])
     nq, nv = _model_size(episodes, states.shape[1] - named_width(spec))
     actions = np.concatenate([ep.actions for ep in episodes])
-    e, s = int(options["episodes"]), int(options["steps"])
-    n = e * s
-    return FrameSet(
-        images=ArrayImages(np.concatenate([sim, real])),
-        actions=np.concatenate([actions, actions]),
-        domain=np.repeat(np.array(["sim", "real"]), n),
-        episode=np.repeat(np.arange(2 * e), s), step=np.tile(np.arange(s), 2 * e),
-        state=np.concatenate([states, states]), action_names=list(ACTION_NAMES),
-        name="metaworld", source={"kind": "metaworld", **options,
-                                  "state_names": list(state_names(spec, nq, nv))})
+    return two_look_frameset(
+        ArrayImages(np.concatenate([sim, real])), actions=np.concatenate([actions, actions]),
+        state=np.concatenate([states, states]), episodes=options["episodes"],
+        steps=options["steps"], action_names=ACTION_NAMES, name="metaworld",
+        source={"kind": "metaworld", **options, "state_names": list(state_names(spec, nq, nv))})

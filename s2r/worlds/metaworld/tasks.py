@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 __all__ = ["TASKS", "TaskSpec", "HORIZON_STEPS", "ACTION_NAMES", "PROPRIO_NAMES",
-           "named_width", "state_names", "stage_of", "task_names"]
+           "named_width", "state_names", "stage_of", "stage_start", "task_names"]
 
 #: The 4-D action: the hand's displacement (x, y, z; 1 = 1 cm a Meta-World step) and the
 #: gripper's effort (-1 open, 1 closed), each in [-1, 1].
@@ -59,6 +60,21 @@ class TaskSpec:
         is this over the action repeat, rounded up.
     title : str
         What pages call it.
+    stage : callable
+        ``stage(env, obs (39,) float64, info, start) -> int``: the highest of its stages the
+        environment's current step satisfies (0: none; ``len(stages)``: success).
+    start : callable
+        ``start(env, obs) -> dict``: what its stages compare with, read right after a reset.
+    model_size : tuple of int
+        ``(nq, nv)`` of its MuJoCo model: the widths of the physics snapshot in its state
+        (tests check them against MuJoCo's).
+    static : tuple of int
+        Columns of its task state (object pose and goal, :func:`state_names` from column 4)
+        nothing moves before the task is done: the deployed policy's memory keeps the mean
+        of their first decoded values (:mod:`.memory`).
+    carried : tuple of int
+        Columns of the task state of the object the hand carries (position 3, quaternion 4;
+        empty: the task carries nothing): the memory moves it with the hand while held.
     """
 
     name: str
@@ -68,66 +84,15 @@ class TaskSpec:
     stages: tuple
     horizon_steps: int
     title: str
+    stage: Callable
+    start: Callable
+    model_size: tuple
+    static: tuple
+    carried: tuple = ()
 
     def horizon(self, repeat: int) -> int:
         """The horizon in world steps of ``repeat`` Meta-World steps."""
         return math.ceil(self.horizon_steps / int(repeat))
-
-
-TASKS = {t.name: t for t in (
-    TaskSpec("button-press-topdown-v3", "SawyerButtonPressTopdownV3Policy", ("button",),
-             "wxyz", ("above the button", "at the button", "half pressed", "pressed"), 100,
-             "Button press (top down)"),
-    TaskSpec("assembly-v3", "SawyerAssemblyV3Policy", ("nut handle",), "wxyz",
-             ("at the handle", "lifted", "above the peg", "on the peg"), 120,
-             "Assembly (nut onto a peg)"),
-    TaskSpec("peg-insert-side-v3", "SawyerPegInsertionSideV3Policy", ("peg",), "xyzw",
-             ("at the peg", "lifted", "near the hole", "inserted"), 180,
-             "Peg insertion (side)"),
-)}
-#: Most Meta-World steps a rollout takes, per task (:attr:`TaskSpec.horizon_steps`).
-HORIZON_STEPS = {name: t.horizon_steps for name, t in TASKS.items()}
-
-
-def task_names() -> tuple:
-    """The tasks this world runs, in order."""
-    return tuple(TASKS)
-
-
-def _object_names(spec: TaskSpec) -> list:
-    quat = ("qw", "qx", "qy", "qz") if spec.quaternion == "wxyz" else ("qx", "qy", "qz", "qw")
-    return [f"{obj} {axis}" for obj in spec.objects for axis in ("x", "y", "z", *quat)]
-
-
-def named_width(spec: TaskSpec) -> int:
-    """How many named columns the task's state starts with (proprioception, objects, goal)."""
-    return len(PROPRIO_NAMES) + 7 * len(spec.objects) + 3
-
-
-def state_names(spec: TaskSpec, nq: int, nv: int) -> tuple:
-    """The names of the task's state columns: the named observation, then the snapshot
-    (``nq`` joint positions, ``nv`` velocities, the mocap body's position and quaternion)."""
-    return (*PROPRIO_NAMES, *_object_names(spec), "goal x", "goal y", "goal z",
-            *(f"qpos {i}" for i in range(nq)), *(f"qvel {i}" for i in range(nv)),
-            "mocap x", "mocap y", "mocap z", "mocap qw", "mocap qx", "mocap qy", "mocap qz")
-
-
-def named_state(spec: TaskSpec, obs: np.ndarray) -> np.ndarray:
-    """The named columns ``(named_width,)`` of Meta-World's 39-D observation ``obs``: its
-    current step (hand, gripper, the task's objects) and its goal."""
-    obs = np.asarray(obs, dtype=np.float64)
-    return np.concatenate([obs[:4 + 7 * len(spec.objects)], obs[36:39]])
-
-
-def observation(spec: TaskSpec, named: np.ndarray) -> np.ndarray:
-    """Meta-World's 39-D observation of named columns ``(K,)`` (the inverse of
-    :func:`named_state`; the previous step's copy is the current step: the experts never read
-    it)."""
-    named = np.asarray(named, dtype=np.float64)
-    current = np.zeros(18)
-    width = 4 + 7 * len(spec.objects)
-    current[:width] = named[:width]
-    return np.concatenate([current, current, named[width:width + 3]])
 
 
 # ---- stages -----------------------------------------------------------------------------------
@@ -177,22 +142,89 @@ def _peg(env, obs, info, start) -> int:
     return 1 if info["near_object"] else 0
 
 
-_STAGES = {"button-press-topdown-v3": _button, "assembly-v3": _assembly,
-           "peg-insert-side-v3": _peg}
+def _button_start(env, obs) -> dict:
+    """The button's travel to its target (half of it is stage 3)."""
+    start = env._get_site_pos("buttonStart")[2]
+    return {"obj_to_target": float(abs(env._target_pos[2] - start))}
 
 
-def stage_start(spec: TaskSpec, env, obs, info) -> dict:
-    """What a task's stages compare with, read right after the reset."""
-    if spec.name == "button-press-topdown-v3":
-        start = env._get_site_pos("buttonStart")[2]
-        return {"obj_to_target": float(abs(env._target_pos[2] - start))}
-    if spec.name == "assembly-v3":
-        return {"nut_z": float(env._get_site_pos("RoundNut")[2])}
+def _assembly_start(env, obs) -> dict:
+    """The nut's height on the table."""
+    return {"nut_z": float(env._get_site_pos("RoundNut")[2])}
+
+
+def _peg_start(env, obs) -> dict:
+    """The peg's height on the table."""
     return {"peg_z": float(obs[6])}
+
+
+#: The tasks, one row each: everything a task is to this world is its row.
+TASKS = {t.name: t for t in (
+    TaskSpec("button-press-topdown-v3", "SawyerButtonPressTopdownV3Policy", ("button",),
+             "wxyz", ("above the button", "at the button", "half pressed", "pressed"), 100,
+             "Button press (top down)", stage=_button, start=_button_start,
+             model_size=(10, 10), static=(0, 1, 3, 4, 5, 6, 7, 8, 9)),
+    TaskSpec("assembly-v3", "SawyerAssemblyV3Policy", ("nut handle",), "wxyz",
+             ("at the handle", "lifted", "above the peg", "on the peg"), 120,
+             "Assembly (nut onto a peg)", stage=_assembly, start=_assembly_start,
+             model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6)),
+    TaskSpec("peg-insert-side-v3", "SawyerPegInsertionSideV3Policy", ("peg",), "xyzw",
+             ("at the peg", "lifted", "near the hole", "inserted"), 180,
+             "Peg insertion (side)", stage=_peg, start=_peg_start,
+             model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6)),
+)}
+#: Most Meta-World steps a rollout takes, per task (:attr:`TaskSpec.horizon_steps`).
+HORIZON_STEPS = {name: t.horizon_steps for name, t in TASKS.items()}
+
+
+def task_names() -> tuple:
+    """The tasks this world runs, in order."""
+    return tuple(TASKS)
+
+
+def _object_names(spec: TaskSpec) -> list:
+    quat = ("qw", "qx", "qy", "qz") if spec.quaternion == "wxyz" else ("qx", "qy", "qz", "qw")
+    return [f"{obj} {axis}" for obj in spec.objects for axis in ("x", "y", "z", *quat)]
+
+
+def named_width(spec: TaskSpec) -> int:
+    """How many named columns the task's state starts with (proprioception, objects, goal)."""
+    return len(PROPRIO_NAMES) + 7 * len(spec.objects) + 3
+
+
+def state_names(spec: TaskSpec, nq: int, nv: int) -> tuple:
+    """The names of the task's state columns: the named observation, then the snapshot
+    (``nq`` joint positions, ``nv`` velocities, the mocap body's position and quaternion)."""
+    return (*PROPRIO_NAMES, *_object_names(spec), "goal x", "goal y", "goal z",
+            *(f"qpos {i}" for i in range(nq)), *(f"qvel {i}" for i in range(nv)),
+            "mocap x", "mocap y", "mocap z", "mocap qw", "mocap qx", "mocap qy", "mocap qz")
+
+
+def named_state(spec: TaskSpec, obs: np.ndarray) -> np.ndarray:
+    """The named columns ``(named_width,)`` of Meta-World's 39-D observation ``obs``: its
+    current step (hand, gripper, the task's objects) and its goal."""
+    obs = np.asarray(obs, dtype=np.float64)
+    return np.concatenate([obs[:4 + 7 * len(spec.objects)], obs[36:39]])
+
+
+def observation(spec: TaskSpec, named: np.ndarray) -> np.ndarray:
+    """Meta-World's 39-D observation of named columns ``(K,)`` (the inverse of
+    :func:`named_state`; the previous step's copy is the current step: the experts never read
+    it)."""
+    named = np.asarray(named, dtype=np.float64)
+    current = np.zeros(18)
+    width = 4 + 7 * len(spec.objects)
+    current[:width] = named[:width]
+    return np.concatenate([current, current, named[width:width + 3]])
+
+
+def stage_start(spec: TaskSpec, env, obs, info=None) -> dict:
+    """What a task's stages compare with, read right after the reset (:attr:`TaskSpec.start`)."""
+    return spec.start(env, obs)
 
 
 def stage_of(spec: TaskSpec, env, obs, info, start: dict) -> int:
     """The highest of the task's stages the environment's current step satisfies (1-based;
     0 = none; ``len(spec.stages)`` = success), from its observation ``obs`` (39,) and
-    ``info`` (Meta-World's step info)."""
-    return int(_STAGES[spec.name](env, np.asarray(obs, dtype=np.float64), info, start))
+    ``info`` (Meta-World's step info) (:attr:`TaskSpec.stage`)."""
+    return int(spec.stage(env, np.asarray(obs, dtype=np.float64), info, start))

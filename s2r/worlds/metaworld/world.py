@@ -11,7 +11,6 @@ what to install (:meth:`MetaWorldWorld.unavailable`).
 
 from __future__ import annotations
 
-import functools
 from typing import Iterator, Optional
 
 import numpy as np
@@ -30,19 +29,27 @@ CAMERAS = ("corner", "corner2", "corner3", "corner4", "topview")
 MIN_SIZE, MAX_SIZE = 32, 1024
 #: Meta-World ends an episode after 500 of its steps: ``steps * repeat`` stays within it.
 MAX_STEPS = 500
-#: Snapshot widths (``nq``, ``nv``) of the tasks' models (tests check them against MuJoCo's).
-MODEL_SIZES = {"button-press-topdown-v3": (10, 10), "assembly-v3": (16, 15),
-               "peg-insert-side-v3": (16, 15)}
+#: The identity of this package's code (what steps, draws and grades its tasks): part of every
+#: task's identity (:meth:`MetaWorldTask.identity`), so of every cache key of its rollouts,
+#: demonstrations and controls. Pinned rather than computed from the source, so an edit that
+#: changes nothing a task computes keeps every cache valid. Give it a new value whenever what
+#: the tasks compute or draw changes: ``tests/worlds/metaworld/test_world.py`` fails on any
+#: change of this package's source (:func:`source_digest`) until the change is recorded there.
+CODE_ID = "2cfc233b3a1347e6"
 
 
-@functools.lru_cache(maxsize=None)
 def _source_digest() -> str:
+    """The identity of this package's code (:data:`CODE_ID`)."""
+    return CODE_ID
+
+
+def source_digest() -> str:
+    """Digest (hex) of this package's source, for the test that guards :data:`CODE_ID`."""
     from pathlib import Path
 
-    from s2r.identity import digest
+    from s2r.identity import package_digest
 
-    here = Path(__file__).resolve().parent
-    return digest("metaworld", *(f.read_bytes() for f in sorted(here.glob("*.py")))).hex()[:16]
+    return package_digest(Path(__file__).resolve().parent)
 
 
 def _versions() -> str:
@@ -77,7 +84,7 @@ class MetaWorldTask:
                  repeat: int = 2):
         self.spec: TaskSpec = TASKS[task]
         self.camera, self.repeat = camera, int(repeat)
-        nq, nv = MODEL_SIZES[task]
+        nq, nv = self.spec.model_size
         self.nq, self.nv = nq, nv
         names = state_names(self.spec, nq, nv)
         k = named_width(self.spec)
@@ -169,14 +176,15 @@ class MetaWorldTask:
         return frames, self.columns.task_of(states)
 
     def memory(self, look_frames: int):
-        from s2r.worlds.metaworld.memory import SceneMemory
+        from s2r.worlds.metaworld.memory import MetaWorldMemory
 
-        return SceneMemory(self.spec, look_frames)
+        return MetaWorldMemory(self.spec, look_frames)
 
 
 class TaskMix:
-    """Several Meta-World tasks whose frames train one control (``World.task`` of the
-    controls' task options): :meth:`randomised_frames` splits the episodes between them."""
+    """Several Meta-World tasks whose frames train one control (a
+    :class:`~s2r.worlds.base.ControlTask`, :meth:`MetaWorldWorld.control_task` of a tuple of
+    task names): :meth:`randomised_frames` splits the episodes between them."""
 
     def __init__(self, tasks: tuple, camera: str, repeat: int):
         self.tasks = tuple(MetaWorldTask(t, camera, repeat) for t in tasks)
@@ -222,7 +230,15 @@ class MetaWorldWorld:
     dashboard_defaults = {"task": "button-press-topdown-v3", "episodes": 6, "steps": 40,
                           "gap": 0.5, "seed": 0, "height": 96, "width": 128}
     controls = CONTROLS
-    tasks = tuple(TASKS)
+
+    @property
+    def tasks(self) -> tuple:
+        """The tasks a spec's ``task=`` may name: the ``task`` option's choices."""
+        return self.options["task"].choices
+
+    def task_title(self, name: str) -> str:
+        """What pages call task ``name`` (its row's title)."""
+        return TASKS[name].title
 
     def check_options(self, options: dict) -> dict:
         return check_options(self.options, options)
@@ -238,12 +254,17 @@ class MetaWorldWorld:
         return make_dataset(options, progress)
 
     def task(self, options: Optional[dict] = None) -> MetaWorldTask:
-        """The task of ``options`` (a tuple of task names: their mix, what the controls are
-        trained on, :class:`.controls.TaskMix`)."""
+        """The task of ``options`` (its ``task``, ``camera`` and ``repeat``)."""
+        o = {**self.options.defaults(), **(options or {})}
+        return MetaWorldTask(o["task"], o["camera"], o["repeat"])
+
+    def control_task(self, options: Optional[dict] = None):
+        """What a control trains on: the task of ``options``, or the mix of several
+        (:class:`TaskMix`) when its ``task`` is a tuple of task names."""
         o = {**self.options.defaults(), **(options or {})}
         if isinstance(o["task"], tuple):
             return TaskMix(o["task"], o["camera"], o["repeat"])
-        return MetaWorldTask(o["task"], o["camera"], o["repeat"])
+        return self.task(o)
 
 
 #: The Meta-World world (registered in :data:`s2r.worlds.WORLDS`).

@@ -8,7 +8,7 @@ import pytest
 
 from s2r.errors import DataError
 from s2r.worlds.demo import dataset as demo
-from s2r.worlds.demo import policy
+from s2r.worlds.demo import schema
 from s2r.worlds.demo.dataset import ACTION_NAMES, STATE_NAMES, demo_renderer, make_demo
 from s2r.worlds.demo.realism import sample_look
 from s2r.worlds.demo.scene import (FOREARM, UPPER_ARM, arm_joints, gripper_rotation,
@@ -150,11 +150,11 @@ def test_masks_cover_the_gripper_and_a_sensible_area(small_demo):
             local = int(fs.episode[i]) - src["episodes"]
             cam = sample_look(src["seed"], local, src["gap"]).camera(h, w)
         s = fs.state[i].astype(np.float64)
-        point = hand_point(s[policy.EE_POS], rot_from_6d(s[policy.EE_ROT]))
+        point = hand_point(s[schema.EE_POS], rot_from_6d(s[schema.EE_ROT]))
         (u, v), _ = cam.project(point)
         assert masks[i, int(round(v)), int(round(u))] == 1, f"frame {i}: hand not in mask"
         # the carried leg (task-relevant) is in the mask too
-        (u, v), _ = cam.project(s[policy.LEG_POS])
+        (u, v), _ = cam.project(s[schema.LEG_POS])
         assert masks[i, int(round(v)), int(round(u))] == 1, f"frame {i}: leg not in mask"
     frac = masks.reshape(len(fs), -1).mean(axis=1)
     assert frac.min() > 0.03 and frac.max() < 0.4
@@ -193,9 +193,9 @@ def test_actions_follow_the_scene():
         rows = np.flatnonzero(labels["episode"] == e)
         close = rows[np.argmax(actions[rows, 9] > 0)]          # first "close" command
         grasp_xy.append(actions[close, :2])
-        leg_xy.append(states[rows[0], policy.LEG_POS][:2])      # where the leg stood
+        leg_xy.append(states[rows[0], schema.LEG_POS][:2])      # where the leg stood
         end_xy.append(actions[rows[-1], :2])
-        top = states[rows[-1], policy.TOP].astype(np.float64)
+        top = states[rows[-1], schema.TOP].astype(np.float64)
         holes = hole_positions(top[:2], top[2])                 # the tabletop's 4 corner holes
         top_xy.append(holes[np.argmin(np.linalg.norm(holes - end_xy[-1], axis=1))])
     grasp_xy, leg_xy = np.array(grasp_xy), np.array(leg_xy)
@@ -245,7 +245,7 @@ def test_independent_draws_by_default(small_demo):
     # no real frame repeats a sim state; the layouts (tabletop place) differ too
     d = np.abs(sim[:, None, :] - real[None, :, :]).max(axis=2)
     assert d.min() > 1e-3
-    assert not np.isin(real[:, policy.TOP][:, 0], sim[:, policy.TOP][:, 0]).any()
+    assert not np.isin(real[:, schema.TOP][:, 0], sim[:, schema.TOP][:, 0]).any()
 
 
 # ----------------------------------------------------------------------------- validation
@@ -317,7 +317,7 @@ def test_rotation_6d_round_trip_and_ik_link_lengths(small_demo):
         assert np.allclose(rot_from_6d(rot6d(rot)), rot, atol=1e-12)
     # every pose the policy commands is reachable: the links keep their lengths
     for s in small_demo.state.astype(np.float64):
-        j = arm_joints(s[policy.EE_POS], rot_from_6d(s[policy.EE_ROT]))
+        j = arm_joints(s[schema.EE_POS], rot_from_6d(s[schema.EE_ROT]))
         assert np.linalg.norm(j["elbow"] - j["shoulder"]) == pytest.approx(UPPER_ARM, abs=1e-9)
         assert np.linalg.norm(j["wrist"] - j["elbow"]) == pytest.approx(FOREARM, abs=1e-9)
         assert j["elbow"][2] > 0 and j["wrist"][2] > 0           # above the table
@@ -327,10 +327,8 @@ def test_rotation_6d_round_trip_and_ik_link_lengths(small_demo):
 #: DRAWING_MODULES`) that :data:`s2r.worlds.demo.RENDER_ID` was last checked against. When this
 #: test fails, the drawing code changed: if what it draws (pixels, masks, states, actions)
 #: changed, give RENDER_ID a new value (cached demo frames are then misses); either way, record
-#: the new digest here. Issue 34 moved the code from s2r.datasets.demo (digest
-#: d0b1416c494ffdecb186cccdecd6a572) without changing a pixel
-#: (tests/golden/test_unchanged.py), so RENDER_ID kept its value.
-DEMO_SOURCE_DIGEST = "50e338ec00df94532ea0e10cb088e93d"
+#: the new digest here.
+DEMO_SOURCE_DIGEST = "5a3bd0b852d6d8aa302a08cf80387773"
 
 
 def test_demo_code_is_unchanged_or_its_render_id_was_considered():

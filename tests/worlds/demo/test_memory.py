@@ -5,7 +5,7 @@ import pytest
 
 from s2r.errors import MetricError
 from s2r.worlds.demo.memory import StaticMemory
-from s2r.worlds.demo.policy import LEG_WIDTH
+from s2r.worlds.demo.schema import LEG_WIDTH
 
 
 def _proprio(ee, width):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from s2r.worlds.demo.dataset import demo_renderer
-from s2r.worlds.demo.policy import (GRIP_CLOSE, GRIP_OPEN, INSERT_DEPTH, LEG_WIDTH,
-                                      run_episode)
+from s2r.worlds.demo.episodes import run_episode
+from s2r.worlds.demo.schema import GRIP_CLOSE, GRIP_OPEN, INSERT_DEPTH, LEG_WIDTH
 from s2r.worlds.demo.scene import (GRIPPER_OPEN, LEG_HALF, Layout, gripper_rotation,
                                      hole_positions, rot6d, rot_z, sample_layout)
 from s2r.worlds.demo.task import (TaskConfig, TaskSim, grasp_point, leg_foot, replay,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from s2r.errors import MetricError
-from s2r.worlds.metaworld.memory import SceneMemory
+from s2r.worlds.metaworld.memory import MetaWorldMemory
 from s2r.worlds.metaworld.tasks import TASKS
 
 OPEN, SHUT = 1.0, 0.45
@@ -17,7 +17,7 @@ def _proprio(hand, grip):
 
 
 def test_the_button_is_remembered_but_its_height_is_read_live():
-    mem = SceneMemory(TASKS["button-press-topdown-v3"], look_frames=2)
+    mem = MetaWorldMemory(TASKS["button-press-topdown-v3"], look_frames=2)
     mem.reset(1)
     seen = [np.arange(10.0) + i for i in (0, 2, 10)]
     out = [mem(s[None], _proprio([0, 0, 0], OPEN), np.array([0]))[0] for s in seen]
@@ -28,7 +28,7 @@ def test_the_button_is_remembered_but_its_height_is_read_live():
 
 
 def test_a_carried_object_stays_until_grasped_then_moves_with_the_hand():
-    mem = SceneMemory(TASKS["assembly-v3"], look_frames=2)
+    mem = MetaWorldMemory(TASKS["assembly-v3"], look_frames=2)
     mem.reset(2)
     row = np.array([0])
     nut = np.array([0.1, 0.6, 0.02, 1, 0, 0, 0, 0.0, 0.8, 0.1])
@@ -58,7 +58,7 @@ def test_a_carried_object_stays_until_grasped_then_moves_with_the_hand():
 
 
 def test_bad_shapes_and_rows_are_one_line():
-    mem = SceneMemory(TASKS["assembly-v3"])
+    mem = MetaWorldMemory(TASKS["assembly-v3"])
     mem.reset(1)
     with pytest.raises(MetricError, match=r"expected task \(B, 10\)"):
         mem(np.zeros((1, 12)), np.zeros((1, 4)), np.array([0]))

@@ -53,11 +53,33 @@ def test_the_task_columns_stages_and_horizons():
 def test_the_model_sizes_are_meta_worlds():
     from s2r.worlds.metaworld import sim
     from s2r.worlds.metaworld.tasks import TASKS
-    from s2r.worlds.metaworld.world import MODEL_SIZES
-
-    for name, spec in TASKS.items():
+    for spec in TASKS.values():
         model = sim.shared_env(spec).model
-        assert MODEL_SIZES[name] == (model.nq, model.nv)
+        assert spec.model_size == (model.nq, model.nv)
+
+
+#: The digest of this world's package source (s2r.identity.package_digest) that
+#: s2r.worlds.metaworld.world.CODE_ID was last checked against. When this test fails, the
+#: package's code changed: if what its tasks compute or draw changed (states, stages, frames,
+#: experts), give CODE_ID a new value (cached rollouts, demonstrations and controls are then
+#: misses); either way, record the new digest here.
+METAWORLD_SOURCE_DIGEST = "d893f9d41f73a8bcc66f4ef7cb1605b5"
+
+
+def test_meta_worlds_code_is_unchanged_or_its_code_id_was_considered():
+    from s2r.worlds.metaworld import world
+
+    assert world.source_digest() == METAWORLD_SOURCE_DIGEST, (
+        "Meta-World's code changed: bump s2r.worlds.metaworld.world.CODE_ID if what its tasks "
+        f"compute or draw changed, then set METAWORLD_SOURCE_DIGEST = {world.source_digest()!r}")
+
+
+def test_the_task_identity_is_pinned():
+    """Cache keys of rollouts and demonstrations stay those the code wrote before."""
+    from s2r.worlds.metaworld.world import MetaWorldTask, _versions
+
+    if _versions() == "metaworld 3.1.1, mujoco 3.3.0":
+        assert MetaWorldTask().identity() == "817125ed697eabf8"
 
 
 @pytest.mark.parametrize("absent, words", [

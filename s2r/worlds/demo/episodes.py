@@ -1,4 +1,5 @@
-"""The scripted one-leg assembly policy: approach a leg, grasp, lift, carry, insert, twist.
+"""The demo dataset's scripted episodes: the one-leg assembly plan (approach a leg, grasp,
+lift, carry, insert, twist) sampled into states and actions (their columns: :mod:`.schema`).
 
 Each episode draws its own layout (:func:`.scene.sample_layout`), timing (how long each phase
 takes) and small noise (a slow wobble of the gripper axis, a few millimetres of tracking
@@ -16,24 +17,9 @@ import numpy as np
 
 from s2r.worlds.demo.scene import (GRASP_BELOW_TOP, GRIPPER_OPEN, LEG_HALF, Layout,
                                      gripper_rotation, rot6d, rot_z, sample_layout)
+from s2r.worlds.demo.schema import (ACTION_NAMES, GRIP_CLOSE, GRIP_OPEN, INSERT_DEPTH,
+                                    LEG_WIDTH, STATE_NAMES)
 
-ACTION_NAMES = ["pos_x", "pos_y", "pos_z", "rot6d_0", "rot6d_1", "rot6d_2", "rot6d_3",
-                "rot6d_4", "rot6d_5", "gripper"]
-STATE_NAMES = (["ee_x", "ee_y", "ee_z"] + [f"ee_rot6d_{k}" for k in range(6)]
-               + ["gripper_width", "leg_x", "leg_y", "leg_z"]
-               + [f"leg_rot6d_{k}" for k in range(6)] + ["top_x", "top_y", "top_yaw"])
-# column slices of the state vector (see STATE_NAMES)
-EE_POS, EE_ROT, GRIP, LEG_POS, LEG_ROT, TOP = (slice(0, 3), slice(3, 9), 9, slice(10, 13),
-                                               slice(13, 19), slice(19, 22))
-#: The robot's own state (proprioception: end effector pose, gripper width), what the paper's
-#: policies see beside the frame; and the task state (leg and tabletop pose), which a policy
-#: must read from the frame.
-PROPRIO_COLUMNS, TASK_COLUMNS = slice(0, 10), slice(10, 22)
-PROPRIO_NAMES = tuple(STATE_NAMES[PROPRIO_COLUMNS])
-
-GRIP_CLOSE, GRIP_OPEN = 1.0, -1.0
-LEG_WIDTH = 2 * LEG_HALF[0]
-INSERT_DEPTH = 0.012       # how deep the leg's foot goes into the hole (m)
 # (phase name, relative duration) of the plan; durations are jittered per episode
 PHASES = (("approach", 1.0), ("descend", 0.6), ("close", 0.35), ("lift", 0.6),
           ("carry", 1.0), ("insert", 0.55), ("twist", 0.5), ("release", 0.3), ("retreat", 0.45))
