@@ -93,20 +93,15 @@ def world_title(world: str) -> str:
 
 
 def task_title(world: str, task: str) -> str:
-    """A task of ``world`` as pages name it (the world's ``task_title``; else the task's
-    name)."""
-    titled = getattr(_world(world), "task_title", None)
-    if titled is None:
-        return str(task)
-    title = titled(task)
+    """A task of ``world`` as pages name it: the world's title of it and its name."""
+    title = _world(world).task_title(task)
     return title if title == task else f"{title} ({task})"
 
 
 def unavailable(world: str) -> Optional[str]:
     """None when ``world`` can run here, else the world's one line naming what to install
     (:meth:`s2r.worlds.base.World.unavailable`)."""
-    check = getattr(_world(world), "unavailable", None)
-    return check() if check is not None else None
+    return _world(world).unavailable()
 
 
 def world_encoders(known: list, wanted: list, world: str) -> list:
