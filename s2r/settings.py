@@ -86,7 +86,7 @@ _DEFAULTS = {
     "S2R_CACHE_DIR": "./cache", "S2R_WEIGHTS_DIR": "./weights",
     "S2R_ENCODERS": "./s2r_encoders.toml or .json when present", "S2R_WEIGHTS_MIRROR": "none",
     "S2R_OFFLINE": "off", "S2R_RAY_ADDRESS": "a Ray instance here",
-    "S2R_DATASET": "the first world", "S2R_DEMO_SPEC": "S2R_DATASET",
+    "S2R_DATASET": "the built-in demo", "S2R_DEMO_SPEC": "the built-in demo",
     "S2R_DEFAULT_ENCODERS": "the built-in choice",
     "S2R_AUTOCOMPUTE": "on", "S2R_DATA_ROOTS": "the working folder and the home folder",
 }

@@ -52,7 +52,7 @@ OPTIONS = Options(
            help="0: real frames render exactly like sim frames; 1: every real-camera effect "
                 "at full strength"),
     Option("seed", 0, low=0, label="Seed", widget_high=2**31 - 1),
-    Option("paired", False, label="Paired episodes",
+    Option("paired", False, label="Paired",
            help="Real episode e replays the states of sim episode e (else independent draws)"),
     Option("height", 240, low=MIN_SIZE, high=MAX_SIZE, label="Frame height"),
     Option("width", 320, low=MIN_SIZE, high=MAX_SIZE, label="Frame width"),
