@@ -38,6 +38,10 @@ variable                field                   meaning (default)
 ``S2R_DATA_ROOTS``      ``data_roots``          folders a dataset named by a page link may
                                                 lie under, ``os.pathsep``-separated (the
                                                 working folder and the home folder)
+``S2R_RUNTIME``         ``runtime``             what runs the CPU embedding pass: ``torch``,
+                                                ``onnx`` or ``auto`` (ONNX Runtime where the
+                                                model exports; ``onnx`` = ``auto``); see
+                                                :mod:`s2r.encoders.runtime` (``torch``)
 ======================  ======================  ============================================
 
 Every value is read one way (:func:`current`; a bad value is a :class:`SettingsError`, one
@@ -89,7 +93,10 @@ _DEFAULTS = {
     "S2R_DATASET": "the built-in demo", "S2R_DEMO_SPEC": "the built-in demo",
     "S2R_DEFAULT_ENCODERS": "the built-in choice",
     "S2R_AUTOCOMPUTE": "on", "S2R_DATA_ROOTS": "the working folder and the home folder",
+    "S2R_RUNTIME": "torch",
 }
+#: What ``S2R_RUNTIME`` accepts (:data:`s2r.encoders.runtime.RUNTIMES`).
+_RUNTIMES = ("torch", "onnx", "auto")
 
 
 class SettingsError(S2RError, ValueError):
@@ -166,6 +173,16 @@ def _items(env: Mapping[str, str], name: str, sep: str) -> Optional[list[str]]:
     return items
 
 
+def _runtime(env: Mapping[str, str]) -> str:
+    text = _text(env, "S2R_RUNTIME")
+    if text is None:
+        return "torch"
+    if text.lower() not in _RUNTIMES:
+        raise SettingsError(f"S2R_RUNTIME={quoted(text)} is not a runtime: give "
+                            f"{', '.join(_RUNTIMES)} (unset: {_DEFAULTS['S2R_RUNTIME']})")
+    return text.lower()
+
+
 def _mirror(env: Mapping[str, str]) -> Optional[str]:
     text = _text(env, "S2R_WEIGHTS_MIRROR")
     if text is None:
@@ -217,6 +234,7 @@ class Settings:
     default_encoders: Optional[tuple[str, ...]]
     autocompute: bool
     data_roots: tuple[str, ...]
+    runtime: str = "torch"
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> "Settings":
@@ -247,6 +265,7 @@ class Settings:
             default_encoders=tuple(encoders) if encoders else None,
             autocompute=_switch(env, "S2R_AUTOCOMPUTE", True),
             data_roots=tuple(os.path.realpath(r) for r in root_list),
+            runtime=_runtime(env),
         )
 
     @property

@@ -19,6 +19,7 @@ ResNet18 on CPU, see ``bench/bench_encoder_layout.py``); never bf16 autocast on 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -116,10 +117,19 @@ class Encoder(nn.Module):
     precision : str
         ``"auto"`` (fp16 on CUDA, fp32 elsewhere) or ``"int8"`` (a CPU model quantized by
         :func:`s2r.encoders.quantize.quantize_int8`: no gradients, no saliency).
+    runtime : {"torch", "onnx", "auto"}
+        What runs :meth:`embed` on the CPU in float32 (:mod:`s2r.encoders.runtime`): torch
+        (the default), or ONNX Runtime where the model exports (``onnx`` = ``auto``).
+    graph_dir : path or None
+        The graph cache folder of ONNX Runtime (None: graphs are kept in memory only).
+    threads : int or None
+        ONNX Runtime's intra-op threads (default ``torch.get_num_threads()``).
     """
 
     def __init__(self, spec: EncoderSpec, model, *, device, weights_fingerprint: str,
-                 weights_path: Optional[str] = None, precision: str = "auto"):
+                 weights_path: Optional[str] = None, precision: str = "auto",
+                 runtime: str = "torch", graph_dir=None, threads: Optional[int] = None):
+        from s2r.encoders.runtime import check_runtime
 
         super().__init__()
         self.spec = spec
@@ -141,8 +151,11 @@ class Encoder(nn.Module):
             self.model.to(dtype=self.dtype)
             if self.channels_last:
                 self.model.to(memory_format=torch.channels_last)
+        self.runtime = check_runtime(runtime)
+        self.graph_dir, self.threads = graph_dir, threads
         self._grid_size = None
         self._inference_model = None
+        self._graphs: dict = {}
         super().train(False)
 
     def train(self, mode: bool = True):
@@ -264,11 +277,41 @@ class Encoder(nn.Module):
                 outs.append(out.float().cpu().numpy())
         return np.concatenate(outs, axis=0).astype(np.float32, copy=False)
 
+    @property
+    def runs_graphs(self) -> bool:
+        """Whether :meth:`embed` runs ONNX Runtime graphs: a runtime other than torch, on the
+        CPU in float32 (precision auto). Part of the embeddings cache key when true."""
+        return (self.runtime != "torch" and self.device.type == "cpu"
+                and self.dtype == torch.float32 and self.precision == "auto")
+
     def inference_model(self, example=None):
-        """The module :meth:`embed` runs: on CPU in float32, a copy of :attr:`model` with its
-        BatchNorms folded into their convolutions (:func:`s2r.encoders.fuse.fold_batchnorm`,
-        made on the first call from ``example``, a normalised batch); else :attr:`model`.
-        Gradients and saliency always use :attr:`model` itself."""
+        """What :meth:`embed` runs: :meth:`folded_model`, as an ONNX Runtime graph when
+        :attr:`runs_graphs` and it exports (:meth:`graph`)."""
+        module = self.folded_model(example)
+        if example is None or not self.runs_graphs:
+            return module
+        return self.graph(module, example)
+
+    def graph(self, module, example, *, outputs: str = "embed"):
+        """``module`` (:attr:`model`, its folded copy or a wrapper of it named by ``outputs``)
+        as an ONNX Runtime graph (:func:`s2r.encoders.runtime.onnx_model`: cached on disk in
+        :attr:`graph_dir`, made once per process); ``module`` itself when it does not export
+        (one warning line says why)."""
+        from s2r.encoders.runtime import graph_key, onnx_model
+
+        if outputs not in self._graphs:
+            key = graph_key(self.spec, self.weights_fingerprint, tuple(example.shape), outputs)
+            made = onnx_model(module, example, name=self.spec.id, key=key,
+                              graph_dir=self.graph_dir, threads=self.threads)
+            self._graphs[outputs] = module if made is None else made
+        return self._graphs[outputs]
+
+    def folded_model(self, example=None):
+        """The torch module :meth:`embed` runs: on CPU in float32, a copy of :attr:`model`
+        with its BatchNorms folded into their convolutions
+        (:func:`s2r.encoders.fuse.fold_batchnorm`, made on the first call from ``example``, a
+        normalised batch); else :attr:`model`. Gradients and saliency always use
+        :attr:`model` itself."""
         from s2r.encoders.fuse import fold_batchnorm
 
         if self._inference_model is None:
@@ -282,7 +325,8 @@ class Encoder(nn.Module):
 
 
 def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None,
-                  settings=None) -> Encoder:
+                  settings=None, runtime: Optional[str] = None,
+                  threads: Optional[int] = None) -> Encoder:
     """Build a frozen :class:`Encoder` from a registry id or spec.
 
     Parameters
@@ -297,7 +341,13 @@ def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None,
         ``True`` on a random entry is an error.
     settings : s2r.settings.Settings, optional
         Handed down by the caller: where weights files are (needed for entries whose weights
-        are a file: TypeError without) and the user config (``$S2R_ENCODERS``).
+        are a file: TypeError without), the user config (``$S2R_ENCODERS``), the runtime
+        (``$S2R_RUNTIME``) and the graph cache (``<cache_dir>/graphs``).
+    runtime : {"torch", "onnx", "auto"}, optional
+        What runs the embedding pass on the CPU (:mod:`s2r.encoders.runtime`); default the
+        settings' ``runtime``, else ``"torch"``.
+    threads : int, optional
+        ONNX Runtime's intra-op threads (default ``torch.get_num_threads()``).
 
     Raises
     ------
@@ -319,5 +369,9 @@ def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None,
                            f"the weights of {spec.base_id!r} instead")
     model, path = build_model(spec, pretrained=not spec.random_init, settings=settings)
     fingerprint = fingerprint_of(spec, path)
+    if runtime is None:
+        runtime = getattr(settings, "runtime", "torch")
+    graph_dir = None if settings is None else Path(settings.cache_dir) / "graphs"
     return Encoder(spec, model, device=device if device is not None else pick_device(),
-                   weights_fingerprint=fingerprint, weights_path=path)
+                   weights_fingerprint=fingerprint, weights_path=path, runtime=runtime,
+                   graph_dir=graph_dir, threads=threads)

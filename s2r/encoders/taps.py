@@ -303,6 +303,40 @@ def select_layers(plan: Sequence[Tap], request, *, encoder: str = "encoder") -> 
 
 
 # ----------------------------------------------------------------------------- embedding
+def _run_with_taps(enc, model, taps, x, got: dict):
+    """``enc.forward(x, model=model)``, each non-final tap's pooled output put in ``got``."""
+    handles = []
+
+    def capture(tap):
+        def hook(module, inputs, output):
+            got[tap.name] = POOLS[tap.pool](model, _output(output))
+        return hook
+
+    try:
+        for tap in taps:
+            if not tap.final:
+                handles.append(resolve_module(model, tap.module).register_forward_hook(
+                    capture(tap)))
+        return enc.forward(x, model=model) if enc is not None else _output(model(x))
+    finally:
+        for h in handles:
+            h.remove()
+
+
+class TapOutputs(nn.Module):
+    """``model`` with its taps as outputs: ``(embedding (B, D), pooled tap 1, ...)`` (what
+    ONNX Runtime runs as one graph, :meth:`~s2r.encoders.build.Encoder.graph`)."""
+
+    def __init__(self, model: nn.Module, taps: Sequence[Tap]):
+        super().__init__()
+        self.model, self.taps = model, tuple(taps)
+
+    def forward(self, x):
+        got: dict = {}
+        out = _run_with_taps(None, self.model, self.taps, x, got)
+        return (out.flatten(1), *(got[t.name] for t in self.taps))
+
+
 class LayerEmbedder:
     """Embeds frames at several taps of a built encoder in one forward pass.
 
@@ -330,23 +364,15 @@ class LayerEmbedder:
         got: dict = {}
         with torch.inference_mode():
             x = enc.preprocess(frames)
-            model = enc.inference_model(x[:1])
-            handles = []
-
-            def capture(tap):
-                def hook(module, inputs, output):
-                    got[tap.name] = POOLS[tap.pool](model, _output(output))
-                return hook
-
-            try:
-                for tap in self.taps:
-                    if not tap.final:
-                        handles.append(resolve_module(model, tap.module).register_forward_hook(
-                            capture(tap)))
-                out = enc.forward(x, model=model)
-            finally:
-                for h in handles:
-                    h.remove()
+            model = enc.folded_model(x[:1])
+            if getattr(enc, "runs_graphs", False):   # ONNX Runtime: the taps are graph outputs
+                inner = [t for t in self.taps if not t.final]
+                outputs = "taps:" + ",".join(f"{t.module}/{t.pool}" for t in inner)
+                outs = enc.graph(TapOutputs(model, inner), x[:1], outputs=outputs)(x)
+                got = {t.name: o for t, o in zip(inner, outs[1:])}
+                out = outs[0]
+            else:
+                out = _run_with_taps(enc, model, self.taps, x, got)
             cols = [out.float() if t.final else got[t.name].float() for t in self.taps]
             return torch.cat(cols, dim=1).cpu().numpy().astype(np.float32, copy=False)
 

@@ -1,0 +1,304 @@
+"""Running an encoder's embedding pass in ONNX Runtime on the CPU (opt-in: ``runtime="onnx"``).
+
+What runs where
+---------------
+``torch`` (the default) runs every pass in torch. ``onnx`` and ``auto`` (the same: ONNX
+Runtime wherever the model exports) run :meth:`~s2r.encoders.build.Encoder.embed` and the layer
+taps (:class:`~s2r.encoders.taps.LayerEmbedder`, the taps as extra graph outputs) on the CPU in
+float32 in ONNX Runtime (``CPUExecutionProvider``): the BatchNorm-folded copy of the model
+(:mod:`s2r.encoders.fuse`) is exported with the TorchScript exporter
+(``torch.onnx.export(..., dynamo=False)``, opset :data:`OPSET`, the batch axis dynamic).
+CUDA (fp16), int8 and saliency (gradients) always run torch. A model that does not export, a
+graph ONNX Runtime cannot load, or one whose output on the example batch differs from torch's
+by more than :data:`CHECK_RTOL` of its largest value is one :class:`RuntimeFallbackWarning`
+line naming the encoder and why, then torch runs that pass: never a traceback.
+
+The graph cache
+---------------
+Graphs are exported once and kept in ``graph_dir`` (``<cache_dir>/graphs``): a record
+``<key hash>.json`` (the key: weights fingerprint, architecture, input shape, outputs,
+:data:`EXPORT_VERSION`, opset, torch and onnxruntime versions; the graph's file name, byte
+count and sha256) and the graph ``<key hash>-<sha256 prefix>.onnx``, each written atomically
+(:func:`s2r.atomic.atomic_path`; the graph first, so the record is the commit). A graph file is
+data: s2r loads only bytes whose sha256 is the one it recorded when it wrote them, and hands
+ONNX Runtime those bytes (never the path), so a graph without a record, an edited or
+truncated one, or a record that does not match its key is refused with one warning line and
+exported again. No custom operator library is ever registered.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import io
+import json
+import warnings
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import torch
+
+from s2r.atomic import atomic_path
+
+__all__ = ["RUNTIMES", "EXPORT_VERSION", "OPSET", "CHECK_RTOL", "RuntimeFallbackWarning",
+           "check_runtime", "runtime_tag", "graph_key", "OnnxModel", "export_bytes",
+           "onnx_model"]
+
+#: What ``runtime=`` / ``S2R_RUNTIME`` / ``--runtime`` accept.
+RUNTIMES = ("torch", "onnx", "auto")
+#: Bump when how a graph is made changes (wrappers, exporter options): part of every graph key
+#: and of the embeddings key of a non-torch runtime.
+EXPORT_VERSION = 1
+#: ONNX opset of the exported graphs.
+OPSET = 17
+#: Largest difference of the graph's output from torch's on the example batch, relative to the
+#: largest absolute value, for the graph to be used (measured: ~1e-6).
+CHECK_RTOL = 1e-5
+
+
+class RuntimeFallbackWarning(UserWarning):
+    """An encoder asked to run in ONNX Runtime runs torch (the message says which and why), or
+    a cached graph file was refused and exported again."""
+
+
+def check_runtime(runtime: Optional[str]) -> str:
+    """``runtime`` checked (``None`` -> ``"torch"``); ValueError naming the choices."""
+    value = "torch" if runtime is None else str(runtime).strip().lower()
+    if value not in RUNTIMES:
+        raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}; got {runtime!r}")
+    return value
+
+
+def runtime_tag(runtime: str) -> Optional[str]:
+    """What an embeddings key records of ``runtime``: ``None`` for torch (every key made before
+    runtimes existed stays the same), else ``"onnxruntime/v<EXPORT_VERSION>"``."""
+    return None if check_runtime(runtime) == "torch" else f"onnxruntime/v{EXPORT_VERSION}"
+
+
+def _versions() -> dict:
+    import onnxruntime
+
+    return {"torch": torch.__version__, "onnxruntime": onnxruntime.__version__}
+
+
+def graph_key(spec, weights_fingerprint: str, input_shape, outputs: str = "embed") -> dict:
+    """Everything that shapes an exported graph (see the module docstring)."""
+    ck = getattr(spec, "checkpoint", None)
+    arch = [spec.id, spec.backend, spec.identifier, spec.tag,
+            [list(kv) if isinstance(kv, tuple) else kv for kv in spec.model_kwargs],
+            None if ck is None else ck.arch, list(spec.input_size or ()), spec.dim, spec.family]
+    return {"kind": "onnx-graph", "weights": str(weights_fingerprint),
+            "architecture": json.loads(json.dumps(arch, default=str)),
+            "input": [int(v) for v in input_shape[1:]], "outputs": str(outputs),
+            "export": EXPORT_VERSION, "opset": OPSET, **_versions()}
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0][:200] if text else ''}".rstrip(": ")
+
+
+class _QuietExporterLog:
+    """Keeps the TorchScript exporter from printing the whole traced graph when an export
+    fails: its ``setup_onnx_logging`` turns the log on whatever ``verbose`` says (torch 2.14:
+    it tests the function ``_jit_is_onnx_log_enabled`` instead of calling it), so it is made
+    a no-op for the export (restored after)."""
+
+    _NAME = "torch.onnx._internal.torchscript_exporter.utils"
+
+    def __enter__(self):
+        import contextlib
+        import importlib
+
+        try:
+            self.module = importlib.import_module(self._NAME)
+            self.saved = self.module.setup_onnx_logging
+        except (ImportError, AttributeError):
+            self.module = None
+            return self
+        self.module.setup_onnx_logging = lambda verbose: contextlib.nullcontext()
+        return self
+
+    def __exit__(self, *exc):
+        if self.module is not None:
+            self.module.setup_onnx_logging = self.saved
+        return False
+
+
+def export_bytes(module, example: torch.Tensor, n_outputs: int = 1) -> bytes:
+    """``module`` (eval mode, CPU, float32) exported to ONNX bytes, input ``x``, outputs
+    ``y0``..., the batch axis dynamic. Raises whatever the exporter raises."""
+    names = [f"y{i}" for i in range(n_outputs)]
+    buffer = io.BytesIO()
+    kwargs = ({"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters
+              else {})
+    fastpath = torch.backends.mha.get_fastpath_enabled()
+    quiet = _QuietExporterLog()
+    with warnings.catch_warnings(), quiet:
+        warnings.simplefilter("ignore")   # the exporter's notes about its own future
+        # MultiheadAttention's fused inference kernel has no ONNX form: trace the plain ops
+        torch.backends.mha.set_fastpath_enabled(False)
+        try:
+            torch.onnx.export(module, (example,), buffer, opset_version=OPSET,
+                              input_names=["x"], output_names=names, do_constant_folding=True,
+                              verbose=False,
+                              dynamic_axes={n: {0: "batch"} for n in ["x", *names]},
+                              **kwargs)
+        finally:
+            torch.backends.mha.set_fastpath_enabled(fastpath)
+    return buffer.getvalue()
+
+
+class OnnxModel:
+    """A graph in an ONNX Runtime CPU session, called like the module it was exported from:
+    ``model(x)`` with a normalised float32 ``(B, 3, h, w)`` tensor returns a tensor (or a tuple
+    of them for several outputs).
+
+    Parameters
+    ----------
+    data : bytes
+        The ONNX graph.
+    threads : int, optional
+        Intra-op threads (default ``torch.get_num_threads()``); inter-op 1. Idle threads wait
+        passively (no spinning), as s2r's OpenMP policy asks (:mod:`s2r.settings`).
+    """
+
+    def __init__(self, data: bytes, *, threads: Optional[int] = None):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = int(threads or torch.get_num_threads())
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        self.threads = options.intra_op_num_threads
+        self.session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+        self.n_outputs = len(self.session.get_outputs())
+
+    def __call__(self, x):
+        arr = np.ascontiguousarray(x.detach().to("cpu", torch.float32).numpy())
+        outs = [torch.from_numpy(o) for o in self.session.run(None, {"x": arr})]
+        return outs[0] if self.n_outputs == 1 else tuple(outs)
+
+    def __repr__(self) -> str:
+        return f"OnnxModel(outputs={self.n_outputs}, threads={self.threads})"
+
+
+def _as_tuple(out):
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _mismatch(want, got) -> Optional[str]:
+    """Why ``got`` (the graph's outputs) does not stand for ``want`` (torch's), or None."""
+    want, got = _as_tuple(want), _as_tuple(got)
+    if len(want) != len(got):
+        return f"the graph has {len(got)} outputs, torch {len(want)}"
+    for w, g in zip(want, got):
+        w = w.detach().float().flatten(1) if w.ndim > 1 else w.detach().float()
+        g = g.float().reshape(w.shape) if g.numel() == w.numel() else g
+        if g.shape != w.shape:
+            return f"output shape {tuple(g.shape)} where torch gives {tuple(w.shape)}"
+        scale = float(w.abs().max()) or 1.0
+        diff = float((w - g).abs().max())
+        if not diff <= CHECK_RTOL * scale:
+            return f"its output differs from torch's by {diff / scale:.1e} of the largest value"
+    return None
+
+
+def _read_cached(graph_dir: Path, name: str, key: dict) -> tuple[Optional[bytes], Optional[str]]:
+    """``(bytes, None)`` of the graph s2r wrote for ``key``; ``(None, why refused)`` for a file
+    that is not (``(None, None)``: nothing there)."""
+    record_path = graph_dir / f"{name}.json"
+    stray = sorted(graph_dir.glob(f"{name}*.onnx"))
+    if not record_path.exists():
+        return None, (f"{stray[0].name} has no record of s2r writing it" if stray else None)
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        file = graph_dir / str(record["file"])
+        if record.get("key") != key or file.parent != graph_dir or not file.name.startswith(name):
+            return None, f"{record_path.name} is not the record of this graph"
+        data = file.read_bytes()
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        return None, f"{record_path.name}: {_first_line(error)}"
+    if len(data) != record.get("bytes") or _digest(data) != record.get("sha256"):
+        return None, f"{file.name} is not the file s2r wrote (its sha256 differs)"
+    return data, None
+
+
+def _write_cached(graph_dir: Path, name: str, key: dict, data: bytes) -> None:
+    digest = _digest(data)
+    file = graph_dir / f"{name}-{digest[:16]}.onnx"
+    with atomic_path(file) as tmp:
+        tmp.write_bytes(data)
+    record = {"key": key, "file": file.name, "bytes": len(data), "sha256": digest}
+    with atomic_path(graph_dir / f"{name}.json") as tmp:
+        tmp.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+    for old in graph_dir.glob(f"{name}*.onnx"):   # earlier (refused) graphs of this key
+        if old.name != file.name:
+            old.unlink(missing_ok=True)
+
+
+def onnx_model(module, example: torch.Tensor, *, name: str, key: dict,
+               graph_dir=None, threads: Optional[int] = None) -> Optional[OnnxModel]:
+    """``module`` as an :class:`OnnxModel`, from the graph cache or exported now; ``None``
+    (after one :class:`RuntimeFallbackWarning` line naming ``name`` and why) when it cannot
+    run in ONNX Runtime.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Eval mode, CPU, float32; returns a tensor or a tuple of tensors.
+    example : Tensor (B, 3, h, w)
+        A normalised batch: traced by the exporter, and the graph's output on it is checked
+        against ``module``'s (:data:`CHECK_RTOL`).
+    key : dict
+        :func:`graph_key`.
+    graph_dir : path, optional
+        The graph cache folder (None: nothing is kept on disk).
+    """
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        warnings.warn(f"{name}: runs in torch: onnxruntime is not installed "
+                      "(pip install onnxruntime)", RuntimeFallbackWarning, stacklevel=3)
+        return None
+    example = example.detach().float().contiguous()
+    with torch.inference_mode():
+        want = module(example)
+    n_out = len(_as_tuple(want))
+    folder = None if graph_dir is None else Path(graph_dir)
+    stem = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+    data = None
+    if folder is not None:
+        data, refused = _read_cached(folder, stem, key)
+        if refused:
+            warnings.warn(f"{name}: graph cache: refused {refused}; exporting it again",
+                          RuntimeFallbackWarning, stacklevel=3)
+    fresh = data is None
+    try:
+        if fresh:
+            with torch.no_grad():
+                data = export_bytes(module, example, n_out)
+        model = OnnxModel(data, threads=threads)
+        with torch.inference_mode():
+            why = _mismatch(want, model(example))
+    except Exception as error:  # noqa: BLE001 - any exporter/runtime failure means torch runs
+        why = f"{'export' if fresh else 'loading the cached graph'} failed ({_first_line(error)})"
+    if why is not None:
+        warnings.warn(f"{name}: runs in torch, not ONNX Runtime: {why}",
+                      RuntimeFallbackWarning, stacklevel=3)
+        return None
+    if fresh and folder is not None:
+        try:
+            _write_cached(folder, stem, key, data)
+        except OSError as error:
+            warnings.warn(f"{name}: graph cache: not written ({_first_line(error)}); the "
+                          "graph runs from memory", RuntimeFallbackWarning, stacklevel=3)
+    return model
