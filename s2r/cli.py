@@ -71,6 +71,11 @@ def settings_from_args(args: argparse.Namespace):
         from s2r.settings import current
 
         settings = args.settings = current()
+    runtime = getattr(args, "runtime", None)
+    if runtime is not None and settings.runtime != runtime:   # --runtime over $S2R_RUNTIME
+        import dataclasses
+
+        settings = args.settings = dataclasses.replace(settings, runtime=runtime)
     return settings
 
 
@@ -153,6 +158,11 @@ def add_runtime_args(parser, *, no_cache: bool = True, precision: bool = False) 
                                  "(default, exact); int8 = CPU int8 for ResNet/VGG-type "
                                  "encoders, ~2.5x faster, cosine ~0.9997 to fp32 (others run "
                                  "in auto)")
+        parser.add_argument("--runtime", choices=("torch", "onnx", "auto"), default=None,
+                            help="what runs the CPU embedding pass: torch, or ONNX Runtime "
+                                 "where the model exports (onnx = auto; faster on CPU, equal "
+                                 "to torch within ~1e-6 of the largest value; part of the "
+                                 "cache key). Default: $S2R_RUNTIME, else torch")
     add_cache_dir_arg(parser)
     if no_cache:
         parser.add_argument("--no-cache", action="store_true",

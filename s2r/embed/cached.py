@@ -21,7 +21,7 @@ from s2r.embed.batching import check_batch_size
 from s2r.embed.compute import compute_embeddings
 from s2r.embed.int8 import int8_encoder, run_int8_check
 from s2r.embed.keys import get_or_compute, key
-from s2r.embed.resolve import build, precision_of, spec_of, weights_fingerprint
+from s2r.embed.resolve import build, precision_of, runtime_of, spec_of, weights_fingerprint
 from s2r.encoders import quantize
 from s2r.errors import EncoderError
 from s2r.progress import ProgressCallback, report
@@ -61,7 +61,8 @@ def state_embeddings(frameset, *, progress: Optional[ProgressCallback] = None) -
 
 def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=None,
                    batch_size: Optional[int] = None, precision: str = "auto",
-                   progress: Optional[ProgressCallback] = None, settings=None) -> np.ndarray:
+                   progress: Optional[ProgressCallback] = None, settings=None,
+                   runtime: Optional[str] = None) -> np.ndarray:
     """Embeddings of every frame of ``frameset``, read from the disk cache when present.
 
     Parameters
@@ -89,7 +90,11 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
         ``progress(frames_done, frames_total, message)``.
     settings : s2r.settings.Settings, optional
         Handed down by the caller (never read here): where weights files are (needed for
-        encoders whose weights are a file), the user's encoder config, the default cache.
+        encoders whose weights are a file), the user's encoder config, the default cache,
+        the runtime.
+    runtime : {"torch", "onnx", "auto"}, optional
+        What runs the CPU embedding pass (:mod:`s2r.encoders.runtime`; default the
+        settings', else torch). Part of the cache key when it is not torch.
 
     Returns
     -------
@@ -107,6 +112,7 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
     cache = as_cache(cache, settings)
     spec, built = spec_of(encoder_id, settings)
     effective = precision_of(spec, built, device, precision)
+    runs = runtime_of(built, device, effective, runtime, settings)
     if not getattr(spec, "has_image_model", True):
         return state_embeddings(frameset, progress=progress)
     if precision == "int8" and effective != "int8":
@@ -114,7 +120,8 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
             spec, built.device if built is not None else device))
 
     def compute() -> np.ndarray:
-        enc = built if built is not None else build(spec, device, settings)
+        enc = built if built is not None else build(spec, device, settings,
+                                                    runtime if runs != "torch" else "torch")
         if effective == "int8" and getattr(enc, "precision", "auto") != "int8":
             check, quantized = run_int8_check(frameset, enc, device, cache, progress, settings)
             if check["accepted"]:
@@ -127,7 +134,7 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
 
     Z = get_or_compute(cache, "array",
                        lambda: key(frameset, spec.id, weights_fingerprint(spec, built, settings),
-                                   effective),
+                                   effective, runs),
                        compute, encoder=spec, settings=settings)
     report(progress, len(Z), len(frameset), f"{spec.id}: done")
     return Z

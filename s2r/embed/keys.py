@@ -31,8 +31,9 @@ simply misses. Such a key is never written: :func:`get_or_compute` fetches the w
 
 from __future__ import annotations
 
-from s2r.embed.resolve import precision_of, spec_of, weights_fingerprint
+from s2r.embed.resolve import precision_of, runtime_of, spec_of, weights_fingerprint
 from s2r.encoders import quantize
+from s2r.encoders.runtime import runtime_tag
 from s2r.encoders.weights import names_missing_weights, require_weights
 
 __all__ = ["PREPROCESS_VERSION", "embeddings_key", "get_or_compute", "key", "key_fields",
@@ -42,18 +43,27 @@ __all__ = ["PREPROCESS_VERSION", "embeddings_key", "get_or_compute", "key", "key
 PREPROCESS_VERSION = 1
 
 
-def key(frameset, encoder_id: str, weights: str, precision: str = "auto") -> dict:
-    """The embeddings key from its parts (``precision``: the effective one)."""
+def key(frameset, encoder_id: str, weights: str, precision: str = "auto",
+        runtime: str = "torch") -> dict:
+    """The embeddings key from its parts (``precision``, ``runtime``: the effective ones).
+
+    ``runtime`` is in the key only when it is not torch (``"runtime": "onnxruntime/v1"``), so
+    every key made before runtimes existed stays the same: ONNX Runtime's embeddings differ
+    from torch's in the last bits, and a result of one must not silently stand for the other.
+    """
     out = {"kind": "embeddings", "frameset": frameset.fingerprint, "encoder": str(encoder_id),
            "weights": str(weights), "preprocess": PREPROCESS_VERSION}
     tag = quantize.precision_tag(precision)
     if tag is not None:
         out["precision"] = tag
+    runtime = runtime_tag(runtime)
+    if runtime is not None:
+        out["runtime"] = runtime
     return out
 
 
 def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None,
-                   settings=None) -> dict:
+                   settings=None, runtime=None) -> dict:
     """The cache key of ``frameset`` embedded by ``encoder`` (id, spec or built Encoder).
 
     Parameters
@@ -64,7 +74,11 @@ def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None,
         Where the encoder would run (decides whether int8 applies); default: a built
         encoder's device, else the best available.
     settings : s2r.settings.Settings, optional
-        Handed down: where the weights file is (its fingerprint is part of the key).
+        Handed down: where the weights file is (its fingerprint is part of the key), and
+        the runtime when ``runtime`` is None.
+    runtime : {"torch", "onnx", "auto"}, optional
+        What runs the embedding pass (:func:`~s2r.embed.resolve.runtime_of`); in the key only
+        when it is not torch.
 
     Returns
     -------
@@ -74,8 +88,9 @@ def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None,
         "int8/v1"`` for int8 embeddings.
     """
     spec, built = spec_of(encoder, settings)
-    return key(frameset, spec.id, weights_fingerprint(spec, built, settings),
-               precision_of(spec, built, device, precision))
+    effective = precision_of(spec, built, device, precision)
+    return key(frameset, spec.id, weights_fingerprint(spec, built, settings), effective,
+               runtime_of(built, device, effective, runtime, settings))
 
 
 def key_fields(cache_key: dict) -> dict:

@@ -32,7 +32,7 @@ from s2r.cache import as_cache
 from s2r.embed.cached import state_embeddings
 from s2r.embed.compute import compute_embeddings
 from s2r.embed.keys import get_or_compute, key
-from s2r.embed.resolve import build, spec_of, weights_fingerprint
+from s2r.embed.resolve import build, runtime_of, spec_of, weights_fingerprint
 from s2r.encoders.taps import (TAPS_VERSION, LayerEmbedder, Tap, architecture_signature,
                                layer_plan, select_layers)
 from s2r.progress import ProgressCallback
@@ -40,10 +40,12 @@ from s2r.progress import ProgressCallback
 __all__ = ["ColumnSplit", "embed_layers", "layer_key", "plan_of"]
 
 
-def layer_key(frameset, encoder_id: str, weights: str, tap: Tap) -> dict:
+def layer_key(frameset, encoder_id: str, weights: str, tap: Tap,
+              runtime: str = "torch") -> dict:
     """The cache key of ``frameset`` embedded at ``tap``: the plain embeddings key for the final
-    tap (precision ``auto``), with ``layer`` and ``taps_version`` added for any other."""
-    base = key(frameset, encoder_id, weights)
+    tap (precision ``auto``; ``runtime`` when not torch), with ``layer`` and ``taps_version``
+    added for any other."""
+    base = key(frameset, encoder_id, weights, "auto", runtime)
     return base if tap.final else {**base, "layer": tap.name, "taps_version": TAPS_VERSION}
 
 
@@ -100,7 +102,8 @@ def _embed_pass(frameset, encoder, taps: Sequence[Tap], folder: str, *, batch_si
 
 def embed_layers(frameset, encoder, layers: Union[str, Sequence[str]] = "all", *, cache=None,
                  device=None, batch_size: Optional[int] = None,
-                 progress: Optional[ProgressCallback] = None, settings=None) -> dict:
+                 progress: Optional[ProgressCallback] = None, settings=None,
+                 runtime: Optional[str] = None) -> dict:
     """Embeddings of every frame of ``frameset`` at the layers of ``encoder`` that ``layers``
     names, each read from the cache or embedded (the missing ones together, in one pass).
 
@@ -115,6 +118,8 @@ def embed_layers(frameset, encoder, layers: Union[str, Sequence[str]] = "all", *
         As for :func:`s2r.embed.embed_frameset`.
     device, batch_size, progress, settings
         As for :func:`s2r.embed.embed_frameset` (layers are embedded in precision ``auto``).
+    runtime : {"torch", "onnx", "auto"}, optional
+        As for :func:`s2r.embed.embed_frameset` (the taps are extra graph outputs).
 
     Returns
     -------
@@ -129,9 +134,11 @@ def embed_layers(frameset, encoder, layers: Union[str, Sequence[str]] = "all", *
     if not spec.has_image_model:
         return {taps[0].name: state_embeddings(frameset, progress=progress)}
     final = plan[-1]
+    runs = runtime_of(built, device, "auto", runtime, settings)
 
     def key_of(tap: Tap) -> dict:
-        return layer_key(frameset, spec.id, weights_fingerprint(spec, built, settings), tap)
+        return layer_key(frameset, spec.id, weights_fingerprint(spec, built, settings), tap,
+                         runs)
 
     made: dict = {}
     out: dict = {}
@@ -140,7 +147,9 @@ def embed_layers(frameset, encoder, layers: Union[str, Sequence[str]] = "all", *
             if tap.name not in made:
                 todo = [t for t in plan if (t in taps or t is final) and t.name not in made
                         and (t is tap or not cache.contains(key_of(t)))]
-                enc = built if built is not None else build(spec, device, settings)
+                enc = built if built is not None else build(spec, device, settings,
+                                                            runtime if runs != "torch"
+                                                            else "torch")
                 made.update(_embed_pass(frameset, enc, todo, folder, batch_size=batch_size,
                                         progress=progress))
             return made[tap.name]

@@ -21,7 +21,7 @@ import s2r.encoders as encoders
 from s2r.encoders import quantize
 from s2r.errors import EncoderError
 
-__all__ = ["spec_of", "build", "weights_fingerprint", "precision_of"]
+__all__ = ["spec_of", "build", "weights_fingerprint", "precision_of", "runtime_of"]
 
 
 def spec_of(encoder, settings=None):
@@ -36,9 +36,10 @@ def spec_of(encoder, settings=None):
                        f"{type(encoder).__name__}: {encoder!r}")
 
 
-def build(spec, device=None, settings=None):
-    """The encoder of ``spec`` built on ``device`` (:func:`s2r.encoders.build_encoder`)."""
-    return encoders.build_encoder(spec, device=device, settings=settings)
+def build(spec, device=None, settings=None, runtime=None):
+    """The encoder of ``spec`` built on ``device`` (:func:`s2r.encoders.build_encoder`;
+    ``runtime``: default the settings')."""
+    return encoders.build_encoder(spec, device=device, settings=settings, runtime=runtime)
 
 
 def weights_fingerprint(spec, built=None, settings=None) -> str:
@@ -59,3 +60,19 @@ def precision_of(spec, built, device, precision: str) -> str:
         return "auto"
     return quantize.effective_precision(spec, built.device if built is not None else device,
                                         precision)
+
+
+def runtime_of(built, device, precision: str, runtime=None, settings=None) -> str:
+    """The runtime embeddings are computed in: ``"onnx"`` when ONNX Runtime is asked for
+    (``runtime``, else the settings') and applies (CPU, precision auto; a built encoder's
+    :attr:`~s2r.encoders.build.Encoder.runs_graphs`), else ``"torch"``. A model that then
+    does not export runs torch under the same key (torch's numbers are the reference)."""
+    from s2r.encoders.runtime import check_runtime
+
+    if built is not None:
+        return "onnx" if getattr(built, "runs_graphs", False) else "torch"
+    asked = check_runtime(runtime if runtime is not None else getattr(settings, "runtime", None))
+    if asked == "torch" or precision != "auto":
+        return "torch"
+    where = encoders.pick_device() if device is None else device
+    return "onnx" if str(where).split(":")[0] == "cpu" else "torch"
