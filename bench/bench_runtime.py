@@ -1,0 +1,164 @@
+"""torch vs ONNX Runtime for the CPU embedding pass (:mod:`s2r.encoders.runtime`), per encoder,
+at 1 and 2 threads, idle and beside one busy process; plus ``torch.compile`` (inductor) on
+one encoder.
+
+Each encoder is built once; its embed runs the same preprocessing and either the
+BatchNorm-folded torch module or the ONNX Runtime graph of that module (an
+:class:`~s2r.encoders.runtime.OnnxModel` with ``threads`` intra-op threads; torch with
+``torch.set_num_threads(threads)``). The arms alternate in one process; each number is the
+median of ``--repeats`` embeds of ``--frames`` frames of 96 x 128. ``ratio`` = torch ms /
+ONNX ms (> 1: ONNX Runtime is faster); ``diff`` = max |onnx - torch| / max |torch|.
+
+Usage: ``python bench/bench_runtime.py [--encoders a,b] [--frames 8] [--repeats 7]
+[--no-busy] [--no-compile]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+DEFAULT_ENCODERS = ("efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2",
+                    "mobilenetv3@random", "efficientnet-b0@random", "resnet18@random",
+                    "mw-simcnn-dr1")
+
+
+def _busy():
+    """One process spinning on a core (what a shared machine looks like)."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def _time(fn, frames) -> float:
+    start = time.perf_counter()
+    fn(frames)
+    return (time.perf_counter() - start) * 1000.0
+
+
+def _compare(enc, graphs, frames, threads, repeats):
+    import torch
+
+    torch.set_num_threads(threads)
+
+    def run_torch(f):
+        enc.runtime = "torch"
+        return enc.embed(f)
+
+    def run_onnx(f):
+        enc.runtime = "onnx"
+        enc._graphs["embed"] = graphs[threads]
+        return enc.embed(f)
+
+    want, got = run_torch(frames), run_onnx(frames)   # warm-up, and the difference
+    diff = float(np.abs(want - got).max() / np.abs(want).max())
+    arms = {"torch": [], "onnx": []}
+    for _ in range(repeats):
+        arms["torch"].append(_time(run_torch, frames))
+        arms["onnx"].append(_time(run_onnx, frames))
+    t, o = statistics.median(arms["torch"]), statistics.median(arms["onnx"])
+    return t, o, diff
+
+
+def _compile_arm(frames, repeats):
+    import torch
+
+    from s2r.encoders import build_encoder
+    from s2r.settings import current
+
+    torch.set_num_threads(2)
+    enc = build_encoder("efficientnet-lite0", device="cpu", settings=current())
+    x = enc.preprocess(frames)
+    eager = enc.folded_model(x[:1])
+    try:
+        compiled = torch.compile(eager, backend="inductor")
+        start = time.perf_counter()
+        with torch.inference_mode():
+            got = compiled(x)
+        compile_s = time.perf_counter() - start
+    except Exception as error:  # noqa: BLE001 - report why, as one line
+        print(f"torch.compile (inductor), efficientnet-lite0: failed: "
+              f"{type(error).__name__}: {str(error).splitlines()[0][:160]}")
+        return
+    with torch.inference_mode():
+        want = eager(x)
+        diff = float((want - got).abs().max() / want.abs().max())
+        arms = {"eager": [], "compiled": []}
+        for _ in range(repeats):
+            for name, fn in (("eager", eager), ("compiled", compiled)):
+                start = time.perf_counter()
+                fn(enc.preprocess(frames))
+                arms[name].append((time.perf_counter() - start) * 1000.0)
+    e, c = statistics.median(arms["eager"]), statistics.median(arms["compiled"])
+    print(f"torch.compile (inductor), efficientnet-lite0, 2 threads, idle: compile "
+          f"{compile_s:.1f} s; eager {e:.1f} ms, compiled {c:.1f} ms, ratio {e / c:.2f}x, "
+          f"diff {diff:.1e}")
+
+
+def main(argv=None) -> int:
+    import torch
+
+    from s2r.encoders import build_encoder, status
+    from s2r.encoders.runtime import OnnxModel
+    from s2r.settings import current
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--encoders", default=",".join(DEFAULT_ENCODERS))
+    parser.add_argument("--frames", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--no-busy", action="store_true")
+    parser.add_argument("--no-compile", action="store_true")
+    args = parser.parse_args(argv)
+    frames = np.random.default_rng(0).integers(0, 256, (args.frames, 96, 128, 3),
+                                               dtype=np.uint8)
+    settings = current()
+    loads = ["idle"] + ([] if args.no_busy else ["busy"])
+    print(f"{args.frames} frames 96x128, median of {args.repeats} alternating repeats, "
+          f"{os.cpu_count()} CPUs, torch {torch.__version__}, load {os.getloadavg()[0]:.2f}")
+    print(f"{'encoder':24} {'threads':>7} {'load':>5} {'torch ms':>9} {'onnx ms':>8} "
+          f"{'ratio':>6} {'diff':>8}")
+    graph_dir = tempfile.mkdtemp(prefix="s2r-bench-graphs-")
+    for encoder_id in args.encoders.split(","):
+        if encoder_id.startswith("mw-simcnn") and status(
+                encoder_id, settings=settings).state != "ready":
+            print(f"{encoder_id:24} skipped: its weights are not here (trained on first use)")
+            continue
+        enc = build_encoder(encoder_id, device="cpu", settings=settings, runtime="onnx")
+        enc.graph_dir = graph_dir
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            first = enc.inference_model(enc.preprocess(frames[:1]))
+        if not isinstance(first, OnnxModel):
+            print(f"{encoder_id:24} runs torch: {seen[-1].message if seen else '?'}")
+            continue
+        (graph,) = Path(graph_dir).glob("*.onnx")   # the one graph s2r just wrote
+        graphs = {t: OnnxModel(graph.read_bytes(), threads=t) for t in (1, 2)}
+        for load in loads:
+            spinner = _busy() if load == "busy" else None
+            try:
+                for threads in (1, 2):
+                    t, o, diff = _compare(enc, graphs, frames, threads, args.repeats)
+                    print(f"{encoder_id:24} {threads:>7} {load:>5} {t:>9.1f} {o:>8.1f} "
+                          f"{t / o:>5.2f}x {diff:>8.1e}", flush=True)
+            finally:
+                if spinner is not None:
+                    spinner.kill()
+                    spinner.wait()
+        for record in Path(graph_dir).glob("*"):
+            record.unlink()
+    if not args.no_compile:
+        _compile_arm(frames, args.repeats)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
