@@ -120,8 +120,12 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
             spec, built.device if built is not None else device))
 
     def compute() -> np.ndarray:
-        enc = built if built is not None else build(spec, device, settings,
-                                                    runtime if runs != "torch" else "torch")
+        # the runtime the key names: torch where ONNX Runtime does not apply (CUDA, int8)
+        asked = runtime if runs != "torch" else (
+            None if (runtime or getattr(settings, "runtime", "torch")) == "torch" else "torch")
+        enc = built if built is not None else (
+            build(spec, device, settings) if asked is None
+            else build(spec, device, settings, asked))
         if effective == "int8" and getattr(enc, "precision", "auto") != "int8":
             check, quantized = run_int8_check(frameset, enc, device, cache, progress, settings)
             if check["accepted"]:

@@ -147,9 +147,9 @@ def embed_layers(frameset, encoder, layers: Union[str, Sequence[str]] = "all", *
             if tap.name not in made:
                 todo = [t for t in plan if (t in taps or t is final) and t.name not in made
                         and (t is tap or not cache.contains(key_of(t)))]
-                enc = built if built is not None else build(spec, device, settings,
-                                                            runtime if runs != "torch"
-                                                            else "torch")
+                enc = built if built is not None else (
+                    build(spec, device, settings) if runtime is None
+                    else build(spec, device, settings, runtime))
                 made.update(_embed_pass(frameset, enc, todo, folder, batch_size=batch_size,
                                         progress=progress))
             return made[tap.name]
