@@ -28,6 +28,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from s2r.settings import prefer_passive_openmp  # noqa: E402  (before torch loads OpenMP)
+
+prefer_passive_openmp()
 
 DEFAULT_ENCODERS = ("efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2",
                     "mobilenetv3@random", "efficientnet-b0@random", "resnet18@random",
