@@ -240,8 +240,8 @@ def _write_cached(graph_dir: Path, name: str, key: dict, data: bytes) -> None:
     record = {"key": key, "file": file.name, "bytes": len(data), "sha256": digest}
     with atomic_path(graph_dir / f"{name}.json") as tmp:
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
-    for old in graph_dir.glob(f"{name}*.onnx"):   # earlier (refused) graphs of this key
-        if old.name != file.name:
+    for old in graph_dir.glob(f"{name}-*.onnx"):   # earlier (refused) graphs of this key
+        if old.name != file.name and old.is_file() and not old.is_symlink():
             old.unlink(missing_ok=True)
 
 
