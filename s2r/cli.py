@@ -147,9 +147,10 @@ def add_cache_dir_arg(parser) -> None:
                         help="cache folder (default $S2R_CACHE_DIR or ./cache)")
 
 
-def add_runtime_args(parser, *, no_cache: bool = True, precision: bool = False) -> None:
-    """Add ``--device``, ``--cache-dir`` (and ``--no-cache``, ``--precision``) to ``parser``
-    (or a group)."""
+def add_runtime_args(parser, *, no_cache: bool = True, precision: bool = False,
+                     runtime: bool = True) -> None:
+    """Add ``--device``, ``--cache-dir`` (and ``--no-cache``, ``--precision``, ``--runtime``)
+    to ``parser`` (or a group)."""
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
                         help="where to run the encoder (default: cuda when available)")
     if precision:
@@ -158,11 +159,12 @@ def add_runtime_args(parser, *, no_cache: bool = True, precision: bool = False) 
                                  "(default, exact); int8 = CPU int8 for ResNet/VGG-type "
                                  "encoders, ~2.5x faster, cosine ~0.9997 to fp32 (others run "
                                  "in auto)")
+    if runtime:
         parser.add_argument("--runtime", choices=("torch", "onnx", "auto"), default=None,
-                            help="what runs the CPU embedding pass: torch, or ONNX Runtime "
-                                 "where the model exports (onnx = auto; faster on CPU, equal "
-                                 "to torch within ~1e-6 of the largest value; part of the "
-                                 "cache key). Default: $S2R_RUNTIME, else torch")
+                            help="what runs the CPU embedding pass: ONNX Runtime where the "
+                                 "model exports (auto = onnx; faster on CPU, equal to torch "
+                                 "within ~1e-6 of the largest value; part of the cache key), "
+                                 "or torch. Default: $S2R_RUNTIME, else auto")
     add_cache_dir_arg(parser)
     if no_cache:
         parser.add_argument("--no-cache", action="store_true",

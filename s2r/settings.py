@@ -41,7 +41,7 @@ variable                field                   meaning (default)
 ``S2R_RUNTIME``         ``runtime``             what runs the CPU embedding pass: ``torch``,
                                                 ``onnx`` or ``auto`` (ONNX Runtime where the
                                                 model exports; ``onnx`` = ``auto``); see
-                                                :mod:`s2r.encoders.runtime` (``torch``)
+                                                :mod:`s2r.encoders.runtime` (``auto``)
 ======================  ======================  ============================================
 
 Every value is read one way (:func:`current`; a bad value is a :class:`SettingsError`, one
@@ -93,7 +93,7 @@ _DEFAULTS = {
     "S2R_DATASET": "the built-in demo", "S2R_DEMO_SPEC": "the built-in demo",
     "S2R_DEFAULT_ENCODERS": "the built-in choice",
     "S2R_AUTOCOMPUTE": "on", "S2R_DATA_ROOTS": "the working folder and the home folder",
-    "S2R_RUNTIME": "torch",
+    "S2R_RUNTIME": "auto",
 }
 #: What ``S2R_RUNTIME`` accepts (:data:`s2r.encoders.runtime.RUNTIMES`).
 _RUNTIMES = ("torch", "onnx", "auto")
@@ -176,7 +176,7 @@ def _items(env: Mapping[str, str], name: str, sep: str) -> Optional[list[str]]:
 def _runtime(env: Mapping[str, str]) -> str:
     text = _text(env, "S2R_RUNTIME")
     if text is None:
-        return "torch"
+        return _DEFAULTS["S2R_RUNTIME"]
     if text.lower() not in _RUNTIMES:
         raise SettingsError(f"S2R_RUNTIME={quoted(text)} is not a runtime: give "
                             f"{', '.join(_RUNTIMES)} (unset: {_DEFAULTS['S2R_RUNTIME']})")
@@ -234,7 +234,7 @@ class Settings:
     default_encoders: Optional[tuple[str, ...]]
     autocompute: bool
     data_roots: tuple[str, ...]
-    runtime: str = "torch"
+    runtime: str = "auto"
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> "Settings":

@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from s2r.closedloop.keys import control_key, demo_key, layer_tap
+from s2r.closedloop.keys import control_key, demo_key, embedding_runtime, layer_tap
 from s2r.closedloop.memo import Memo
 from s2r.closedloop.params import RolloutParams
 from s2r.embed import embed_frames
@@ -46,7 +46,8 @@ class Embedder:
         if self.spec.build.backend == "state":
             return np.asarray(states, dtype=np.float32)
         if self._encoder is None:
-            self._encoder = build(self.spec, self.device, self.settings)
+            self._encoder = build(self.spec, self.device, self.settings,
+                                  embedding_runtime(self.spec, self.settings, self.device))
             if self.tap is not None and not self.tap.final:
                 from s2r.encoders.taps import LayerEmbedder
 
@@ -87,7 +88,7 @@ def demonstration_data(task: SimTask, embedder: Embedder, params: RolloutParams,
 
     Z = get_or_compute(cache, "array",
                        lambda: demo_key(task, embedder.spec.id, params, embedder.settings,
-                                        embedder.layer),
+                                        embedder.layer, embedder.device),
                        compute, encoder=embedder.spec, settings=embedder.settings)
     episode = np.repeat(np.arange(len(states)), [len(s) for s in states])
     return np.asarray(Z), np.concatenate(states), np.concatenate(actions), episode

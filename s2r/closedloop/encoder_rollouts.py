@@ -40,13 +40,14 @@ __all__ = ["POLICIES", "ROLLOUT_VERSION", "RolloutParams", "encoder_rollouts",
 
 
 def rollout_key(encoder_id: str, params: RolloutParams, look: str, gap: float, *,
-                spec, settings=None, layer: Optional[str] = None) -> dict:
+                spec, settings=None, layer: Optional[str] = None, device=None) -> dict:
     """Cache key of one (encoder, look, gap) outcome record of the task of the world spec
     ``spec`` (the sim look ignores ``gap``); ``settings`` (handed down): where the encoder's
-    weights file is (its fingerprint); ``layer``: the policy reads that layer of the encoder."""
+    weights file is (its fingerprint) and its runtime; ``layer``: the policy reads that layer
+    of the encoder; ``device``: where it ran (default :func:`s2r.encoders.pick_device`)."""
     task = task_of(spec)
     return _keys.rollout_key(task, encoder_id, params.for_task(task), look, gap, settings,
-                             layer)
+                             layer, device)
 
 
 def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
@@ -71,7 +72,7 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
     device : str, optional
     progress : ProgressCallback, optional
     settings : s2r.settings.Settings, optional
-        Handed down (never read here): where the encoder's weights file is.
+        Handed down (never read here): where the encoder's weights file is, its runtime.
     layer : str, optional
         The policy reads this layer of the encoder (:mod:`s2r.encoders.taps`; its own keys);
         default, and the final layer, the encoder's embedding.
@@ -95,7 +96,7 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
                       task, params)
 
     def key(look: str, gap: float) -> dict:
-        return _keys.rollout_key(task, encoder_id, params, look, gap, settings, layer)
+        return _keys.rollout_key(task, encoder_id, params, look, gap, settings, layer, device)
 
     def one(look: str, gap: float) -> Outcome:
         if _is_sim_look(look, gap):       # the same frames, so the same policy's same outcome
@@ -130,11 +131,12 @@ def _is_sim_look(look: str, gap: float) -> bool:
 
 
 def recorded_rollout(encoder_id: str, params: RolloutParams, look: str, gap: float,
-                     cache, *, spec, settings=None,
-                     layer: Optional[str] = None) -> Optional[np.ndarray]:
+                     cache, *, spec, settings=None, layer: Optional[str] = None,
+                     device=None) -> Optional[np.ndarray]:
     """The cached frames ``(T, H, W, 3) uint8`` of the recorded rollout in the task of the
-    world spec ``spec`` (of the policy reading ``layer``), or None."""
+    world spec ``spec`` (of the policy reading ``layer``, run on ``device``), or None."""
     if _is_sim_look(look, gap):
         look, gap = "sim", 0.0
-    key = rollout_key(encoder_id, params, look, gap, spec=spec, settings=settings, layer=layer)
+    key = rollout_key(encoder_id, params, look, gap, spec=spec, settings=settings, layer=layer,
+                      device=device)
     return cache.get_array({**key, "kind": "rollout-frames"})

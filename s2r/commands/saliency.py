@@ -55,7 +55,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--batch-size", type=int, default=8, metavar="B",
                    help="frames per forward/backward pass")
-    add_runtime_args(p, no_cache=False)
+    add_runtime_args(p, no_cache=False, runtime=False)
     p.set_defaults(func=run)
 
 

@@ -112,7 +112,7 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
     cache = as_cache(cache, settings)
     spec, built = spec_of(encoder_id, settings)
     effective = precision_of(spec, built, device, precision)
-    runs = runtime_of(built, device, effective, runtime, settings)
+    runs = runtime_of(built, device, effective, runtime, settings, spec)
     if not getattr(spec, "has_image_model", True):
         return state_embeddings(frameset, progress=progress)
     if precision == "int8" and effective != "int8":
@@ -120,12 +120,8 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
             spec, built.device if built is not None else device))
 
     def compute() -> np.ndarray:
-        # the runtime the key names: torch where ONNX Runtime does not apply (CUDA, int8)
-        asked = runtime if runs != "torch" else (
-            None if (runtime or getattr(settings, "runtime", "torch")) == "torch" else "torch")
-        enc = built if built is not None else (
-            build(spec, device, settings) if asked is None
-            else build(spec, device, settings, asked))
+        # built with the runtime the key names (torch where ONNX Runtime does not apply)
+        enc = built if built is not None else build(spec, device, settings, runs)
         if effective == "int8" and getattr(enc, "precision", "auto") != "int8":
             check, quantized = run_int8_check(frameset, enc, device, cache, progress, settings)
             if check["accepted"]:

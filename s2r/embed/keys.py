@@ -90,7 +90,7 @@ def embeddings_key(frameset, encoder, *, precision: str = "auto", device=None,
     spec, built = spec_of(encoder, settings)
     effective = precision_of(spec, built, device, precision)
     return key(frameset, spec.id, weights_fingerprint(spec, built, settings), effective,
-               runtime_of(built, device, effective, runtime, settings))
+               runtime_of(built, device, effective, runtime, settings, spec))
 
 
 def key_fields(cache_key: dict) -> dict:

@@ -134,7 +134,7 @@ def embed_layers(frameset, encoder, layers: Union[str, Sequence[str]] = "all", *
     if not spec.has_image_model:
         return {taps[0].name: state_embeddings(frameset, progress=progress)}
     final = plan[-1]
-    runs = runtime_of(built, device, "auto", runtime, settings)
+    runs = runtime_of(built, device, "auto", runtime, settings, spec)
 
     def key_of(tap: Tap) -> dict:
         return layer_key(frameset, spec.id, weights_fingerprint(spec, built, settings), tap,
@@ -147,9 +147,7 @@ def embed_layers(frameset, encoder, layers: Union[str, Sequence[str]] = "all", *
             if tap.name not in made:
                 todo = [t for t in plan if (t in taps or t is final) and t.name not in made
                         and (t is tap or not cache.contains(key_of(t)))]
-                enc = built if built is not None else (
-                    build(spec, device, settings) if runtime is None
-                    else build(spec, device, settings, runtime))
+                enc = built if built is not None else build(spec, device, settings, runs)
                 made.update(_embed_pass(frameset, enc, todo, folder, batch_size=batch_size,
                                         progress=progress))
             return made[tap.name]

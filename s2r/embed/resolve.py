@@ -62,17 +62,18 @@ def precision_of(spec, built, device, precision: str) -> str:
                                         precision)
 
 
-def runtime_of(built, device, precision: str, runtime=None, settings=None) -> str:
+def runtime_of(built, device, precision: str, runtime=None, settings=None, spec=None) -> str:
     """The runtime embeddings are computed in: ``"onnx"`` when ONNX Runtime is asked for
-    (``runtime``, else the settings') and applies (CPU, precision auto; a built encoder's
+    (``runtime``, else the settings', else torch) and applies (CPU, precision auto, a model
+    worth a graph: :func:`s2r.encoders.runtime.has_graph` of ``spec``; a built encoder's
     :attr:`~s2r.encoders.build.Encoder.runs_graphs`), else ``"torch"``. A model that then
     does not export runs torch under the same key (torch's numbers are the reference)."""
-    from s2r.encoders.runtime import check_runtime
+    from s2r.encoders.runtime import check_runtime, has_graph
 
     if built is not None:
         return "onnx" if getattr(built, "runs_graphs", False) else "torch"
     asked = check_runtime(runtime if runtime is not None else getattr(settings, "runtime", None))
-    if asked == "torch" or precision != "auto":
+    if asked == "torch" or precision != "auto" or (spec is not None and not has_graph(spec)):
         return "torch"
     where = encoders.pick_device() if device is None else device
     return "onnx" if str(where).split(":")[0] == "cpu" else "torch"

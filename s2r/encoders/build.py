@@ -280,9 +280,14 @@ class Encoder(nn.Module):
     @property
     def runs_graphs(self) -> bool:
         """Whether :meth:`embed` runs ONNX Runtime graphs: a runtime other than torch, on the
-        CPU in float32 (precision auto). Part of the embeddings cache key when true."""
+        CPU in float32 (precision auto), for a model worth a graph
+        (:func:`s2r.encoders.runtime.has_graph`). Part of the embeddings cache key when
+        true."""
+        from s2r.encoders.runtime import has_graph
+
         return (self.runtime != "torch" and self.device.type == "cpu"
-                and self.dtype == torch.float32 and self.precision == "auto")
+                and self.dtype == torch.float32 and self.precision == "auto"
+                and has_graph(self.spec))
 
     def inference_model(self, example=None):
         """What :meth:`embed` runs: :meth:`folded_model`, as an ONNX Runtime graph when

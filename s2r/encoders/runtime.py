@@ -42,7 +42,7 @@ import torch
 from s2r.atomic import atomic_path
 
 __all__ = ["RUNTIMES", "EXPORT_VERSION", "OPSET", "CHECK_RTOL", "RuntimeFallbackWarning",
-           "check_runtime", "runtime_tag", "graph_key", "OnnxModel", "export_bytes",
+           "check_runtime", "runtime_tag", "has_graph", "graph_key", "OnnxModel", "export_bytes",
            "onnx_model"]
 
 #: What ``runtime=`` / ``S2R_RUNTIME`` / ``--runtime`` accept.
@@ -74,6 +74,13 @@ def runtime_tag(runtime: str) -> Optional[str]:
     """What an embeddings key records of ``runtime``: ``None`` for torch (every key made before
     runtimes existed stays the same), else ``"onnxruntime/v<EXPORT_VERSION>"``."""
     return None if check_runtime(runtime) == "torch" else f"onnxruntime/v{EXPORT_VERSION}"
+
+
+def has_graph(spec) -> bool:
+    """Whether ``spec``'s embedding pass is a model worth a graph: every image model but raw
+    pixels (a resize and a flatten, nothing for ONNX Runtime to speed up) and the ``state``
+    reference (no model)."""
+    return bool(getattr(spec, "has_image_model", True)) and spec.family != "pixels"
 
 
 def _versions() -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from s2r.closedloop import keys
@@ -67,3 +68,32 @@ def test_a_memo_computes_once_and_keeps_at_most_its_size():
     assert every.values() == list(range(5))
     every.clear()
     assert every.values() == []
+
+
+def test_the_runtime_is_in_an_image_encoders_closed_loop_keys_only_when_not_torch():
+    import dataclasses
+
+    from s2r.closedloop.params import RolloutParams
+    from s2r.encoders.runtime import runtime_tag
+    from s2r.settings import current
+    from s2r.closedloop.agent import Embedder
+    from s2r.datasets.world import task_of
+
+    task = task_of("demo:height=64,width=80")
+    params = RolloutParams(rollouts=2, horizon=4, demos=2).for_task(task)
+    auto = dataclasses.replace(current(), runtime="auto")
+    torch_only = dataclasses.replace(current(), runtime="torch")
+    for make in (lambda s, d: keys.rollout_key(task, "resnet18@random", params, "real", 0.5,
+                                               s, device=d),
+                 lambda s, d: keys.demo_key(task, "resnet18@random", params, s, device=d)):
+        onnx_key, torch_key = make(auto, "cpu"), make(torch_only, "cpu")
+        assert onnx_key == {**torch_key, "runtime": runtime_tag("onnx")}
+        assert "runtime" not in make(auto, "cuda")            # CUDA runs torch (fp16)
+    # the state reference runs no model: one key whatever the runtime
+    assert (keys.rollout_key(task, "state", params, "sim", 0.0, auto, device="cpu")
+            == keys.rollout_key(task, "state", params, "sim", 0.0, torch_only, device="cpu"))
+    # the embedder builds with the runtime its keys name
+    embedder = Embedder("resnet18@random", "cpu", auto)
+    assert keys.embedding_runtime(embedder.spec, auto, "cpu") == "onnx"
+    assert embedder(np.zeros((1, 64, 80, 3), np.uint8), None).shape == (1, embedder.spec.dim)
+    assert embedder._encoder.runs_graphs

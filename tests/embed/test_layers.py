@@ -29,9 +29,9 @@ def _counting_builds(monkeypatch):
     built = []
     real = layers_module.build
 
-    def build(spec, device=None, settings=None):
+    def build(spec, device=None, settings=None, runtime=None):
         built.append(spec.id)
-        return real(spec, device, settings)
+        return real(spec, device, settings, runtime)
 
     monkeypatch.setattr(layers_module, "build", build)
     return built

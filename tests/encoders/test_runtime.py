@@ -60,8 +60,9 @@ def _assert_close(want, got):
     ("simcnn-dr1@random", None),                 # simcnn control (48x64)
 ])
 def test_onnx_runtime_equals_torch_per_family(encoder_id, size, tmp_path):
-    enc = build_encoder(_spec(encoder_id, size), device="cpu", settings=current())
-    assert enc.runtime == "torch" and not enc.runs_graphs   # the default stays torch
+    enc = build_encoder(_spec(encoder_id, size), device="cpu", settings=current(),
+                        runtime="torch")
+    assert enc.runtime == "torch" and not enc.runs_graphs
     _assert_close(*_both(enc, _frames(), tmp_path))
 
 
@@ -75,7 +76,8 @@ def test_a_checkpoint_entry_with_hand_made_weights(tmp_path, monkeypatch):
     sd = synthetic(lambda: build_architecture("resnet18"), seed=3)
     torch.save({"r3m": {f"module.convnet.{k}": v for k, v in sd.items()}},
                weights / "r3m_resnet18.pt")
-    enc = build_encoder(_spec("r3m-resnet18", (64, 64)), device="cpu", settings=current())
+    enc = build_encoder(_spec("r3m-resnet18", (64, 64)), device="cpu", settings=current(),
+                        runtime="torch")
     assert enc.weights_fingerprint.startswith("sha256:")
     _assert_close(*_both(enc, _frames(), tmp_path / "graphs"))
 
@@ -86,7 +88,7 @@ def test_a_checkpoint_entry_with_hand_made_weights(tmp_path, monkeypatch):
                                               ("timm:vit_tiny_patch16_224@random", None)])
 def test_layer_taps_are_extra_graph_outputs(encoder_id, size, tmp_path):
     spec = _spec(encoder_id, size)
-    enc = build_encoder(spec, device="cpu", settings=current())
+    enc = build_encoder(spec, device="cpu", settings=current(), runtime="torch")
     embedder = LayerEmbedder(enc, layer_plan(spec))
     frames = _frames()
     want = embedder.embed(frames)
@@ -212,7 +214,7 @@ def test_a_model_that_does_not_export_runs_torch_after_one_line():
             facts=TableFacts(name="Running max", architecture="Pixels", training_type="None",
                              pretraining_data="None", pretraining_group="none", params_m=0.0),
             preprocessing=Preprocessing(mean=(0, 0, 0), std=(1, 1, 1), input_size=(8, 8)),
-            cam=CamSpec(family="pixels"))
+            cam=CamSpec(family="cnn"))
         frames = _frames()
         want = build_encoder(spec, device="cpu").embed(frames)
         enc = build_encoder(spec, device="cpu", runtime="onnx")
@@ -245,22 +247,29 @@ def test_the_runtime_is_in_the_embeddings_key_only_when_not_torch():
     class Frames:
         fingerprint = "fs:1"
 
-    torch_key = embeddings_key(Frames(), "resnet18@random", device="cpu", settings=current())
+    torch_key = embeddings_key(Frames(), "resnet18@random", device="cpu", settings=current(),
+                               runtime="torch")
     assert "runtime" not in torch_key
     assert torch_key == embeddings_key(Frames(), "resnet18@random", device="cpu",
-                                       settings=current(), runtime="torch")
-    onnx_key = embeddings_key(Frames(), "resnet18@random", device="cpu", settings=current(),
-                              runtime="auto")
+                                       settings=dataclasses.replace(current(), runtime="torch"))
+    onnx_key = embeddings_key(Frames(), "resnet18@random", device="cpu", settings=current())
     assert onnx_key == {**torch_key, "runtime": f"onnxruntime/v{rt.EXPORT_VERSION}"}
     assert onnx_key == embeddings_key(Frames(), "resnet18@random", device="cpu",
                                       settings=dataclasses.replace(current(), runtime="onnx"))
     # int8 and CUDA run torch: no runtime in their keys
     assert "runtime" not in embeddings_key(Frames(), "resnet18@random", device="cuda",
                                            settings=current(), runtime="onnx")
+    assert "runtime" not in embeddings_key(Frames(), "resnet18@random", device="cpu",
+                                           settings=current(), precision="int8")
+    # raw pixels and the state reference have no model for a graph: their keys never change
+    for plain in ("pixels", "state"):
+        assert "runtime" not in embeddings_key(Frames(), plain, device="cpu",
+                                               settings=current())
 
 
 def test_the_runtime_setting():
-    assert Settings.from_environ({}).runtime == "torch"
+    assert Settings.from_environ({}).runtime == "auto"       # ONNX Runtime where it exports
+    assert Settings.from_environ({"S2R_RUNTIME": "torch"}).runtime == "torch"
     assert Settings.from_environ({"S2R_RUNTIME": " ONNX "}).runtime == "onnx"
     with pytest.raises(SettingsError, match="S2R_RUNTIME"):
         Settings.from_environ({"S2R_RUNTIME": "tensorrt"})

@@ -20,6 +20,7 @@ numbers is intended and explained in the commit: run the two commands above (wit
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -66,9 +67,39 @@ def test_the_score_json_of_the_demo_is_unchanged(tmp_path):
 @pytest.mark.slow
 def test_the_validation_report_of_a_small_spec_is_unchanged(tmp_path):
     out = tmp_path / "validation.json"
-    assert main(["validate", VALIDATION_SPEC, *VALIDATION_ARGS, "--out", str(out),
-                 "--cache-dir", str(tmp_path / "c")]) == 0
+    assert main(["validate", VALIDATION_SPEC, *VALIDATION_ARGS, "--runtime", "torch",
+                 "--out", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
     assert json.loads(out.read_text()) == _golden("validation_small.json")
+
+
+def _close(a, b, path=""):
+    """Where two reports differ beyond float rounding amplified by a score (5 % of the value,
+    1e-3 near 0): a list of paths; numbers that are not floats must be equal."""
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        return [p for k in a for p in _close(a[k], b[k], f"{path}/{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [p for i, (x, y) in enumerate(zip(a, b)) for p in _close(x, y, f"{path}[{i}]")]
+    if isinstance(a, float) and isinstance(b, float):
+        return [] if math.isclose(a, b, rel_tol=0.05, abs_tol=1e-3) else [path]
+    return [] if a == b else [path]
+
+
+@pytest.mark.slow
+def test_onnx_runtime_moves_no_outcome_of_the_small_validation(tmp_path):
+    """The default runtime (ONNX Runtime on the CPU) against the golden torch report: the
+    same rollouts' outcomes and rank correlations, scores equal to float rounding."""
+    out = tmp_path / "validation.json"
+    assert main(["validate", VALIDATION_SPEC, *VALIDATION_ARGS, "--runtime", "auto",
+                 "--device", "cpu", "--out", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    report, golden = json.loads(out.read_text()), _golden("validation_small.json")
+    for section in ("outcomes", "correlations", "stages"):
+        assert report[section] == golden[section], section
+    outcome = [k for k in golden["results"][0] if k.startswith(("success_", "progress_"))]
+    assert outcome
+    for mine, want in zip(report["results"], golden["results"]):
+        assert {k: mine[k] for k in outcome} == {k: want[k] for k in outcome}
+    assert _close(report["results"], golden["results"]) == []
+    assert report["results"] != golden["results"]   # it did run ONNX Runtime: last bits differ
 
 
 def test_the_cache_keys_of_the_demo_are_unchanged():
