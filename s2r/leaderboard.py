@@ -32,7 +32,7 @@ FORMATS = (".json", ".csv")
 # Leading columns of a leaderboard table (the rest follow in record order).
 _LEAD = ("encoder.id", "encoder.name", "encoder.table_number", "encoder.architecture",
          "encoder.pretraining_group", "encoder.pretraining_data", "encoder.params_m",
-         "encoder.dim", "encoder.random_init", "encoder.status", "precision", "layer",
+         "encoder.dim", "encoder.random_init", "encoder.status", "precision", "runtime", "layer",
          "layer_index", "layer_depth", "layer_is_final", "layer_best", "embedding_dim",
          "dataset.name", "dataset.fingerprint")
 

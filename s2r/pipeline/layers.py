@@ -27,8 +27,8 @@ from s2r.inputs import quoted
 from s2r.metrics.dis import check_pca_dim
 from s2r.metrics.layers import DEFAULT_LAYER_SCORE, mark_best_layers
 from s2r.metrics.scoring import ScoreParams
-from s2r.pipeline.scores import (encoder_metadata, for_each_encoder, score_encoder, score_key,
-                                 scored)
+from s2r.pipeline.scores import (encoder_metadata, for_each_encoder, runtime_fields,
+                                 score_encoder, score_key, scored)
 from s2r.progress import ProgressCallback
 from s2r.settings import current
 
@@ -112,7 +112,8 @@ def score_layers(frameset, encoder_id: str, layers: LayerRequest = "all", *,
                           progress=progress, settings=settings)
             record = {"encoder": dict(meta), "dataset": {"name": frameset.name,
                                                          "fingerprint": frameset.fingerprint},
-                      "precision": "auto", **body}
+                      "precision": "auto",
+                      **runtime_fields(encoder_id, device=device, settings=settings), **body}
         records.append({**record, **layer_fields(tap, plan)})
     return records
 
