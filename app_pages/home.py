@@ -152,17 +152,28 @@ selected = st.multiselect(
 state[S.ENCODERS_SELECTED] = list(selected) + stateless
 page_url.publish_url()
 if selected:
+    from s2r.encoders.runtime_plan import planned_runtimes_line
+
+    plans = encoders.runtime_plans(selected)
     rows = pd.DataFrame([table[e] for e in selected])
     rows["status"] = rows["status"].map(widgets.STATUS_BADGE)
-    st.dataframe(rows[["name", "encoder", "status", "architecture", "pretraining_group",
-                       "params_m", "dim", "message"]],
+    rows["runtime"] = [plans[e][0] for e in selected]
+    st.dataframe(rows[["name", "encoder", "status", "runtime", "architecture",
+                       "pretraining_group", "params_m", "dim", "message"]],
                  hide_index=True, width="stretch",
                  column_config={"name": "Encoder", "encoder": "id", "status": "Status",
+                                "runtime": st.column_config.TextColumn(
+                                    "Runtime", help="What runs the embedding pass: onnx "
+                                    "(ONNX Runtime on the CPU), torch, or - (no model)"),
                                 "architecture": "Architecture",
                                 "pretraining_group": "Pretraining",
                                 "params_m": st.column_config.NumberColumn("Params (M)",
                                                                           format="%.1f"),
                                 "dim": "Dim", "message": "Weights"})
+    runtime_line = planned_runtimes_line(plans)
+    fell_back = [f"{e}: {why}" for e, (_, why) in plans.items() if why.startswith("fell back")]
+    if runtime_line:
+        st.caption(" ".join([runtime_line, *fell_back]))
 missing = [e for e in selected if table[e]["status"] == "weights-missing"]
 if missing:
     with st.expander(f":material/warning: {len(missing)} selected encoder(s) need weights: "

@@ -23,6 +23,7 @@ failed write of its own messages.)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
 import os
@@ -79,34 +80,62 @@ def settings_from_args(args: argparse.Namespace):
     return settings
 
 
+def _is_s2r_warning(category) -> bool:
+    """Whether ``category`` is one of s2r's own warning classes (its message is the line)."""
+    return category.__module__.split(".")[0] == "s2r"
+
+
+def _print_warning(line: str) -> None:
+    """``warning: <line>`` on stderr, on a line of its own above any progress bar."""
+    from tqdm import tqdm
+
+    with tqdm.external_write_mode(file=sys.stderr):
+        print(f"warning: {line}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def warnings_as_lines(*, foreign: bool = False):
+    """Within: each of s2r's warnings (:class:`s2r.datasets.DataWarning`,
+    :class:`s2r.encoders.runtime.RuntimeFallbackWarning`, ...) that the warning filters let
+    through is printed once, when it is raised, as one ``warning: <message>`` line on stderr,
+    not as Python's ``file:line: Category: message`` and source line. ``foreign``: every
+    other warning too, as ``warning: <Category>: <message>`` (PIL's, numpy's); else those
+    are shown as Python shows them."""
+    import warnings
+
+    seen: set = set()
+    with warnings.catch_warnings():
+        previous = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            own = _is_s2r_warning(category)
+            if not (own or foreign):
+                return previous(message, category, filename, lineno, file, line)
+            text = str(message) if own else f"{category.__name__}: {message}"
+            if text not in seen:
+                seen.add(text)
+                _print_warning(text)
+
+        warnings.showwarning = show
+        yield
+
+
 def dataset_from_args(args: argparse.Namespace):
     """Load the FrameSet named by the shared dataset arguments; each dataset warning
     (:class:`s2r.datasets.DataWarning`, e.g. an action key that holds rewards, or a foreign
-    one such as PIL's) is printed once as a ``warning: ...`` line on stderr."""
+    one such as PIL's) is printed once as a ``warning: ...`` line on stderr
+    (:func:`warnings_as_lines`)."""
     import warnings
 
     from s2r.datasets import DataWarning, load_dataset
     from s2r.progress import tqdm_progress
 
-    # Collect inside catch_warnings, print after leaving it: re-emitting a warning while the
-    # recording is on appends to the list being walked (a foreign warning looped forever).
-    caught: list = []
-    try:
-        with warnings.catch_warnings(record=True) as recorded:
-            warnings.simplefilter("always", DataWarning)
-            try:
-                with tqdm_progress("loading dataset") as progress:
-                    return load_dataset(args.dataset, image_key=args.image_key,
-                                        action_key=args.action_key, state_key=args.state_key,
-                                        progress=progress, settings=settings_from_args(args))
-            finally:
-                caught = list(recorded)
-    finally:
-        # One line each, once; a foreign warning (PIL, zarr, numpy) names its category.
-        lines = [str(w.message) if issubclass(w.category, DataWarning)
-                 else f"{w.category.__name__}: {w.message}" for w in caught]
-        for line in dict.fromkeys(lines):
-            print(f"warning: {line}", file=sys.stderr)
+    with warnings_as_lines(foreign=True):
+        warnings.simplefilter("always", DataWarning)   # each message once, however often
+        with tqdm_progress("loading dataset") as progress:
+            return load_dataset(args.dataset, image_key=args.image_key,
+                                action_key=args.action_key, state_key=args.state_key,
+                                progress=progress, settings=settings_from_args(args))
 
 
 #: Help of every command's ``--encoder``.
@@ -393,7 +422,8 @@ def _run(argv: Optional[Sequence[str]]) -> int:
         # a bad S2R_* setting fails every command here, before any work; the command and
         # the library below it get these settings handed down (settings_from_args)
         args.settings = current()
-        result = args.func(args)
+        with warnings_as_lines():    # s2r's warnings: one "warning: ..." line each
+            result = args.func(args)
     except S2RError as exc:
         if args.debug:
             raise

@@ -10,8 +10,8 @@ A *record* is the dict of :func:`s2r.pipeline.score_encoder` (nested: ``encoder`
 
 Both read back to the same records, so runs on different machines, encoders or datasets can
 be merged: :func:`merge_leaderboards` keeps one row per (encoder id, dataset fingerprint,
-parameters, embedding precision, layer) -- the one from the file given last (a final layer's
-record and a record without a layer are one row).
+parameters, embedding precision, runtime, layer) -- the one from the file given last (a final
+layer's record and a record without a layer are one row).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ FORMATS = (".json", ".csv")
 # Leading columns of a leaderboard table (the rest follow in record order).
 _LEAD = ("encoder.id", "encoder.name", "encoder.table_number", "encoder.architecture",
          "encoder.pretraining_group", "encoder.pretraining_data", "encoder.params_m",
-         "encoder.dim", "encoder.random_init", "encoder.status", "precision", "layer",
+         "encoder.dim", "encoder.random_init", "encoder.status", "precision", "runtime", "layer",
          "layer_index", "layer_depth", "layer_is_final", "layer_best", "embedding_dim",
          "dataset.name", "dataset.fingerprint")
 
@@ -173,16 +173,24 @@ def _normalise(value):
     return value
 
 
+def _runtime(record: dict) -> str:
+    """What computed a record's embeddings: its ``runtime``, else ``"torch"`` (a record without
+    one, or with an empty CSV cell)."""
+    value = record.get("runtime")
+    return value if isinstance(value, str) and value else "torch"
+
+
 def record_identity(record: dict) -> tuple:
-    """``(encoder id, dataset fingerprint, canonical params JSON, precision, layer)`` of a
-    record (records written before precision existed count as ``"auto"``; the final layer's
-    record, and one without a layer, as layer ``None``: they are the same embedding)."""
+    """``(encoder id, dataset fingerprint, canonical params JSON, precision, runtime, layer)``
+    of a record (records written before precision existed count as ``"auto"``, before runtime
+    as ``"torch"``; the final layer's record, and one without a layer, as layer ``None``: they
+    are the same embedding)."""
     dataset = record.get("dataset") or {}
     params = _normalise(record.get("params") or {})
     layer = None if record.get("layer_is_final", True) in (True, None) else record.get("layer")
     return (str(record["encoder"]["id"]), str(dataset.get("fingerprint")),
             json.dumps(params, sort_keys=True), str(record.get("precision") or "auto"),
-            None if layer is None else str(layer))
+            _runtime(record), None if layer is None else str(layer))
 
 
 def merge_records(groups: Iterable[Sequence[dict]]) -> list[dict]:

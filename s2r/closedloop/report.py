@@ -59,11 +59,13 @@ class ResultRow(TypedDict, total=False):
     """One encoder at one gap (closed-loop report): real and sim outcomes with 95% intervals, the
     share of real/sim rollouts that reached each stage, and every top-level number of the
     encoder's score record at that gap (``dis``, ``sim2real_score``, ... with ``_ci_low`` /
-    ``_ci_high``: a number or None)."""
+    ``_ci_high``: a number or None). ``runtime`` names what computed the embeddings when it
+    was not torch (``"onnxruntime/v1"``); a row without it is torch's."""
 
     encoder: str
     gap: float
     image_encoder: bool
+    runtime: str
     success_real: float
     success_real_ci_low: float
     success_real_ci_high: float
@@ -385,7 +387,11 @@ def _result_row(row: dict, where: str) -> ResultRow:
     if "image_encoder" in row:
         _need(isinstance(row["image_encoder"], bool), where, "image_encoder",
               row["image_encoder"], "true or false")
-    _others_numbers(row, where, {"encoder", "image_encoder", "stages_real", "stages_sim"})
+    if "runtime" in row:
+        _need(_text(row["runtime"]), where, "runtime", row["runtime"],
+              "text (what computed the embeddings)")
+    _others_numbers(row, where, {"encoder", "image_encoder", "runtime", "stages_real",
+                                 "stages_sim"})
     return row
 
 

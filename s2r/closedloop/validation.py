@@ -70,11 +70,13 @@ def _scalars(record: dict) -> dict:
 def _row(encoder_id: str, gap: float, outcome: Outcome, sim: Outcome, record: dict,
          settings=None) -> dict:
     """The report row of one encoder at one gap: its real and sim outcomes' columns
-    (:func:`~s2r.closedloop.outcome.outcome_columns`) and every score of ``record``."""
+    (:func:`~s2r.closedloop.outcome.outcome_columns`), every score of ``record`` and, when
+    not torch, the runtime that computed its embeddings (the record's ``runtime``)."""
     from s2r.encoders import get_spec
 
     return {"encoder": encoder_id, "gap": gap,
             "image_encoder": bool(get_spec(encoder_id, settings=settings).has_image_model),
+            **{k: record[k] for k in ("runtime",) if k in record},
             **outcome_columns(outcome, "real", ("success",)),
             **outcome_columns(sim, "sim", ("success",)),
             **outcome_columns(outcome, "real", ("progress",)),

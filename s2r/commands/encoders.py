@@ -1,13 +1,16 @@
-"""``python -m s2r encoders``: list the encoder registry and whether each one's weights are here.
+"""``python -m s2r encoders``: list the encoder registry, whether each one's weights are here
+and which runtime will run its embedding pass.
 
-Never touches the network: availability comes from the weights folder (``S2R_WEIGHTS_DIR``),
-the local hub cache and the installed packages.
+Never touches the network and builds nothing: availability comes from the weights folder
+(``S2R_WEIGHTS_DIR``), the local hub cache and the installed packages; the runtime from the
+settings and the graph cache (:func:`s2r.encoders.runtime_plan.planned_runtime`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 
 from s2r.cli import add_command
 
@@ -19,39 +22,59 @@ def register(subparsers) -> None:
                     "baseline, the robot-state reference, EfficientNet-Lite0 and user "
                     "encoders from s2r_encoders.toml / $S2R_ENCODERS) with availability: "
                     "ready, weights-missing (with how to get them) or random (random-init "
-                    "controls).")
+                    "controls) and the runtime of its embedding pass: onnx (ONNX Runtime on the "
+                    "CPU), torch, or - (no model: the robot state). The table fits 100 "
+                    "columns: names are cut, --json has every field.")
     p.add_argument("pattern", nargs="?", default="*",
                    help="only ids matching this wildcard, e.g. 'r3m-*' (default: all)")
     p.add_argument("--all", action="store_true",
                    help="also list the ID@random controls (random init of each architecture)")
     p.add_argument("--json", action="store_true",
                    help="print a JSON list of objects (every registry field + status, "
-                        "status_message, weights_file, url)")
+                        "status_message, weights_file, url, runtime, runtime_reason)")
     p.set_defaults(func=run)
 
 
 def encoder_records(pattern: str = "*", *, include_random: bool = False, settings) -> list:
     """One JSON-ready dict per encoder: the spec's fields plus ``status``,
-    ``status_message``, ``weights_file`` and ``url``."""
+    ``status_message``, ``weights_file``, ``url``, ``runtime`` and ``runtime_reason``
+    (:func:`~s2r.encoders.runtime_plan.planned_runtime` on the default device)."""
     from s2r.encoders import list_encoders, status
+    from s2r.encoders.runtime_plan import planned_runtime
 
     records = []
     for spec in list_encoders(pattern, include_random=include_random, settings=settings):
         st = status(spec, settings=settings)
+        runtime, reason = planned_runtime(spec, settings)
         records.append({**spec.to_dict(), "status": st.state, "status_message": st.message,
-                        "weights_file": st.file, "url": st.url})
+                        "weights_file": st.file, "url": st.url, "runtime": runtime,
+                        "runtime_reason": reason})
     return records
 
 
-def format_table(records: list) -> str:
-    """Fixed-width text table of :func:`encoder_records` output (dim ``S``: the dataset's
-    state width, for the ``state`` reference)."""
-    header = ("id", "#", "name", "arch", "pretraining", "dim", "params(M)", "status")
+#: Widest line of :func:`format_table`, and the fewest characters of a name it keeps.
+TABLE_WIDTH = 100
+MIN_NAME = 10
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "\u2026"
+
+
+def format_table(records: list, width: int = TABLE_WIDTH) -> str:
+    """Fixed-width text table of :func:`encoder_records` output, at most ``width``
+    characters a line where the ids allow: the name is cut to fit (at least
+    :data:`MIN_NAME` characters); the pretraining data and the runtime's reason are in
+    ``--json``. Dim ``S``: the dataset's state width, for the ``state`` reference."""
+    header = ("id", "#", "name", "arch", "dim", "params(M)", "status", "runtime")
     rows = [header] + [(
         r["id"], "" if r["table_number"] is None else str(r["table_number"]), r["name"],
-        r["architecture"], r["pretraining_data"], "S" if r["dim"] is None else str(r["dim"]),
-        f"{r['params_m']:.1f}", r["status"]) for r in records]
+        r["architecture"], "S" if r["dim"] is None else str(r["dim"]),
+        f"{r['params_m']:.1f}", r["status"], r["runtime"]) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    others = sum(widths) - widths[2] + 2 * (len(header) - 1)
+    widths[2] = min(widths[2], max(width - others, MIN_NAME))
+    rows = [row[:2] + (_cut(row[2], widths[2]),) + row[3:] for row in rows]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
@@ -71,13 +94,22 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(records, indent=2))
         return 0
     print(format_table(records))
+    from s2r.encoders.runtime_plan import planned_runtimes_line
+
+    line = planned_runtimes_line({r["id"]: (r["runtime"], r["runtime_reason"]) for r in records})
+    if line:
+        print("\n" + textwrap.fill(line, TABLE_WIDTH))
+    for r in records:
+        if r["runtime_reason"].startswith("fell back"):
+            print(f"{r['id']}: torch: {r['runtime_reason']}")
     missing = [r for r in records if r["status"] == "weights-missing"]
     for r in [r for r in missing if r["backend"] == "checkpoint" and not r["url"]]:
         print(f"\n{r['status_message']}")  # a user's checkpoint file: nothing to download
         missing.remove(r)
     if missing:
         folder = weights_dir(settings)
-        print(f"\n{len(missing)} encoder(s) need weights. Put the files in {folder}/ "
-              "(S2R_WEIGHTS_DIR) or run once online; `--json` gives each file name and URL. "
-              "ID@random builds any of them with random weights.")
+        print("\n" + textwrap.fill(
+            f"{len(missing)} encoder(s) need weights. Put the files in {folder}/ "
+            "(S2R_WEIGHTS_DIR) or run once online; `--json` gives each file name and URL. "
+            "ID@random builds any of them with random weights.", TABLE_WIDTH))
     return 0

@@ -24,6 +24,12 @@ data: s2r loads only bytes whose sha256 is the one it recorded when it wrote the
 ONNX Runtime those bytes (never the path), so a graph without a record, an edited or
 truncated one, or a record that does not match its key is refused with one warning line and
 exported again. No custom operator library is ever registered.
+
+A pass that falls back to torch leaves a record in the graph's place, ``<key hash>.json``
+holding ``{"key": ..., "fallback": "<why>"}`` (a later successful export replaces it), so
+:func:`recorded_fallback` can say, without exporting anything, that an encoder runs torch and
+why. The export is tried again by every process that runs the encoder: the record informs, it
+never decides.
 """
 
 from __future__ import annotations
@@ -31,7 +37,9 @@ from __future__ import annotations
 import hashlib
 import inspect
 import io
+import itertools
 import json
+import os
 import warnings
 from pathlib import Path
 from typing import Optional
@@ -42,8 +50,8 @@ import torch
 from s2r.atomic import atomic_path
 
 __all__ = ["RUNTIMES", "EXPORT_VERSION", "OPSET", "CHECK_RTOL", "RuntimeFallbackWarning",
-           "check_runtime", "runtime_tag", "has_graph", "graph_key", "OnnxModel", "export_bytes",
-           "onnx_model"]
+           "check_runtime", "runtime_tag", "has_graph", "graph_key", "OnnxModel",
+           "export_bytes", "onnx_model", "recorded_fallback"]
 
 #: What ``runtime=`` / ``S2R_RUNTIME`` / ``--runtime`` accept.
 RUNTIMES = ("torch", "onnx", "auto")
@@ -55,6 +63,10 @@ OPSET = 17
 #: Largest difference of the graph's output from torch's on the example batch, relative to the
 #: largest absolute value, for the graph to be used (measured: ~1e-6).
 CHECK_RTOL = 1e-5
+#: Largest graph-cache record read back as a fallback record (bytes), and most records looked
+#: at when asking whether an encoder fell back (:func:`recorded_fallback`).
+MAX_RECORD_BYTES = 64 << 10
+MAX_RECORDS_SCANNED = 2000
 
 
 class RuntimeFallbackWarning(UserWarning):
@@ -91,14 +103,19 @@ def _versions() -> dict:
 
 def graph_key(spec, weights_fingerprint: str, input_shape, outputs: str = "embed") -> dict:
     """Everything that shapes an exported graph (see the module docstring)."""
+    return {"kind": "onnx-graph", "weights": str(weights_fingerprint),
+            "architecture": _architecture(spec),
+            "input": [int(v) for v in input_shape[1:]], "outputs": str(outputs),
+            "export": EXPORT_VERSION, "opset": OPSET, **_versions()}
+
+
+def _architecture(spec) -> list:
+    """The fields of ``spec`` that shape its graph, as JSON values."""
     ck = getattr(spec, "checkpoint", None)
     arch = [spec.id, spec.backend, spec.identifier, spec.tag,
             [list(kv) if isinstance(kv, tuple) else kv for kv in spec.model_kwargs],
             None if ck is None else ck.arch, list(spec.input_size or ()), spec.dim, spec.family]
-    return {"kind": "onnx-graph", "weights": str(weights_fingerprint),
-            "architecture": json.loads(json.dumps(arch, default=str)),
-            "input": [int(v) for v in input_shape[1:]], "outputs": str(outputs),
-            "export": EXPORT_VERSION, "opset": OPSET, **_versions()}
+    return json.loads(json.dumps(arch, default=str))
 
 
 def _digest(data: bytes) -> str:
@@ -228,6 +245,8 @@ def _read_cached(graph_dir: Path, name: str, key: dict) -> tuple[Optional[bytes]
         return None, (f"{stray[0].name} has no record of s2r writing it" if stray else None)
     try:
         record = json.loads(record_path.read_text(encoding="utf-8"))
+        if isinstance(record, dict) and "fallback" in record and "file" not in record:
+            return None, None        # a pass fell back to torch here: nothing to load
         file = graph_dir / str(record["file"])
         if record.get("key") != key or file.parent != graph_dir or not file.name.startswith(name):
             return None, f"{record_path.name} is not the record of this graph"
@@ -250,6 +269,62 @@ def _write_cached(graph_dir: Path, name: str, key: dict, data: bytes) -> None:
     for old in graph_dir.glob(f"{name}-*.onnx"):   # earlier (refused) graphs of this key
         if old.name != file.name and old.is_file() and not old.is_symlink():
             old.unlink(missing_ok=True)
+
+
+def _write_fallback(graph_dir: Path, name: str, key: dict, why: str) -> None:
+    """Record that the pass of ``key`` runs torch and why (:func:`recorded_fallback`)."""
+    with atomic_path(graph_dir / f"{name}.json") as tmp:
+        tmp.write_text(json.dumps({"key": key, "fallback": why}, indent=1, sort_keys=True),
+                       encoding="utf-8")
+
+
+def _printable(text: str, most: int = 300) -> str:
+    return "".join(c if c.isprintable() else " " for c in text[:most]).strip()
+
+
+def _fallback_of(path: Path) -> Optional[tuple]:
+    """``(key, why)`` of the fallback record at ``path``; None for anything else (another
+    record, a file over :data:`MAX_RECORD_BYTES`, not JSON, not that shape, unreadable)."""
+    from s2r.inputs import read_bounded
+
+    try:
+        record = json.loads(read_bounded(path, "graph record", max_bytes=MAX_RECORD_BYTES,
+                                         error=ValueError).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not (isinstance(record, dict) and isinstance(record.get("key"), dict)
+            and isinstance(record.get("fallback"), str) and "file" not in record):
+        return None
+    return record["key"], _printable(record["fallback"])
+
+
+def recorded_fallback(graph_dir, spec, weights_fingerprint: str) -> Optional[str]:
+    """Why the embedding pass of ``spec`` (with these weights, this torch and onnxruntime)
+    fell back to torch when it was last run with ONNX Runtime, from the graph cache's
+    fallback records; None when none says so.
+
+    Nothing is exported or built. A record is data: read bounded, parsed as JSON only,
+    and ignored unless it has the shape s2r writes and its key matches (every field of
+    :func:`graph_key` but the input size). At most :data:`MAX_RECORDS_SCANNED` records are
+    looked at.
+    """
+    folder = Path(graph_dir)
+    try:
+        entries = [e for e in itertools.islice(os.scandir(folder), MAX_RECORDS_SCANNED)
+                   if e.name.endswith(".json")]
+    except OSError:
+        return None
+    arch, want = _architecture(spec), None
+    for entry in sorted(entries, key=lambda e: e.name):
+        found = _fallback_of(folder / entry.name)
+        if found is None or found[0].get("architecture") != arch:
+            continue
+        if want is None:           # only now: the versions import onnxruntime
+            want = graph_key(spec, weights_fingerprint, (1, 3, 1, 1))
+        key = found[0]
+        if all(key.get(k) == v for k, v in want.items() if k not in ("input", "outputs")):
+            return found[1]
+    return None
 
 
 def onnx_model(module, example: torch.Tensor, *, name: str, key: dict,
@@ -301,6 +376,11 @@ def onnx_model(module, example: torch.Tensor, *, name: str, key: dict,
     if why is not None:
         warnings.warn(f"{name}: runs in torch, not ONNX Runtime: {why}",
                       RuntimeFallbackWarning, stacklevel=3)
+        if folder is not None:
+            try:
+                _write_fallback(folder, stem, key, why)
+            except OSError:
+                pass                 # the record only informs; the warning said it all
         return None
     if fresh and folder is not None:
         try:

@@ -19,7 +19,7 @@ from typing import Optional, Sequence, Union
 
 from s2r.cache import as_cache
 from s2r.embed.layers import embed_layers, layer_key, plan_of
-from s2r.embed.resolve import weights_fingerprint
+from s2r.embed.resolve import runtime_of, weights_fingerprint
 from s2r.encoders import get_spec
 from s2r.encoders.taps import Tap, select_layers
 from s2r.errors import EncoderError, MetricError
@@ -27,8 +27,8 @@ from s2r.inputs import quoted
 from s2r.metrics.dis import check_pca_dim
 from s2r.metrics.layers import DEFAULT_LAYER_SCORE, mark_best_layers
 from s2r.metrics.scoring import ScoreParams
-from s2r.pipeline.scores import (encoder_metadata, for_each_encoder, score_encoder, score_key,
-                                 scored)
+from s2r.pipeline.scores import (encoder_metadata, for_each_encoder, runtime_fields,
+                                 score_encoder, score_key, scored)
 from s2r.progress import ProgressCallback
 from s2r.settings import current
 
@@ -88,8 +88,10 @@ def score_layers(frameset, encoder_id: str, layers: LayerRequest = "all", *,
     meta = encoder_metadata(encoder_id, settings=settings)
     held: dict = {}
 
+    runs = runtime_of(None, device, "auto", None, settings, spec)   # as embed_layers runs
+
     def key_of(tap: Tap) -> dict:
-        emb = layer_key(frameset, spec.id, weights_fingerprint(spec, None, settings), tap)
+        emb = layer_key(frameset, spec.id, weights_fingerprint(spec, None, settings), tap, runs)
         return score_key(frameset, spec.id, params, settings=settings, embeddings=emb)
 
     def embeddings(tap: Tap):
@@ -112,7 +114,8 @@ def score_layers(frameset, encoder_id: str, layers: LayerRequest = "all", *,
                           progress=progress, settings=settings)
             record = {"encoder": dict(meta), "dataset": {"name": frameset.name,
                                                          "fingerprint": frameset.fingerprint},
-                      "precision": "auto", **body}
+                      "precision": "auto",
+                      **runtime_fields(encoder_id, device=device, settings=settings), **body}
         records.append({**record, **layer_fields(tap, plan)})
     return records
 

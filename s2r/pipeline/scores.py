@@ -43,6 +43,25 @@ def encoder_metadata(encoder_id: str, *, settings=None) -> dict:
     return meta
 
 
+def runtime_fields(encoder_id: str, *, precision: str = "auto", device=None,
+                   settings=None) -> dict:
+    """What a record says ran the embedding pass of ``encoder_id``: ``{"runtime":
+    "onnxruntime/v1"}`` when its embeddings key names ONNX Runtime
+    (:func:`s2r.embed.resolve.runtime_of`, :func:`s2r.encoders.runtime.runtime_tag`), else
+    nothing: torch, as in the keys, so every record of torch's embeddings stays as it was
+    (a record without ``runtime`` is torch's). A model that fell back to torch after its
+    export failed is stored under the ONNX Runtime key, and said so here too."""
+    from s2r.embed.resolve import precision_of, runtime_of
+    from s2r.encoders.runtime import runtime_tag
+
+    spec = get_spec(encoder_id, settings=settings)
+    if not spec.has_image_model:
+        return {}
+    tag = runtime_tag(runtime_of(None, device, precision_of(spec, None, device, precision),
+                                 None, settings, spec))
+    return {} if tag is None else {"runtime": tag}
+
+
 def score_key(frameset, encoder_id: str, params: ScoreParams, *, precision: str = "auto",
               device=None, settings=None, embeddings: Optional[dict] = None) -> dict:
     """Cache key of a score record: the embeddings' key (which carries the precision;
@@ -108,7 +127,8 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
     dict
         :func:`~s2r.metrics.scoring.score_embeddings`'s record plus ``encoder``
         (:func:`encoder_metadata`), ``dataset`` (``name``, ``fingerprint``) and
-        ``precision`` (``"auto"`` or ``"int8"``: what the embeddings were computed in).
+        ``precision`` (``"auto"`` or ``"int8"``: what the embeddings were computed in) and
+        ``runtime`` when ONNX Runtime computed them (:func:`runtime_fields`).
     """
     params = (params or ScoreParams()).validate()
     settings = settings if settings is not None else current()
@@ -129,6 +149,8 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
                                          "fingerprint": frameset.fingerprint},
             "precision": embedding_precision(frameset, encoder_id, precision=precision,
                                              device=device, cache=cache, settings=settings),
+            **runtime_fields(encoder_id, precision=precision, device=device,
+                             settings=settings),
             **record}
 
 

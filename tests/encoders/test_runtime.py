@@ -191,30 +191,9 @@ def _spy(init, ran):
 
 # ----------------------------------------------------------------------------- the fallback
 def test_a_model_that_does_not_export_runs_torch_after_one_line():
-    from s2r.encoders import EncoderSpec
-    from s2r.encoders.backend import register_backend, unregister_backend
-    from s2r.encoders.backends.base import WeightlessBackend
-    from s2r.encoders.spec import BuildSpec, CamSpec, Preprocessing, TableFacts
+    from tests.helpers.no_export import running_max
 
-    class RunningMax(nn.Module):   # aten::cummax has no ONNX form at opset 17
-        def forward(self, x):
-            return torch.cummax(x.mean(dim=(2, 3)), dim=1)[0]
-
-    class RunningMaxBackend(WeightlessBackend):
-        name = "running-max"
-
-        def build(self, spec, *, pretrained, settings=None):
-            return RunningMax(), None
-
-    register_backend(RunningMaxBackend())
-    try:
-        spec = EncoderSpec(
-            id="running-max",
-            build=BuildSpec(backend="running-max", identifier="max", dim=3),
-            facts=TableFacts(name="Running max", architecture="Pixels", training_type="None",
-                             pretraining_data="None", pretraining_group="none", params_m=0.0),
-            preprocessing=Preprocessing(mean=(0, 0, 0), std=(1, 1, 1), input_size=(8, 8)),
-            cam=CamSpec(family="cnn"))
+    with running_max() as spec:
         frames = _frames()
         want = build_encoder(spec, device="cpu").embed(frames)
         enc = build_encoder(spec, device="cpu", runtime="onnx")
@@ -222,8 +201,6 @@ def test_a_model_that_does_not_export_runs_torch_after_one_line():
             warnings.simplefilter("always")
             got = enc.embed(frames)
             enc.embed(frames)                      # decided once: no second line
-    finally:
-        unregister_backend("running-max")
     lines = [str(w.message) for w in seen if issubclass(w.category, RuntimeFallbackWarning)]
     assert len(lines) == 1 and "\n" not in lines[0]
     assert lines[0].startswith("running-max: runs in torch") and "cummax" in lines[0]

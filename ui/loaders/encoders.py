@@ -81,6 +81,17 @@ def encoder_table(ids: Sequence[str]) -> list[dict]:
     return rows
 
 
+def runtime_plans(ids: Sequence[str]) -> dict:
+    """``{id: (runtime, reason)}``: what will run each encoder's embedding pass here, at the
+    session's precision (:func:`s2r.encoders.runtime_plan.planned_runtime`; nothing built)."""
+    from s2r.encoders import get_spec
+    from s2r.encoders.runtime_plan import planned_runtime
+
+    settings = current()
+    return {eid: planned_runtime(get_spec(eid, settings=settings), settings, device(),
+                                 precision()) for eid in ids}
+
+
 def offline_encoders() -> list:
     """Encoders that run here without downloading weights (ready ones and the random-init
     controls of every architecture)."""
