@@ -65,7 +65,6 @@ class _Job:
     key: Optional[dict] = None              # the key of the device its actor got
 
 
-
 def dataset_reference(frameset, dataset: Optional[dict], settings=None) -> Optional[dict]:
     """What a worker opens the dataset from, or None when it gets the FrameSet object.
 
