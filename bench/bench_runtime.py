@@ -1,6 +1,7 @@
 """torch vs ONNX Runtime for the CPU embedding pass (:mod:`s2r.encoders.runtime`), per encoder,
-at 1 and 2 threads, idle and beside one busy process; plus ``torch.compile`` (inductor) on
-one encoder.
+at 1 and 2 threads, idle and beside ``--beside`` busy processes; plus ``torch.compile``
+(inductor) on one encoder; with ``--int8``, torch int8 (:mod:`s2r.encoders.quantize`) against
+ONNX Runtime fp32 and torch fp32 instead.
 
 Each encoder is built once; its embed runs the same preprocessing and either the
 BatchNorm-folded torch module or the ONNX Runtime graph of that module (an
@@ -10,7 +11,7 @@ median of ``--repeats`` embeds of ``--frames`` frames of 96 x 128. ``ratio`` = t
 ONNX ms (> 1: ONNX Runtime is faster); ``diff`` = max |onnx - torch| / max |torch|.
 
 Usage: ``python bench/bench_runtime.py [--encoders a,b] [--frames 8] [--repeats 7]
-[--no-busy] [--no-compile]``
+[--threads 1,2] [--beside 1] [--no-busy] [--no-compile] [--int8]``
 """
 
 from __future__ import annotations
@@ -37,9 +38,16 @@ DEFAULT_ENCODERS = ("efficientnet-lite0", "efficientnet-lite1", "efficientnet-li
                     "mw-simcnn-dr1")
 
 
-def _busy():
-    """One process spinning on a core (what a shared machine looks like)."""
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+def _busy(n: int) -> list:
+    """``n`` processes spinning on a core each (what a shared machine looks like, or render
+    workers beside the embedding pass)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def _stop(spinners: list) -> None:
+    for spinner in spinners:
+        spinner.kill()
+        spinner.wait()
 
 
 def _time(fn, frames) -> float:
@@ -107,6 +115,38 @@ def _compile_arm(frames, repeats):
           f"diff {diff:.1e}")
 
 
+def _int8_arm(encoder_id, frames, thread_counts, repeats, settings, graph_dir):
+    """torch fp32, torch int8 and ONNX Runtime fp32 of one int8-capable encoder, alternating,
+    per thread count; ``err`` = the int8 model's :func:`~s2r.encoders.quantize.int8_error`."""
+    import torch
+
+    from s2r.encoders import build_encoder
+    from s2r.encoders.quantize import quantize_int8
+    from s2r.encoders.runtime import OnnxModel
+
+    fp32 = build_encoder(encoder_id, device="cpu", settings=settings, runtime="torch")
+    onnx = build_encoder(encoder_id, device="cpu", settings=settings, runtime="onnx")
+    onnx.graph_dir = graph_dir
+    int8 = quantize_int8(fp32, frames)
+    for threads in thread_counts:
+        torch.set_num_threads(threads)
+        onnx.threads, onnx._graphs = threads, {}
+        onnx.embed(frames)
+        if not isinstance(onnx._graphs.get("embed"), OnnxModel):
+            print(f"{encoder_id:24} runs torch under ONNX Runtime: skipped")
+            return
+        arms = {"fp32": fp32.embed, "int8": int8.embed, "onnx": onnx.embed}
+        times: dict = {name: [] for name in arms}
+        for fn in arms.values():
+            fn(frames)                                  # warm-up
+        for _ in range(repeats):
+            for name, fn in arms.items():
+                times[name].append(_time(fn, frames))
+        t, q, o = (statistics.median(times[n]) for n in ("fp32", "int8", "onnx"))
+        print(f"{encoder_id:24} {threads:>7} {t:>10.1f} {q:>9.1f} {o:>9.1f} {t / q:>10.2f}x "
+              f"{o / q:>10.2f}x {int8.int8_error:>6.3f}", flush=True)
+
+
 def main(argv=None) -> int:
     import torch
 
@@ -118,18 +158,30 @@ def main(argv=None) -> int:
     parser.add_argument("--encoders", default=",".join(DEFAULT_ENCODERS))
     parser.add_argument("--frames", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
+    parser.add_argument("--beside", type=int, default=1,
+                        help="busy processes beside the embedding in the busy arm")
     parser.add_argument("--no-busy", action="store_true")
     parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--int8", action="store_true",
+                        help="torch int8 vs ONNX Runtime fp32 vs torch fp32 (idle only)")
     args = parser.parse_args(argv)
     frames = np.random.default_rng(0).integers(0, 256, (args.frames, 96, 128, 3),
                                                dtype=np.uint8)
+    thread_counts = [int(t) for t in args.threads.split(",")]
     settings = current()
     loads = ["idle"] + ([] if args.no_busy else ["busy"])
     print(f"{args.frames} frames 96x128, median of {args.repeats} alternating repeats, "
           f"{os.cpu_count()} CPUs, torch {torch.__version__}, load {os.getloadavg()[0]:.2f}")
+    graph_dir = tempfile.mkdtemp(prefix="s2r-bench-graphs-")
+    if args.int8:
+        print(f"{'encoder':24} {'threads':>7} {'fp32 ms':>10} {'int8 ms':>9} {'onnx ms':>9} "
+              f"{'fp32/int8':>11} {'onnx/int8':>11} {'err':>6}")
+        for encoder_id in args.encoders.split(","):
+            _int8_arm(encoder_id, frames, thread_counts, args.repeats, settings, graph_dir)
+        return 0
     print(f"{'encoder':24} {'threads':>7} {'load':>5} {'torch ms':>9} {'onnx ms':>8} "
           f"{'ratio':>6} {'diff':>8}")
-    graph_dir = tempfile.mkdtemp(prefix="s2r-bench-graphs-")
     for encoder_id in args.encoders.split(","):
         if encoder_id.startswith("mw-simcnn") and status(
                 encoder_id, settings=settings).state != "ready":
@@ -144,18 +196,17 @@ def main(argv=None) -> int:
             print(f"{encoder_id:24} runs torch: {seen[-1].message if seen else '?'}")
             continue
         (graph,) = Path(graph_dir).glob("*.onnx")   # the one graph s2r just wrote
-        graphs = {t: OnnxModel(graph.read_bytes(), threads=t) for t in (1, 2)}
+        graphs = {t: OnnxModel(graph.read_bytes(), threads=t) for t in thread_counts}
         for load in loads:
-            spinner = _busy() if load == "busy" else None
+            spinners = _busy(args.beside) if load == "busy" else []
+            label = f"+{args.beside}" if load == "busy" else load
             try:
-                for threads in (1, 2):
+                for threads in thread_counts:
                     t, o, diff = _compare(enc, graphs, frames, threads, args.repeats)
-                    print(f"{encoder_id:24} {threads:>7} {load:>5} {t:>9.1f} {o:>8.1f} "
+                    print(f"{encoder_id:24} {threads:>7} {label:>5} {t:>9.1f} {o:>8.1f} "
                           f"{t / o:>5.2f}x {diff:>8.1e}", flush=True)
             finally:
-                if spinner is not None:
-                    spinner.kill()
-                    spinner.wait()
+                _stop(spinners)
         for record in Path(graph_dir).glob("*"):
             record.unlink()
     if not args.no_compile:

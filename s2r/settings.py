@@ -42,6 +42,11 @@ variable                field                   meaning (default)
                                                 ``onnx`` or ``auto`` (ONNX Runtime where the
                                                 model exports; ``onnx`` = ``auto``); see
                                                 :mod:`s2r.encoders.runtime` (``auto``)
+``S2R_THREADS``         ``threads``             threads of the CPU embedding pass, torch's
+                                                and ONNX Runtime's: ``auto`` (None: every
+                                                core this process may use,
+                                                :func:`embedding_threads`) or a whole
+                                                number >= 1 (``auto``)
 ======================  ======================  ============================================
 
 Every value is read one way (:func:`current`; a bad value is a :class:`SettingsError`, one
@@ -57,6 +62,7 @@ line naming the variable: the CLI prints it and exits with status 2, the app sho
   ``S2R_DATASET``);
 - a switch is on for ``1``, ``true``, ``yes``, ``on`` and off for ``0``, ``false``, ``no``,
   ``off`` (any case); anything else is an error;
+- ``S2R_THREADS`` is ``auto`` (any case) or a whole number of at least 1;
 - ``S2R_WEIGHTS_MIRROR`` is an ``http://``, ``https://`` or ``file://`` URL; a list
   (``S2R_DEFAULT_ENCODERS``, ``S2R_DATA_ROOTS``) names at least one item.
 
@@ -77,7 +83,8 @@ from s2r.errors import S2RError
 from s2r.inputs import quoted
 
 __all__ = ["Settings", "SettingsError", "current", "need", "child_environment",
-           "prefer_passive_openmp", "prefer_headless_rendering", "MAX_VALUE_CHARS"]
+           "prefer_passive_openmp", "prefer_headless_rendering", "core_count", "share_of_cores",
+           "embedding_threads", "MAX_VALUE_CHARS"]
 
 _ON, _OFF = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 #: The longest value a variable may hold (characters; a path is at most 4,096 bytes on Linux).
@@ -93,7 +100,7 @@ _DEFAULTS = {
     "S2R_DATASET": "the built-in demo", "S2R_DEMO_SPEC": "the built-in demo",
     "S2R_DEFAULT_ENCODERS": "the built-in choice",
     "S2R_AUTOCOMPUTE": "on", "S2R_DATA_ROOTS": "the working folder and the home folder",
-    "S2R_RUNTIME": "auto",
+    "S2R_RUNTIME": "auto", "S2R_THREADS": "auto",
 }
 #: What ``S2R_RUNTIME`` accepts (:data:`s2r.encoders.runtime.RUNTIMES`).
 _RUNTIMES = ("torch", "onnx", "auto")
@@ -183,6 +190,17 @@ def _runtime(env: Mapping[str, str]) -> str:
     return text.lower()
 
 
+def _threads(env: Mapping[str, str]) -> Optional[int]:
+    """``S2R_THREADS`` as a thread count; None for ``auto`` (:func:`embedding_threads`)."""
+    text = _text(env, "S2R_THREADS")
+    if text is None or text.lower() == "auto":
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise SettingsError(f"S2R_THREADS={quoted(text)} is not a thread count: give auto or a "
+                            f"whole number >= 1 (unset: {_DEFAULTS['S2R_THREADS']})")
+    return int(text)
+
+
 def _mirror(env: Mapping[str, str]) -> Optional[str]:
     text = _text(env, "S2R_WEIGHTS_MIRROR")
     if text is None:
@@ -235,6 +253,7 @@ class Settings:
     autocompute: bool
     data_roots: tuple[str, ...]
     runtime: str = "auto"
+    threads: Optional[int] = None
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> "Settings":
@@ -266,6 +285,7 @@ class Settings:
             autocompute=_switch(env, "S2R_AUTOCOMPUTE", True),
             data_roots=tuple(os.path.realpath(r) for r in root_list),
             runtime=_runtime(env),
+            threads=_threads(env),
         )
 
     @property
@@ -331,6 +351,43 @@ def prefer_headless_rendering() -> str:
     and names in its messages; its worker processes inherit it)."""
     os.environ.setdefault("MUJOCO_GL", "egl")
     return os.environ["MUJOCO_GL"].strip().lower()
+
+
+def core_count() -> int:
+    """The cores this process may run on (its CPU affinity; at least 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:                          # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def share_of_cores(parties: int, cores: Optional[int] = None) -> int:
+    """One of ``parties`` processes' share of ``cores`` (default :func:`core_count`), at
+    least 1: how many threads each may run without oversubscribing the cores."""
+    from s2r.checks import check_number
+
+    check_number("parties", parties, low=1, integer=True, error=ValueError)
+    return max(1, (core_count() if cores is None else int(cores)) // int(parties))
+
+
+def embedding_threads(threads: Optional[int], cores: Optional[int] = None) -> int:
+    """The threads of a CPU embedding pass (torch's and ONNX Runtime's intra-op threads).
+
+    Parameters
+    ----------
+    threads : int or None
+        The setting (:attr:`Settings.threads`): a count is used as it is; None (``auto``) is
+        every core this process may use, ``cores`` (default :func:`core_count`), also beside
+        busy processes: with passive waiting (:func:`prefer_passive_openmp`) all cores beat a
+        share of them there for both runtimes (``docs/encoders.md``). Meta-World's render
+        workers never run beside the pass: the main process waits on them, and they on it.
+    """
+    if threads is not None:
+        from s2r.checks import check_number
+
+        check_number("threads", threads, low=1, integer=True, error=ValueError)
+        return int(threads)
+    return core_count() if cores is None else max(1, int(cores))
 
 
 def rasteriser_environment(threads: int, environ=None) -> dict:

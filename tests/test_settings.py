@@ -16,7 +16,7 @@ from s2r.settings import MAX_VALUE_CHARS, Settings, SettingsError, child_environ
 OWN = ("S2R_CACHE_DIR", "S2R_WEIGHTS_DIR", "S2R_ENCODERS", "S2R_WEIGHTS_MIRROR", "S2R_OFFLINE",
        "S2R_RAY_ADDRESS", "S2R_DATASET", "S2R_DEMO_SPEC", "S2R_DEFAULT_ENCODERS",
        "S2R_AUTOCOMPUTE",
-       "S2R_DATA_ROOTS")
+       "S2R_DATA_ROOTS", "S2R_THREADS")
 
 
 def test_defaults_of_an_empty_environment(tmp_path, monkeypatch):
@@ -195,3 +195,40 @@ def test_dataset_is_read_from_s2r_dataset_and_its_older_name():
     assert both.dataset == "demo:gap=0"
     assert Settings.from_environ({"S2R_DATASET": "metaworld:task=assembly-v3"}).dataset == \
         "metaworld:task=assembly-v3"
+
+
+@pytest.mark.parametrize("value, expected", [(None, None), ("auto", None), (" AUTO ", None),
+                                             ("1", 1), (" 3 ", 3), ("64", 64)])
+def test_threads_are_auto_or_a_whole_number(value, expected):
+    env = {} if value is None else {"S2R_THREADS": value}
+    assert Settings.from_environ(env).threads == expected
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "1.5", "two", "2 threads", "+2", "all"])
+def test_a_thread_count_that_is_not_a_whole_number_from_1_is_one_line(value):
+    with pytest.raises(SettingsError) as info:
+        Settings.from_environ({"S2R_THREADS": value})
+    message = str(info.value)
+    assert message.startswith(f"S2R_THREADS={value!r} is not a thread count: give auto or a "
+                              "whole number >= 1 (unset: auto)")
+    assert "\n" not in message
+
+
+def test_auto_threads_are_every_core_this_process_may_use(monkeypatch):
+    from s2r import settings as settings_module
+    from s2r.settings import embedding_threads, share_of_cores
+
+    assert embedding_threads(None, cores=8) == 8 and embedding_threads(None, cores=0) == 1
+    assert embedding_threads(3, cores=2) == 3                    # a count is used as it is
+    monkeypatch.setattr(settings_module.os, "sched_getaffinity", lambda pid: {0, 2, 5},
+                        raising=False)
+    assert settings_module.core_count() == 3                     # its affinity, not the machine
+    assert embedding_threads(None) == 3
+    # a share of the cores (Meta-World's render workers): at least one each
+    assert share_of_cores(2) == 1 and share_of_cores(1) == 3 and share_of_cores(4, 8) == 2
+    assert share_of_cores(5) == 1
+    for name, bad in (("threads", 0), ("threads", 1.5), ("threads", True)):
+        with pytest.raises(ValueError, match=f"^{name} must be"):
+            embedding_threads(bad)
+    with pytest.raises(ValueError, match="^parties must be"):
+        share_of_cores(0)

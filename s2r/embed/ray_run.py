@@ -11,6 +11,13 @@ is released and the array is written through the cache under the same key as a l
 (:func:`s2r.embed.keys.key`), so the local and the Ray backend share entries. Nothing is
 written before every shard is in: a failed run leaves no entry.
 
+The runtime is part of that key, and it is the one the actor runs: a CPU actor runs ONNX
+Runtime when asked for (``runtime``, else the settings'; :func:`worker_runtime`), a GPU actor
+torch; the actor is built with that runtime explicitly, on its CPUs' threads, so the key and
+the computation agree. With ``device=None`` the actors' device is known only once the cluster
+is reached: an entry under the key of either device answers the call (each is what the call
+could have computed), and a run keys by the device its actors get.
+
 Cached encoders are answered first, without connecting to Ray at all.
 
 Faults: an actor that dies (a killed worker, a lost node) is restarted by Ray and its shards
@@ -35,12 +42,12 @@ from s2r.embed.keys import key
 from s2r.embed.ray_backend import MAX_RESTARTS, actor_options, ray_session
 from s2r.embed.ray_shards import DEFAULT_SHARD_FRAMES, Shard, plan_shards
 from s2r.embed.ray_worker import EncoderWorker
-from s2r.embed.resolve import spec_of, weights_fingerprint
+from s2r.embed.resolve import runtime_of, spec_of, weights_fingerprint
 from s2r.encoders.weights import MISSING, fingerprint_of, resolve_weights
 from s2r.errors import EncoderError, S2RError
 from s2r.progress import ProgressCallback, report
 
-__all__ = ["embed_encoders_ray", "embed_frameset_ray", "dataset_reference"]
+__all__ = ["embed_encoders_ray", "embed_frameset_ray", "dataset_reference", "worker_runtime"]
 
 
 @dataclass
@@ -49,12 +56,13 @@ class _Job:
 
     spec: Any
     weights: str
-    key: dict
+    keys: dict                              # {device: (runtime, key)} of the devices it may get
     shards: list
     out: Optional[np.ndarray] = None
     left: int = 0
     actor: Any = None
     done_frames: int = field(default=0)
+    key: Optional[dict] = None              # the key of the device its actor got
 
 
 def dataset_reference(frameset, dataset: Optional[dict], settings=None) -> Optional[dict]:
@@ -98,8 +106,21 @@ def _check_precision(precision: str) -> None:
                        "--backend ray")
 
 
+def worker_runtime(device: str, runtime: Optional[str] = None, settings=None) -> str:
+    """The runtime an actor on ``device`` (``"cpu"``, ``"cuda"``) runs: ``"onnx"`` on a CPU
+    when ONNX Runtime is asked for (``runtime``, else the settings'), else ``"torch"``
+    (:func:`s2r.embed.resolve.runtime_of`)."""
+    return runtime_of(None, device, "auto", runtime, settings)
+
+
+def _devices(device: Optional[str]) -> tuple:
+    """The devices the actors may get: ``device`` when it names one, else either
+    (:func:`~s2r.embed.ray_backend.actor_options` decides)."""
+    return (device,) if device in ("cpu", "cuda") else ("cpu", "cuda")
+
+
 def _plan(frameset, ids: Sequence, cache, batch_size: Optional[int], device: Optional[str],
-          shard_frames: int, settings=None) -> tuple[list, list]:
+          shard_frames: int, settings=None, runtime: Optional[str] = None) -> tuple[list, list]:
     """``(answers, jobs)``: ``(id, Z)`` of what needs no model run, and the jobs to run."""
     answers, jobs = [], []
     for encoder in ids:
@@ -113,15 +134,20 @@ def _plan(frameset, ids: Sequence, cache, batch_size: Optional[int], device: Opt
         weights = weights_fingerprint(spec, settings=settings)
         if weights == MISSING:  # a run: fetch the weights first (as building would), then key
             weights = fingerprint_of(spec, resolve_weights(spec, settings=settings))
-        k = key(frameset, spec.id, weights, "auto")
-        Z = cache.get_array(k)
+        keys = {}
+        for where in _devices(device):
+            used = worker_runtime(where, runtime, settings)
+            keys[where] = (used, key(frameset, spec.id, weights, "auto", used))
+        Z = next((z for z in (cache.get_array(k) for _, k in keys.values()) if z is not None),
+                 None)
         if Z is not None:
             answers.append((spec.id, Z))
             continue
         align = batch_size or (DEFAULT_BATCH_SIZE_CUDA if device == "cuda"
                                else DEFAULT_BATCH_SIZE_CPU)
         shards = plan_shards(frameset, target=max(shard_frames, align), align=align)
-        jobs.append(_Job(spec=spec, weights=weights, key=k, shards=shards, left=len(shards)))
+        jobs.append(_Job(spec=spec, weights=weights, keys=keys, shards=shards,
+                         left=len(shards)))
     return answers, jobs
 
 
@@ -134,8 +160,9 @@ def _start(ray, jobs: list, frames, device: Optional[str], batch_size: Optional[
     threads = max(1, int(num_cpus)) if where == "cpu" else None
     pending = {}
     for job in jobs:
+        used, job.key = job.keys[where]
         job.actor = worker.options(**options).remote(job.spec, job.weights, where, bs, threads,
-                                                     settings)
+                                                     settings, used)
         for shard in job.shards:
             ref = job.actor.embed_shard.remote(frames, shard.index, shard.start, shard.stop)
             pending[ref] = (job, shard)
@@ -221,7 +248,8 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
                        batch_size: Optional[int] = None, precision: str = "auto",
                        shard_frames: int = DEFAULT_SHARD_FRAMES, num_gpus: float = 1.0,
                        num_cpus: float = 1.0, progress: Optional[ProgressCallback] = None,
-                       settings=None) -> Iterator[tuple[str, np.ndarray]]:
+                       settings=None, runtime: Optional[str] = None
+                       ) -> Iterator[tuple[str, np.ndarray]]:
     """Embeddings of every frame by several encoders, computed on a Ray cluster, cached.
 
     Parameters
@@ -254,6 +282,9 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
     settings : s2r.settings.Settings, optional
         Handed down by the caller, and sent to the workers: where weights files are, the
         hub cache, the default cache (as for :func:`s2r.embed.embed_frameset`).
+    runtime : {"torch", "onnx", "auto"}, optional
+        What a CPU actor runs (:func:`worker_runtime`; GPU actors run torch); default the
+        settings'. Part of the key, as for :func:`s2r.embed.embed_frameset`.
 
     Yields
     ------
@@ -265,7 +296,7 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
         check_batch_size(batch_size)
     cache = as_cache(cache, settings)
     answers, jobs = _plan(frameset, list(encoders), cache, batch_size, device, shard_frames,
-                          settings)
+                          settings, runtime)
     for encoder_id, Z in answers:
         report(progress, len(frameset), len(frameset), f"{encoder_id}: cached")
         yield encoder_id, Z

@@ -99,15 +99,18 @@ class EncoderWorker:
     batch_size : int, optional
         Frames per forward pass (as :func:`s2r.embed.compute_embeddings`).
     threads : int, optional
-        torch's CPU threads (a CPU actor: its CPUs). fp32 sums on a CPU depend on the thread
-        count, so a worker with the local run's thread count gives bit-identical embeddings;
-        others agree to float rounding (~1e-6).
+        The embedding pass's CPU threads, torch's and ONNX Runtime's (a CPU actor: its CPUs).
+        fp32 sums on a CPU depend on the thread count, so a worker with the local run's
+        thread count gives bit-identical embeddings; others agree to float rounding (~1e-6).
     settings : s2r.settings.Settings, optional
         The driver's (where the weights file is).
+    runtime : {"torch", "onnx"}, optional
+        What runs the pass (:mod:`s2r.encoders.runtime`): the one the driver keyed the cache
+        with (default the settings').
     """
 
     def __init__(self, spec, weights: str, device: str, batch_size: Optional[int] = None,
-                 threads: Optional[int] = None, settings=None):
+                 threads: Optional[int] = None, settings=None, runtime: Optional[str] = None):
         if threads:
             import torch
 
@@ -117,16 +120,17 @@ class EncoderWorker:
         # shard: a constructor that raises would make Ray restart the actor in vain.
         self.error: Optional[Exception] = None
         try:
-            self.encoder = self._build(spec, weights, device, settings)
+            self.encoder = self._build(spec, weights, device, settings, runtime, threads)
         except S2RError as exc:
             self.encoder, self.error = None, exc
 
     @staticmethod
-    def _build(spec, weights: str, device: str, settings=None):
-        """The encoder of ``spec``, checked against the driver's weights fingerprint."""
+    def _build(spec, weights: str, device: str, settings=None, runtime=None, threads=None):
+        """The encoder of ``spec`` in ``runtime`` on ``threads``, checked against the
+        driver's weights fingerprint."""
         from s2r.embed.resolve import build
 
-        encoder = build(spec, device, settings)
+        encoder = build(spec, device, settings, runtime, threads)
         built = str(encoder.weights_fingerprint)
         if built != str(weights):
             raise EncoderError(

@@ -36,10 +36,11 @@ def spec_of(encoder, settings=None):
                        f"{type(encoder).__name__}: {encoder!r}")
 
 
-def build(spec, device=None, settings=None, runtime=None):
+def build(spec, device=None, settings=None, runtime=None, threads=None):
     """The encoder of ``spec`` built on ``device`` (:func:`s2r.encoders.build_encoder`;
-    ``runtime``: default the settings')."""
-    return encoders.build_encoder(spec, device=device, settings=settings, runtime=runtime)
+    ``runtime``, ``threads``: default the settings')."""
+    return encoders.build_encoder(spec, device=device, settings=settings, runtime=runtime,
+                                  threads=threads)
 
 
 def weights_fingerprint(spec, built=None, settings=None) -> str:

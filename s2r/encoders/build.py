@@ -31,6 +31,7 @@ from s2r.encoders.registry import get_spec, random_variant
 from s2r.encoders.spec import EncoderSpec
 from s2r.encoders.weights import fingerprint_of
 from s2r.errors import EncoderError
+from s2r.settings import embedding_threads
 
 
 def pick_device():
@@ -123,7 +124,8 @@ class Encoder(nn.Module):
     graph_dir : path or None
         The graph cache folder of ONNX Runtime (None: graphs are kept in memory only).
     threads : int or None
-        ONNX Runtime's intra-op threads (default ``torch.get_num_threads()``).
+        The threads of :meth:`embed`, torch's and ONNX Runtime's intra-op threads (None:
+        torch's as they are, :func:`torch.get_num_threads`).
     """
 
     def __init__(self, spec: EncoderSpec, model, *, device, weights_fingerprint: str,
@@ -265,12 +267,14 @@ class Encoder(nn.Module):
             Split into chunks of this many frames (bounds memory); default: one pass.
         """
 
+        from s2r.encoders.runtime import torch_threads
+
         frames = as_uint8_batch(frames)
         step = len(frames) if batch_size is None else int(batch_size)
         if step < 1:
             raise EncoderError(f"batch_size must be >= 1, got {batch_size!r}")
         outs = []
-        with torch.inference_mode():
+        with torch.inference_mode(), torch_threads(self.threads):
             for start in range(0, len(frames), step):
                 x = self.preprocess(frames[start:start + step])
                 out = self.forward(x, model=self.inference_model(x[:1]))
@@ -352,7 +356,9 @@ def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None,
         What runs the embedding pass on the CPU (:mod:`s2r.encoders.runtime`); default the
         settings' ``runtime``, else ``"torch"``.
     threads : int, optional
-        ONNX Runtime's intra-op threads (default ``torch.get_num_threads()``).
+        The embedding pass's threads, torch's and ONNX Runtime's; default the settings'
+        (``$S2R_THREADS``, :func:`s2r.settings.embedding_threads`: every core this process
+        may use), else torch's as they are.
 
     Raises
     ------
@@ -377,6 +383,8 @@ def build_encoder(id_or_spec, *, device=None, pretrained: Optional[bool] = None,
     if runtime is None:
         runtime = getattr(settings, "runtime", "torch")
     graph_dir = None if settings is None else Path(settings.cache_dir) / "graphs"
+    if threads is None and settings is not None:
+        threads = embedding_threads(settings.threads)
     return Encoder(spec, model, device=device if device is not None else pick_device(),
                    weights_fingerprint=fingerprint, weights_path=path, runtime=runtime,
                    graph_dir=graph_dir, threads=threads)

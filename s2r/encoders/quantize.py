@@ -182,9 +182,9 @@ def quantize_int8(encoder, calibration_frames, *, batch_size: int = 16):
     Returns
     -------
     Encoder
-        Same spec, weights fingerprint and preprocessing; ``precision == "int8"``; ``embed``
-        works, gradients (saliency) do not. Its ``int8_error`` is :func:`int8_error` of its
-        embeddings of the calibration frames against the fp32 ones.
+        Same spec, weights fingerprint, preprocessing and threads; ``precision == "int8"``;
+        ``embed`` works, gradients (saliency) do not. Its ``int8_error`` is
+        :func:`int8_error` of its embeddings of the calibration frames against the fp32 ones.
 
     Raises
     ------
@@ -225,7 +225,8 @@ def quantize_int8(encoder, calibration_frames, *, batch_size: int = 16):
                            f"({type(exc).__name__}: {exc}); use precision 'auto'") from None
     out = Encoder(encoder.spec, quantized, device="cpu",
                   weights_fingerprint=encoder.weights_fingerprint,
-                  weights_path=encoder.weights_path, precision="int8")
+                  weights_path=encoder.weights_path, precision="int8",
+                  threads=getattr(encoder, "threads", None))
     approx = out.embed(frames, batch_size=step)
     out.int8_error = int8_error(torch.cat(exact).float().numpy(), approx)
     return out

@@ -30,10 +30,18 @@ holding ``{"key": ..., "fallback": "<why>"}`` (a later successful export replace
 :func:`recorded_fallback` can say, without exporting anything, that an encoder runs torch and
 why. The export is tried again by every process that runs the encoder: the record informs, it
 never decides.
+
+Threads
+-------
+Both runtimes run a pass on the encoder's :attr:`~s2r.encoders.build.Encoder.threads`: torch
+through :func:`torch_threads` around the pass, ONNX Runtime as the session's intra-op threads.
+:func:`s2r.encoders.build_encoder` takes them from the settings (``S2R_THREADS``,
+:func:`s2r.settings.embedding_threads`: by default every core this process may use).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import io
@@ -51,7 +59,7 @@ from s2r.atomic import atomic_path
 
 __all__ = ["RUNTIMES", "EXPORT_VERSION", "OPSET", "CHECK_RTOL", "RuntimeFallbackWarning",
            "check_runtime", "runtime_tag", "has_graph", "graph_key", "OnnxModel",
-           "export_bytes", "onnx_model", "recorded_fallback"]
+           "export_bytes", "onnx_model", "recorded_fallback", "torch_threads"]
 
 #: What ``runtime=`` / ``S2R_RUNTIME`` / ``--runtime`` accept.
 RUNTIMES = ("torch", "onnx", "auto")
@@ -176,6 +184,22 @@ def export_bytes(module, example: torch.Tensor, n_outputs: int = 1) -> bytes:
         finally:
             torch.backends.mha.set_fastpath_enabled(fastpath)
     return buffer.getvalue()
+
+
+@contextlib.contextmanager
+def torch_threads(threads: Optional[int]):
+    """torch's intra-op threads set to ``threads`` for the ``with`` block, then put back (the
+    pass's threads are the encoder's, not a process-wide change); None leaves them as they
+    are."""
+    before = torch.get_num_threads()
+    if threads is None or int(threads) == before:
+        yield
+        return
+    torch.set_num_threads(int(threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class OnnxModel:

@@ -62,6 +62,7 @@ import torch.nn as nn
 
 from s2r.encoders.backend import get_backend
 from s2r.encoders.build import as_uint8_batch, resolve_module
+from s2r.encoders.runtime import torch_threads
 from s2r.errors import EncoderError
 from s2r.inputs import quoted
 
@@ -362,7 +363,7 @@ class LayerEmbedder:
         enc = self.encoder
         frames = as_uint8_batch(frames)
         got: dict = {}
-        with torch.inference_mode():
+        with torch.inference_mode(), torch_threads(getattr(enc, "threads", None)):
             x = enc.preprocess(frames)
             model = enc.folded_model(x[:1])
             if getattr(enc, "runs_graphs", False):   # ONNX Runtime: the taps are graph outputs

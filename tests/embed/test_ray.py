@@ -7,6 +7,7 @@ batch size, so every batch is the local run's batch.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -100,6 +101,32 @@ def test_ray_equals_local_bit_for_bit_and_shares_the_cache(cluster, demo, one_th
         np.testing.assert_array_equal(again[encoder_id], got[encoder_id])
         np.testing.assert_array_equal(embed_frameset(demo, encoder_id, cache=cache),
                                       got[encoder_id])
+
+
+def test_ray_keys_by_the_runtime_its_cpu_workers_run(cluster, demo, one_thread, tmp_path,
+                                                     monkeypatch):
+    """runtime onnx: the CPU actor runs ONNX Runtime, and its entry is the one a local ONNX
+    Runtime run writes (not torch's), equal to the local embeddings within 1e-5 of the
+    largest value (ONNX Runtime rounds differently from torch, not more coarsely)."""
+    cache = Cache(tmp_path / "cache")
+    Z = embed_frameset_ray(demo, "efficientnet-lite0", cache=cache, device="cpu", batch_size=4,
+                           shard_frames=4, runtime="onnx")
+    onnx_key = embeddings_key(demo, "efficientnet-lite0", device="cpu", runtime="onnx")
+    assert onnx_key["runtime"] == "onnxruntime/v1"
+    np.testing.assert_array_equal(cache.get_array(onnx_key), Z)
+    assert not cache.contains(embeddings_key(demo, "efficientnet-lite0", device="cpu"))
+    local = embed_frameset(demo, "efficientnet-lite0", cache=False, device="cpu", batch_size=4,
+                           runtime="onnx")
+    assert float(np.abs(Z - local).max()) <= 1e-5 * float(np.abs(local).max())
+
+    # device None: the entry of a CPU actor answers without Ray; a torch run does not
+    _no_ray(monkeypatch)
+    again = embed_frameset_ray(demo, "efficientnet-lite0", cache=cache, batch_size=4,
+                               shard_frames=4, runtime="onnx")
+    np.testing.assert_array_equal(again, Z)
+    with pytest.raises(AssertionError, match="Ray was contacted"):
+        embed_frameset_ray(demo, "efficientnet-lite0", cache=cache, device="cpu",
+                           batch_size=4, shard_frames=4, runtime="torch")
 
 
 def _worker_killed_once(shard: int, marker: str):
@@ -292,6 +319,25 @@ def test_a_worker_with_other_weights_refuses_to_embed(demo):
     worker = EncoderWorker(get_spec("pixels"), "not-these", "cpu")
     with pytest.raises(S2RError, match="has weights .* but the driver expects not-these"):
         worker.embed_shard(demo, 0, 0, 4)
+
+
+def test_a_worker_is_built_in_the_runtime_the_driver_keyed_by_on_its_cpus(demo):
+    from s2r.encoders import get_spec
+    from s2r.encoders.runtime import OnnxModel
+
+    assert [ray_run.worker_runtime(d, "onnx") for d in ("cpu", "cuda")] == ["onnx", "torch"]
+    assert ray_run.worker_runtime("cpu", "auto") == "onnx"
+    assert ray_run.worker_runtime("cpu") == "torch"                # no settings: torch
+    assert ray_run.worker_runtime("cpu", settings=dataclasses.replace(current(),
+                                                                      runtime="auto")) == "onnx"
+    spec = get_spec("simcnn-dr1@random")
+    weights = str(ray_run.weights_fingerprint(spec))
+    worker = EncoderWorker(spec, weights, "cpu", 4, 1, None, "onnx")
+    assert worker.error is None and worker.encoder.runs_graphs and worker.encoder.threads == 1
+    worker.embed_shard(demo, 0, 0, 4)
+    assert isinstance(worker.encoder._graphs["embed"], OnnxModel)
+    assert worker.encoder._graphs["embed"].threads == 1
+    assert not EncoderWorker(spec, weights, "cpu", 4, 1).encoder.runs_graphs
 
 
 def test_score_without_cache_keeps_nothing(monkeypatch, tmp_path):

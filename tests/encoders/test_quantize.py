@@ -134,6 +134,18 @@ def test_quantization_is_deterministic_and_leaves_the_fp32_encoder_alone(
     assert quantize_int8(resnet18_int8, calibration) is resnet18_int8
 
 
+
+def test_the_int8_copy_runs_on_the_encoders_threads(resnet18, calibration):
+    import dataclasses
+
+    from s2r.settings import current
+
+    one = build_encoder("resnet18@random", device="cpu",
+                        settings=dataclasses.replace(current(), threads=1))
+    assert quantize_int8(one, calibration).threads == one.threads == 1
+    assert resnet18.threads is None and quantize_int8(resnet18, calibration).threads is None
+
+
 def test_int8_encoder_refuses_saliency(resnet18_int8):
     with pytest.raises(EncoderError, match="no gradients"):
         _ = resnet18_int8.cam_layer

@@ -261,3 +261,27 @@ def test_runtime_flag_overrides_the_setting():
     assert settings_from_args(args).runtime == "auto"
     with pytest.raises(ValueError, match="runtime must be one of"):
         rt.check_runtime("tvm")
+
+
+def test_the_threads_setting_reaches_both_runtimes(small, tmp_path, monkeypatch):
+    """S2R_THREADS (Settings.threads) is the pass's threads: ONNX Runtime's intra-op threads,
+    and torch's for the pass only (put back after); auto is every core this process may use."""
+    from s2r.settings import core_count
+
+    before = torch.get_num_threads()
+    settings = dataclasses.replace(current(), threads=before + 1, cache_dir=tmp_path)
+    frames = _frames()
+    onnx = build_encoder(small, device="cpu", settings=settings, runtime="onnx")
+    model = onnx.inference_model(onnx.preprocess(frames[:1]))
+    assert isinstance(model, OnnxModel) and model.threads == onnx.threads == before + 1
+
+    enc = build_encoder(small, device="cpu", settings=settings, runtime="torch")
+    seen, preprocess = [], enc.preprocess
+    monkeypatch.setattr(enc, "preprocess",
+                        lambda f: (seen.append(torch.get_num_threads()), preprocess(f))[1])
+    enc.embed(frames)
+    assert seen == [before + 1] and torch.get_num_threads() == before
+
+    auto = dataclasses.replace(settings, threads=None)
+    assert build_encoder(small, device="cpu", settings=auto).threads == core_count()
+    assert build_encoder(small, device="cpu", settings=None).threads is None  # torch's own

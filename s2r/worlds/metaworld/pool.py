@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from s2r.errors import DataError
+from s2r.settings import core_count
 
 __all__ = ["Pool", "TIMEOUT_S", "close_pool", "core_count", "rasteriser_threads",
            "shared_pool"]
@@ -42,21 +43,14 @@ TIMEOUT_S = 900.0
 _ROOT = Path(__file__).resolve().parents[3]       # the folder that holds the s2r package
 
 
-def core_count() -> int:
-    """The cores this process may run on (at least 1)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:                          # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 def rasteriser_threads(workers: int, environ=None) -> dict:
     """The environment of one of ``workers`` worker processes: ``LP_NUM_THREADS`` (llvmpipe's
-    rasteriser threads) = the cores this process may use shared among the workers, at least 1;
-    a value the user set is kept (:func:`s2r.settings.rasteriser_environment`)."""
-    from s2r.settings import rasteriser_environment
+    rasteriser threads) = the cores this process may use shared among the workers, at least 1
+    (:func:`s2r.settings.share_of_cores`); a value the user set is kept
+    (:func:`s2r.settings.rasteriser_environment`)."""
+    from s2r.settings import rasteriser_environment, share_of_cores
 
-    return rasteriser_environment(core_count() // max(1, int(workers)), environ)
+    return rasteriser_environment(share_of_cores(max(1, int(workers)), core_count()), environ)
 
 
 class _Process:
