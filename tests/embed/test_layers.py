@@ -39,8 +39,12 @@ def _counting_builds(monkeypatch):
 
 def test_final_layer_key_is_the_embeddings_key(demo, resnet):
     plan = plan_of(resnet.spec, cache=False)
-    final = layer_key(demo, resnet.spec.id, resnet.weights_fingerprint, plan[-1])
+    runs = "onnx" if resnet.runs_graphs else "torch"     # the default runtime on the CPU
+    final = layer_key(demo, resnet.spec.id, resnet.weights_fingerprint, plan[-1], runs)
     assert final == embeddings_key(demo, resnet)
+    assert (layer_key(demo, resnet.spec.id, resnet.weights_fingerprint, plan[-1], "torch")
+            == embeddings_key(demo, "resnet18@random", device="cpu", settings=current(),
+                              runtime="torch"))
     inner = {str(layer_key(demo, resnet.spec.id, resnet.weights_fingerprint, t))
              for t in plan[:-1]}
     assert len(inner) == len(plan) - 1 and str(final) not in inner

@@ -135,8 +135,10 @@ def test_s2r_encoders_shows_the_runtime_in_100_columns(capsys, monkeypatch, tmp_
         assert max(len(line) for line in out.splitlines()) <= 100
         header = out.splitlines()[0].split()
         assert header[-1] == "runtime"
-        assert "Embeddings run in ONNX Runtime on the CPU." in out
+        assert "Embeddings run in ONNX Runtime on the CPU (torch for: pixels)." in out
     lite = next(line for line in out.splitlines() if line.startswith("efficientnet-lite0 "))
     assert lite.split()[-1] == "onnx"
     state = next(line for line in out.splitlines() if line.startswith("state "))
     assert state.split()[-1] == NO_MODEL
+    pixels = next(line for line in out.splitlines() if line.startswith("pixels "))
+    assert pixels.split()[-1] == "torch"          # raw pixels: no model worth a graph
