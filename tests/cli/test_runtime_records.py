@@ -44,21 +44,24 @@ def test_a_model_that_does_not_export_is_one_warning_line(tmp_path, monkeypatch,
 
 
 def test_score_outputs_name_the_runtime(tmp_path):
-    args = [TINY_DEMO, "--encoders", "pixels,state", "--n-boot", "0", "--pca-dim", "4",
+    args = [TINY_DEMO, "--encoders", "mobilenetv3@random,pixels,state", "--n-boot", "0",
+            "--pca-dim", "4",
             "--device", "cpu", "--cache-dir", str(tmp_path / "c")]
     onnx, plain = tmp_path / "onnx.json", tmp_path / "torch.csv"
     assert main(["score", *args, "--runtime", "auto", "--out", str(onnx)]) == 0
     assert main(["score", *args, "--runtime", "torch", "--out", str(plain)]) == 0
     by_id = {r["encoder"]["id"]: r for r in json.loads(onnx.read_text())}
-    assert by_id["pixels"]["runtime"] == "onnxruntime/v1"
-    assert "runtime" not in by_id["state"]                  # no model ran
+    assert by_id["mobilenetv3@random"]["runtime"] == "onnxruntime/v1"
+    assert "runtime" not in by_id["pixels"]       # a resize and a flatten: torch's, as before
+    assert "runtime" not in by_id["state"]        # no model ran
     from s2r.leaderboard import merge_records, read_records
 
     torch_records = read_records(plain)
     assert all(not isinstance(r.get("runtime"), str) for r in torch_records)  # as before
     # one runtime's result never stands for the other's when leaderboards are merged
     merged = merge_records([read_records(onnx), torch_records])
-    assert sorted(r["encoder"]["id"] for r in merged) == ["pixels", "pixels", "state"]
+    assert sorted(r["encoder"]["id"] for r in merged) == [
+        "mobilenetv3@random", "mobilenetv3@random", "pixels", "state"]
 
 
 def test_a_report_row_names_the_runtime_and_an_old_report_still_reads():
