@@ -62,7 +62,13 @@ def test_the_final_layers_record_is_the_plain_record(scored, demo):
     plain = score_encoder(demo, "resnet18@random", params=PARAMS, cache=False)  # recomputed
     for k, v in plain.items():
         if isinstance(v, float):
-            assert final[k] == pytest.approx(v, abs=1e-6), k
+            # ONNX Runtime (the default on the CPU): the layers' graph (taps as extra outputs)
+            # and the plain graph round the last bits apart (~1e-7 of a value)
+            assert final[k] == pytest.approx(v, rel=1e-5, abs=1e-6), k
+        elif k == "replicates":                       # bootstrap replicates, 6 digits kept
+            assert final[k].keys() == v.keys()
+            for name, values in v.items():
+                assert final[k][name] == pytest.approx(values, rel=1e-4, abs=1e-5), name
         else:
             assert final[k] == v, k
 
