@@ -13,6 +13,7 @@ Warm interactions (AppTest, in process, on the cache the cold start filled)
 
     .venv/bin/python bench/bench_app.py            # the app's default demo and encoders
     .venv/bin/python bench/bench_app.py --quick    # tiny demo, two encoders (a minute)
+    .venv/bin/python bench/bench_app.py --runtimes torch,auto --repeats 2   # cold start only
 """
 
 from __future__ import annotations
@@ -133,6 +134,35 @@ def warm_interactions(encoders: list[str]) -> list[dict]:
     return rows
 
 
+def cold_start_by_runtime(args) -> int:
+    """The cold start per runtime, arms alternating in this process, each from an empty cache
+    folder (ONNX Runtime's pays its graphs' export)."""
+    import statistics
+
+    from tests.helpers.browser import chromium_available
+
+    runtimes = args.runtimes.split(",")
+    use_browser = chromium_available() and not args.no_browser
+    base = {"S2R_DEMO_SPEC": QUICK_DEMO, "S2R_DEFAULT_ENCODERS": QUICK_ENCODERS} if args.quick \
+        else {}
+    times: dict = {rt: [] for rt in runtimes}
+    for _ in range(args.repeats):
+        for rt in runtimes:
+            env = {**base, "S2R_CACHE_DIR": tempfile.mkdtemp(prefix="s2r-bench-app-"),
+                   "S2R_RUNTIME": rt}
+            load = os.getloadavg()[0]
+            cold = cold_start_browser(env) if use_browser else cold_start_apptest(env)
+            times[rt].append(cold)
+            print(f"cold start, S2R_RUNTIME={rt}: {cold:6.1f} s (load {load:.2f} at the "
+                  "start)", flush=True)
+    medians = {rt: statistics.median(v) for rt, v in times.items()}
+    first = runtimes[0]
+    for rt in runtimes:
+        print(f"S2R_RUNTIME={rt:6s} median {medians[rt]:6.1f} s   {first} / {rt}: "
+              f"{medians[first] / medians[rt]:.2f}x   goal < {COLD_GOAL_S:.0f} s")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
@@ -140,7 +170,14 @@ def main(argv=None) -> int:
     parser.add_argument("--no-browser", action="store_true",
                         help="measure the cold start with AppTest instead of Chromium")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--runtimes", metavar="A,B",
+                        help="only the cold start, once per runtime (S2R_RUNTIME: torch, "
+                             "auto), alternating --repeats times, each from an empty cache "
+                             "(graphs exported included); prints each median and the ratio")
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args(argv)
+    if args.runtimes:
+        return cold_start_by_runtime(args)
 
     from tests.helpers.browser import chromium_available
     from ui import state as S

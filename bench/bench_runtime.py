@@ -8,7 +8,10 @@ BatchNorm-folded torch module or the ONNX Runtime graph of that module (an
 :class:`~s2r.encoders.runtime.OnnxModel` with ``threads`` intra-op threads; torch with
 ``torch.set_num_threads(threads)``). The arms alternate in one process; each number is the
 median of ``--repeats`` embeds of ``--frames`` frames of 96 x 128. ``ratio`` = torch ms /
-ONNX ms (> 1: ONNX Runtime is faster); ``diff`` = max |onnx - torch| / max |torch|.
+ONNX ms (> 1: ONNX Runtime is faster); ``pre ms`` = the preprocessing both arms share (resize
+to the encoder's input, normalise: torch in both); ``model`` = the ratio without it, (torch -
+pre) / (onnx - pre), what the runtime itself gains; ``diff`` = max |onnx - torch| / max
+|torch|.
 
 Usage: ``python bench/bench_runtime.py [--encoders a,b] [--frames 8] [--repeats 7]
 [--threads 1,2] [--beside 1] [--no-busy] [--no-compile] [--int8]``
@@ -60,6 +63,7 @@ def _compare(enc, graphs, frames, threads, repeats):
     import torch
 
     torch.set_num_threads(threads)
+    enc.threads = threads          # the pass sets torch's threads to the encoder's
 
     def run_torch(f):
         enc.runtime = "torch"
@@ -70,14 +74,19 @@ def _compare(enc, graphs, frames, threads, repeats):
         enc._graphs["embed"] = graphs[threads]
         return enc.embed(f)
 
+    def run_preprocess(f):
+        with torch.inference_mode():
+            return enc.preprocess(f)
+
     want, got = run_torch(frames), run_onnx(frames)   # warm-up, and the difference
     diff = float(np.abs(want - got).max() / np.abs(want).max())
-    arms = {"torch": [], "onnx": []}
+    arms = {"torch": [], "onnx": [], "pre": []}
     for _ in range(repeats):
         arms["torch"].append(_time(run_torch, frames))
         arms["onnx"].append(_time(run_onnx, frames))
-    t, o = statistics.median(arms["torch"]), statistics.median(arms["onnx"])
-    return t, o, diff
+        arms["pre"].append(_time(run_preprocess, frames))
+    t, o, pre = (statistics.median(arms[name]) for name in ("torch", "onnx", "pre"))
+    return t, o, pre, diff
 
 
 def _compile_arm(frames, repeats):
@@ -131,6 +140,7 @@ def _int8_arm(encoder_id, frames, thread_counts, repeats, settings, graph_dir):
     for threads in thread_counts:
         torch.set_num_threads(threads)
         onnx.threads, onnx._graphs = threads, {}
+        fp32.threads = int8.threads = threads     # each pass sets torch's threads to these
         onnx.embed(frames)
         if not isinstance(onnx._graphs.get("embed"), OnnxModel):
             print(f"{encoder_id:24} runs torch under ONNX Runtime: skipped")
@@ -181,7 +191,7 @@ def main(argv=None) -> int:
             _int8_arm(encoder_id, frames, thread_counts, args.repeats, settings, graph_dir)
         return 0
     print(f"{'encoder':24} {'threads':>7} {'load':>5} {'torch ms':>9} {'onnx ms':>8} "
-          f"{'ratio':>6} {'diff':>8}")
+          f"{'ratio':>6} {'pre ms':>7} {'model':>6} {'diff':>8}")
     for encoder_id in args.encoders.split(","):
         if encoder_id.startswith("mw-simcnn") and status(
                 encoder_id, settings=settings).state != "ready":
@@ -202,9 +212,11 @@ def main(argv=None) -> int:
             label = f"+{args.beside}" if load == "busy" else load
             try:
                 for threads in thread_counts:
-                    t, o, diff = _compare(enc, graphs, frames, threads, args.repeats)
+                    t, o, pre, diff = _compare(enc, graphs, frames, threads, args.repeats)
+                    model = (t - pre) / (o - pre) if o > pre else float("nan")
                     print(f"{encoder_id:24} {threads:>7} {label:>5} {t:>9.1f} {o:>8.1f} "
-                          f"{t / o:>5.2f}x {diff:>8.1e}", flush=True)
+                          f"{t / o:>5.2f}x {pre:>7.1f} {model:>5.2f}x {diff:>8.1e}",
+                          flush=True)
             finally:
                 _stop(spinners)
         for record in Path(graph_dir).glob("*"):
