@@ -4,8 +4,8 @@ shared control.
 Every key holds :data:`ROLLOUT_VERSION`, :data:`CODE_ID` (the closed loop's policy and rollout
 code), the task's identity (:meth:`~s2r.worlds.base.SimTask.identity`: what draws its frames
 and the world's code), and the encoder's weights fingerprint, its runtime when not torch and
-the parameters where they matter, so a change to any of them is never served stale and two worlds' tasks never share an
-entry.
+the parameters where they matter, so a change to any of them is never served stale and two
+worlds' tasks never share an entry.
 """
 
 from __future__ import annotations
