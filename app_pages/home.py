@@ -198,7 +198,7 @@ if missing:
 # ----------------------------------------------------------------------------- 3. compute
 st.header("3. Compute")
 PRECISIONS = {"auto": "Exact (fp32 on CPU, fp16 on CUDA)",
-              "int8": "int8 on CPU: ResNet/VGG encoders ~2.5x faster where it stays faithful"}
+              "int8": "int8 on CPU: ResNet/VGG encoders ~1.7x faster where it stays faithful"}
 on_cpu = encoders.device() == "cpu"
 if not on_cpu:
     state[S.PRECISION] = "auto"

@@ -186,8 +186,8 @@ def add_runtime_args(parser, *, no_cache: bool = True, precision: bool = False,
         parser.add_argument("--precision", choices=("auto", "int8"), default="auto",
                             help="embedding precision: auto = fp16 on CUDA, fp32 on CPU "
                                  "(default, exact); int8 = CPU int8 for ResNet/VGG-type "
-                                 "encoders, ~2.5x faster, cosine ~0.9997 to fp32 (others run "
-                                 "in auto)")
+                                 "encoders, ~1.7x faster than fp32 in either runtime, cosine "
+                                 "~0.9997 to fp32 (others run in auto)")
     if runtime:
         parser.add_argument("--runtime", choices=("torch", "onnx", "auto"), default=None,
                             help="what runs the CPU embedding pass: ONNX Runtime where the "
