@@ -197,6 +197,7 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     from s2r.metrics.scoring import ScoreParams
     from s2r.pipeline.scores import score_encoder
     from s2r.settings import current
+    from s2r.worlds import check_control_world
 
     from s2r.metrics.layers import DEFAULT_LAYER_SCORE
 
@@ -220,6 +221,8 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     total = len(ids) * (2 * len(gaps) + 1)
     done = 0
     records = {}
+    for encoder_id in ids:                  # before any control trains or frame is drawn
+        check_control_world(encoder_id, world.name, f"this {world.title} dataset")
     framesets = {gap: world.dataset({**options, "gap": gap}) for gap in gaps}
     _train_controls(ids, cache, settings, lambda d, t, m: report(progress, done, total, m))
     for encoder_id in ids:

@@ -21,7 +21,8 @@ from s2r.embed.batching import check_batch_size
 from s2r.embed.compute import compute_embeddings
 from s2r.embed.int8 import int8_encoder, run_int8_check
 from s2r.embed.keys import get_or_compute, key
-from s2r.embed.resolve import build, precision_of, runtime_of, spec_of, weights_fingerprint
+from s2r.embed.resolve import (build, check_world_of, precision_of, runtime_of, spec_of,
+                               weights_fingerprint)
 from s2r.encoders import quantize
 from s2r.errors import EncoderError
 from s2r.progress import ProgressCallback, report
@@ -111,6 +112,7 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
         check_batch_size(batch_size)
     cache = as_cache(cache, settings)
     spec, built = spec_of(encoder_id, settings)
+    check_world_of(spec, frameset)
     effective = precision_of(spec, built, device, precision)
     runs = runtime_of(built, device, effective, runtime, settings, spec)
     if not getattr(spec, "has_image_model", True):

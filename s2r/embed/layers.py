@@ -32,7 +32,7 @@ from s2r.cache import as_cache
 from s2r.embed.cached import state_embeddings
 from s2r.embed.compute import compute_embeddings
 from s2r.embed.keys import get_or_compute, key
-from s2r.embed.resolve import build, runtime_of, spec_of, weights_fingerprint
+from s2r.embed.resolve import build, check_world_of, runtime_of, spec_of, weights_fingerprint
 from s2r.encoders.taps import (TAPS_VERSION, LayerEmbedder, Tap, architecture_signature,
                                layer_plan, select_layers)
 from s2r.progress import ProgressCallback
@@ -129,6 +129,7 @@ def embed_layers(frameset, encoder, layers: Union[str, Sequence[str]] = "all", *
     """
     cache = as_cache(cache, settings)
     spec, built = spec_of(encoder, settings)
+    check_world_of(spec, frameset)
     plan = plan_of(spec, cache=cache, settings=settings)
     taps = select_layers(plan, layers, encoder=spec.id)
     if not spec.has_image_model:

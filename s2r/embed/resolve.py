@@ -21,7 +21,8 @@ import s2r.encoders as encoders
 from s2r.encoders import quantize
 from s2r.errors import EncoderError
 
-__all__ = ["spec_of", "build", "weights_fingerprint", "precision_of", "runtime_of"]
+__all__ = ["spec_of", "build", "weights_fingerprint", "precision_of", "runtime_of",
+           "check_world_of"]
 
 
 def spec_of(encoder, settings=None):
@@ -78,3 +79,18 @@ def runtime_of(built, device, precision: str, runtime=None, settings=None, spec=
         return "torch"
     where = encoders.pick_device() if device is None else device
     return "onnx" if str(where).split(":")[0] == "cpu" else "torch"
+
+
+def check_world_of(spec, frameset) -> None:
+    """Refuse a world's built-in control on another dataset than its world's, before anything
+    is built or trained (:func:`s2r.worlds.check_control_world`); a random-init variant
+    (``simcnn-dr0@random``) was never trained and embeds anything."""
+    from s2r.worlds import WORLDS, check_control_world
+
+    if getattr(spec, "random_init", False):
+        return
+    source = getattr(frameset, "source", None)
+    world = source.get("kind") if isinstance(source, dict) else None
+    dataset = (f"this {WORLDS[world].title} dataset" if world in WORLDS
+               else f"the dataset {str(getattr(frameset, 'name', '?'))!r}")
+    check_control_world(spec.id, world, dataset)

@@ -18,6 +18,7 @@ from typing import Optional, Sequence
 from s2r.cache import as_cache
 from s2r.embed import embed_frameset, embedding_precision, embeddings_key
 from s2r.embed.keys import get_or_compute
+from s2r.embed.resolve import check_world_of
 from s2r.encoders import get_spec, status
 from s2r.errors import MetricError
 from s2r.metrics.dis import check_pca_dim
@@ -134,6 +135,7 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
     settings = settings if settings is not None else current()
     cache = as_cache(cache, settings)
     frameset.require_domains()
+    check_world_of(get_spec(encoder_id, settings=settings), frameset)   # before any training
     meta = encoder_metadata(encoder_id, settings=settings)
     # Fail before embedding when the PCA dimension cannot fit these frames.
     check_pca_dim(params.pca_dim, len(frameset), int(meta["dim"] or params.pca_dim))

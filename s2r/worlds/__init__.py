@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Mapping
+from typing import Optional
 
 from s2r.errors import DataError
 from s2r.worlds import demo, metaworld
@@ -23,7 +24,8 @@ from s2r.worlds.base import (LOOKS, Control, ControlTask, Demonstration, Rollout
                              SceneMemory, SimTask, TaskColumns, World)
 
 __all__ = ["WORLDS", "LOOKS", "Control", "ControlTask", "Demonstration", "RolloutBatch",
-           "SceneMemory", "SimTask", "TaskColumns", "World", "Worlds", "control", "controls"]
+           "SceneMemory", "SimTask", "TaskColumns", "World", "Worlds", "check_control_world",
+           "control", "controls"]
 
 
 class Worlds(Mapping):
@@ -76,6 +78,35 @@ WORLDS = Worlds(
 def controls() -> dict[str, Control]:
     """Every world's built-in ``simcnn`` controls, by id (ids are unique across worlds)."""
     return {cid: c for world in WORLDS.values() for cid, c in world.controls.items()}
+
+
+def check_control_world(control_id: str, world: Optional[str], dataset: str) -> None:
+    """A built-in control embeds only frames of the world it was trained for: it stands for a
+    known amount of sim-to-real transfer in that world's looks, and says nothing anywhere else
+    (and would train minutes to say it). ``world``: the dataset's world name (None: not a
+    world's dataset); ``dataset``: what to call the dataset. Any other encoder id passes.
+
+    Raises
+    ------
+    EncoderError
+        ``control_id`` is a control of another world than ``world``; the message names the
+        world it was trained for and what to use instead.
+    """
+    from s2r.errors import EncoderError
+
+    try:
+        home, _ = control(control_id)
+    except KeyError:
+        return
+    if world == home.name:
+        return
+    if world in WORLDS:
+        instead = (f"use {WORLDS[world].title}'s own controls "
+                   f"({', '.join(WORLDS[world].controls)})")
+    else:
+        instead = "train one on its sim frames with 's2r train-encoder'"
+    raise EncoderError(f"{control_id} is a control of the {home.title} world (trained on its "
+                       f"sim frames), not of {dataset}: {instead}")
 
 
 def control(control_id: str) -> tuple[World, Control]:

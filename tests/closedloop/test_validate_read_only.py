@@ -10,7 +10,7 @@ from s2r.closedloop.validation import validate
 from s2r.settings import current
 
 
-@pytest.mark.parametrize("control", ["simcnn-dr0", "mw-simcnn-dr1"])
+@pytest.mark.parametrize("control", ["simcnn-dr0", "simcnn-dr1"])   # the demo's own
 def test_a_read_only_validate_names_the_untrained_control_and_trains_nothing(
         tmp_path, monkeypatch, control):
     monkeypatch.setenv("S2R_WEIGHTS_DIR", str(tmp_path / "weights"))
