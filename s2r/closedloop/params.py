@@ -13,10 +13,22 @@ from s2r.checks import check_choice, check_number
 from s2r.errors import MetricError
 from s2r.worlds import SimTask
 
-__all__ = ["POLICIES", "RolloutParams"]
+__all__ = ["BOUNDS", "MAX_GAPS", "POLICIES", "RolloutParams"]
 
 #: The policy kinds (:attr:`RolloutParams.policy`).
 POLICIES = ("two-stage", "mlp", "ridge")
+
+
+#: Every count of a validation, ``(low, high)``: checked before any work. The highs are far
+#: above what any run measured here used (the defaults: 20 rollouts a look, a horizon of 30-60
+#: steps, 60 demonstrations, 300 control episodes, 5 control members) and low enough that a
+#: typo is one line, not days of rollouts; the seed is what numpy's generators take whole.
+BOUNDS = {"rollouts": (1, 1_000), "horizon": (1, 1_000), "demos": (2, 1_000),
+          "demo_steps": (1, 1_000), "control_demos": (0, 10_000), "control_members": (1, 32),
+          "memory": (0, 1_000), "seed": (0, 2**32 - 1)}
+#: Most distinct gaps one validation runs (every gap is a dataset, a score and a set of
+#: rollouts per encoder).
+MAX_GAPS = 21
 
 
 @dataclass(frozen=True)
@@ -76,18 +88,16 @@ class RolloutParams:
     width: int = 128
 
     def validate(self) -> "RolloutParams":
-        """These parameters, checked (a one-line error naming the first wrong field)."""
-        for name in ("rollouts", "horizon", "demos", "demo_steps"):
-            if getattr(self, name) is None and name in ("horizon", "demo_steps"):
+        """These parameters, checked against :data:`BOUNDS` (a one-line error naming the
+        first wrong field and its range) before any work."""
+        for name, (low, high) in BOUNDS.items():
+            value = getattr(self, name)
+            if value is None and name in ("horizon", "demo_steps"):
                 continue                          # the task's, filled in by for_task
-            check_number(name, getattr(self, name), low=1, integer=True)
-        if self.demos < 2:
-            raise MetricError(f"demos must be >= 2 (the policy holds out whole "
-                              f"demonstrations), got {self.demos}")
-        check_number("seed", self.seed, low=0, integer=True)
-        check_number("control_demos", self.control_demos, low=0, integer=True)
-        check_number("control_members", self.control_members, low=1, integer=True)
-        check_number("memory", self.memory, low=0, integer=True)
+            if name == "demos" and isinstance(value, int) and 0 <= value < low:
+                raise MetricError(f"demos must be >= 2 (the policy holds out whole "
+                                  f"demonstrations), got {value}")
+            check_number(name, value, low=low, high=high, integer=True)
         check_choice("policy", self.policy, POLICIES)
         return self
 

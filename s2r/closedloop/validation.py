@@ -23,6 +23,7 @@ import numpy as np
 from s2r.checks import check_choice
 from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts
 from s2r.closedloop.outcome import Outcome, outcome_columns
+from s2r.closedloop.params import MAX_GAPS
 from s2r.datasets.world import world_options
 from s2r.errors import MetricError
 from s2r.metrics import catalogue
@@ -208,9 +209,9 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     ids = list(dict.fromkeys(encoder_ids))
     if len(ids) < 3:
         raise MetricError(f"validate needs at least 3 encoders to rank, got {len(ids)}")
-    gaps = [float(g) for g in gaps]
-    if not gaps:
-        raise MetricError("validate needs at least one gap")
+    gaps = list(dict.fromkeys(float(g) for g in gaps))
+    if not 1 <= len(gaps) <= MAX_GAPS:
+        raise MetricError(f"validate needs 1 to {MAX_GAPS} distinct gaps, got {len(gaps)}")
     world, options = world_options(spec)
     task = world.task(options)
     params = RolloutParams(**{**(params or RolloutParams()).to_dict(),

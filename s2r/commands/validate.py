@@ -109,14 +109,22 @@ def register(subparsers) -> None:
 
 
 def _gaps(text: str) -> list[float]:
+    from s2r.closedloop.params import MAX_GAPS
+    from s2r.inputs import quoted
+
+    expected = f"--gaps: expected at most {MAX_GAPS} numbers in [0, 1] separated by commas"
+    if len(text) > 100_000:                          # parsed in milliseconds below this
+        raise S2RError(f"{expected}, got {len(text):,} characters")
     try:
         gaps = [float(t) for t in text.split(",") if t.strip()]
     except ValueError:
-        raise S2RError(f"--gaps: expected numbers in [0, 1] separated by commas, got "
-                       f"{text!r}") from None
+        raise S2RError(f"{expected}, got {quoted(text)}") from None
     if not gaps or any(not 0.0 <= g <= 1.0 for g in gaps):
-        raise S2RError(f"--gaps: expected numbers in [0, 1] separated by commas, got {text!r}")
-    return list(dict.fromkeys(gaps))
+        raise S2RError(f"{expected}, got {quoted(text)}")
+    distinct = list(dict.fromkeys(gaps))
+    if len(distinct) > MAX_GAPS:
+        raise S2RError(f"{expected}, got {len(distinct):,} distinct gaps")
+    return distinct
 
 
 def _cell(r: dict, name: str) -> str:

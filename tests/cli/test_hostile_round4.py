@@ -2,7 +2,9 @@
 each gets one clear line, exit 2, nothing written, before any work.
 
 So far: a world's built-in control on another world's dataset (or on a dataset of files) is
-refused by every command that embeds, before it trains or draws anything.
+refused by every command that embeds, before it trains or draws anything; every count of
+``validate`` has an upper bound (``s2r.closedloop.params.BOUNDS``, ``MAX_GAPS``), checked
+before any work, with the bound in the message.
 """
 
 from __future__ import annotations
@@ -81,3 +83,45 @@ def test_embed_frameset_refuses_before_building_and_a_random_variant_passes(monk
             embed_frameset(frameset, "mw-simcnn-dr0", cache=False)
     check_world_of(get_spec("mw-simcnn-dr0@random"), demo)   # never trained: embeds anything
     check_world_of(get_spec("simcnn-dr0"), demo)
+
+
+#: ``validate`` counts far past their bounds: (options, words of the one-line error).
+UNBOUNDED = {
+    "rollouts": (["--rollouts", "1000000000"], ["rollouts must be in [1, 1000]"]),
+    "demos": (["--demos", "1000000000"], ["demos must be in [2, 1000]"]),
+    "horizon": (["--horizon", "1000000000"], ["horizon must be in [1, 1000]"]),
+    "demo steps": (["--demo-steps", "1000000000"], ["demo_steps must be in [1, 1000]"]),
+    "control demos": (["--control-demos", "1000000000"], ["control_demos must be in [0, 10000]"]),
+    "control members": (["--control-members", "1000"], ["control_members must be in [1, 32]"]),
+    "memory": (["--memory", "1000000"], ["memory must be in [0, 1000]"]),
+    "a 23-digit seed": (["--seed", "12345678901234567890123"],
+                        ["seed must be in [0, 4294967295]"]),
+    "1,000 gaps": (["--gaps", ",".join(f"{i / 1000:.3f}" for i in range(1000))],
+                   ["--gaps: expected at most 21 numbers", "got 1,000 distinct gaps"]),
+    "a gap list of a megabyte": (["--gaps", "0.5," * 300_000], ["--gaps", "characters"]),
+}
+
+
+@pytest.mark.parametrize("name", list(UNBOUNDED))
+def test_every_validate_count_is_bounded_before_any_work(name, tmp_path, capsys, no_training,
+                                                         monkeypatch):
+    from s2r.closedloop import validation
+
+    monkeypatch.setattr(validation, "encoder_rollouts",
+                        lambda *a, **k: pytest.fail("rollouts began"))
+    options, words = UNBOUNDED[name]
+    out = tmp_path / "r.json"
+    run_case(Case(["validate", TINY_DEMO, *options, "--out", str(out)], words, outputs=[out]),
+             capsys, name, max_seconds=10)
+
+
+def test_repeated_gaps_are_one_gap_and_the_library_bounds_them_too():
+    from s2r.closedloop.params import MAX_GAPS
+    from s2r.closedloop.validation import validate
+    from s2r.commands.validate import _gaps
+    from s2r.errors import MetricError
+
+    assert _gaps(",".join(["0.5"] * 1000)) == [0.5]
+    with pytest.raises(MetricError, match=f"1 to {MAX_GAPS} distinct gaps, got 22"):
+        validate(TINY_DEMO, ["state", "pixels", "efficientnet-lite0"],
+                 [i / 100 for i in range(22)], cache=False)
