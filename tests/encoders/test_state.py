@@ -126,7 +126,7 @@ def test_cli_score_puts_state_next_to_pixels(tmp_path):
 def test_cli_encoders_table_shows_the_state_width_as_s(capsys):
     assert main(["encoders", "state"]) == 0
     row, = [line for line in capsys.readouterr().out.splitlines() if line.startswith("state")]
-    assert row.split()[-3:] == ["S", "0.0", "ready"]
+    assert row.split()[-4:] == ["S", "0.0", "ready", "-"]      # "-": no model to run
 
 
 def test_cli_project_maps_the_state(tmp_path):
