@@ -43,10 +43,12 @@ def loaders(shared_cache, monkeypatch):
 
 @pytest.fixture(scope="module")
 def cli_encoder():
-    """The CLI's own encoder (built apart from the app's cached one)."""
+    """The CLI's own encoder (built apart from the app's cached one), with the settings the
+    CLI hands down (its runtime: the embeddings the saliency targets are fitted on)."""
     from s2r.encoders import build_encoder, pick_device
+    from s2r.settings import current
 
-    return build_encoder(ENCODER, device=str(pick_device()))
+    return build_encoder(ENCODER, device=str(pick_device()), settings=current())
 
 
 def _sim_rows(frameset) -> np.ndarray:
