@@ -42,6 +42,7 @@ through :func:`torch_threads` around the pass, ONNX Runtime as the session's int
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import inspect
 import io
@@ -322,6 +323,28 @@ def _fallback_of(path: Path) -> Optional[tuple]:
     return record["key"], _printable(record["fallback"])
 
 
+@functools.lru_cache(maxsize=8)
+def _fallbacks(folder: Path, state: tuple) -> tuple:
+    """Every fallback record among ``state``'s files of ``folder`` as ``(key, why)``, in name
+    order, parsed once per ``state`` (each record's name, inode, size and mtime: a record
+    written or replaced is renamed in, a new inode), so listing many encoders parses the
+    folder's records once."""
+    found = (_fallback_of(folder / name) for name, *_ in state)
+    return tuple(f for f in found if f is not None)
+
+
+def _record_state(folder: Path) -> tuple:
+    """What identifies the ``.json`` records of ``folder`` now (at most
+    :data:`MAX_RECORDS_SCANNED` entries looked at), in name order."""
+    try:
+        entries = [e for e in itertools.islice(os.scandir(folder), MAX_RECORDS_SCANNED)
+                   if e.name.endswith(".json")]
+        stats = [(e.name, e.stat(follow_symlinks=False)) for e in entries]
+    except OSError:
+        return ()
+    return tuple(sorted((name, st.st_ino, st.st_size, st.st_mtime_ns) for name, st in stats))
+
+
 def recorded_fallback(graph_dir, spec, weights_fingerprint: str) -> Optional[str]:
     """Why the embedding pass of ``spec`` (with these weights, this torch and onnxruntime)
     fell back to torch when it was last run with ONNX Runtime, from the graph cache's
@@ -333,21 +356,14 @@ def recorded_fallback(graph_dir, spec, weights_fingerprint: str) -> Optional[str
     looked at.
     """
     folder = Path(graph_dir)
-    try:
-        entries = [e for e in itertools.islice(os.scandir(folder), MAX_RECORDS_SCANNED)
-                   if e.name.endswith(".json")]
-    except OSError:
-        return None
     arch, want = _architecture(spec), None
-    for entry in sorted(entries, key=lambda e: e.name):
-        found = _fallback_of(folder / entry.name)
-        if found is None or found[0].get("architecture") != arch:
+    for key, why in _fallbacks(folder, _record_state(folder)):
+        if key.get("architecture") != arch:
             continue
         if want is None:           # only now: the versions import onnxruntime
             want = graph_key(spec, weights_fingerprint, (1, 3, 1, 1))
-        key = found[0]
         if all(key.get(k) == v for k, v in want.items() if k not in ("input", "outputs")):
-            return found[1]
+            return why
     return None
 
 
