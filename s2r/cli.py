@@ -31,7 +31,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 from s2r.atomic import NAME_MAX, atomic_path
 from s2r.errors import S2RError
@@ -268,9 +268,11 @@ def _writable_ancestor(path: Path, flag: str) -> None:
     os.unlink(probe)
 
 
-def output_file(text: str, suffixes: Sequence[str], *, flag: str = "--out") -> Path:
+def output_file(text: str, suffixes: Sequence[str], *, args: argparse.Namespace, kind: str,
+                flag: str = "--out", reads: Sequence = ()) -> Path:
     """Check an output file path before any work starts (so a long computation is never lost
-    to a path that cannot be written).
+    to a path that cannot be written, and nothing the run reads or the user made is written
+    over).
 
     Parameters
     ----------
@@ -278,13 +280,20 @@ def output_file(text: str, suffixes: Sequence[str], *, flag: str = "--out") -> P
         The path as given.
     suffixes : sequence of str
         Allowed suffixes, lower case (``(".json", ".csv")``).
+    args : argparse.Namespace
+        The command's arguments: its settings, cache folder, datasets and ``--force``.
+    kind : str
+        What is written there (a key of :data:`s2r.outputs.KINDS`).
     flag : str
         The option's name, for the message.
+    reads : sequence of (what, path)
+        The command's own inputs besides those of :func:`run_reads` (a report, real results).
 
     Raises
     ------
     S2RError
-        Wrong suffix, an existing folder at the path, or a location no file can be written in.
+        Wrong suffix, an existing folder at the path, a location no file can be written in,
+        or an output refused by :func:`s2r.outputs.check_output`.
     """
     path = Path(text)
     if path.suffix.lower() not in suffixes:
@@ -293,21 +302,70 @@ def output_file(text: str, suffixes: Sequence[str], *, flag: str = "--out") -> P
     if path.is_dir():
         raise S2RError(f"{flag} {text!r} is a folder; give a file path")
     _writable_ancestor(path, flag)
+    _check_output(path, kind, args, flag, reads)
     return path
 
 
-def output_folder(text: str, *, flag: str = "--out") -> Path:
-    """Check an output folder path before any work starts (see :func:`output_file`)."""
+def output_folder(text: str, *, args: Optional[argparse.Namespace] = None,
+                  kind: Optional[str] = None, files: Sequence[str] = (),
+                  flag: str = "--out") -> Path:
+    """Check an output folder path before any work starts (see :func:`output_file`); with
+    ``kind``, every existing file in it that the command may write (``files``: names or glob
+    patterns) goes through :func:`s2r.outputs.check_output`."""
     path = Path(text)
     check_path_length(path, flag)
     if path.exists() and not path.is_dir():
         raise S2RError(f"{flag} {text!r} is an existing file; give a folder path")
     _writable_ancestor(path / "x", flag)
+    if kind is not None:
+        _check_output(path, kind, args, flag, (), folder=True)
+        if path.is_dir():
+            for pattern in files:
+                for existing in sorted(path.glob(pattern)):
+                    _check_output(existing, kind, args, f"{flag} {quoted(text)}: the file", ())
     return path
 
 
-#: An output written to a new temporary sibling and renamed into place (see :mod:`s2r.atomic`).
-atomic_output = atomic_path
+def add_force_arg(parser) -> None:
+    """Add ``--force``: replace an existing output that s2r did not write."""
+    parser.add_argument("--force", action="store_true",
+                        help="replace an existing output file that s2r did not write (by "
+                             "default such a file is refused, never overwritten)")
+
+
+def run_reads(args: argparse.Namespace) -> list:
+    """(what, path) of the files and folders every command may read: the datasets given as
+    paths, the encoder configuration and the weights folder. No output may be one of them or
+    inside one of them (:func:`s2r.outputs.check_output`)."""
+    settings = settings_from_args(args)
+    reads = [("DATASET", d) for d in getattr(args, "dataset", None) or []
+             if isinstance(d, str) and os.path.lexists(d)]
+    reads += [("the encoder configuration (S2R_ENCODERS)", settings.encoders_config),
+              ("the weights folder (S2R_WEIGHTS_DIR)", settings.weights_dir)]
+    return reads
+
+
+def _check_output(path: Path, kind: str, args, flag: str, reads, *, folder: bool = False):
+    from s2r.outputs import check_output, check_reads
+
+    reads = [*run_reads(args), *reads]
+    if folder:      # a folder output: where it is; the files in it are checked one by one
+        check_reads(path, reads, flag=flag)
+        return
+    check_output(path, kind, reads=reads, cache_dir=cache_dir_from_args(args), flag=flag,
+                 force=bool(getattr(args, "force", False)))
+
+
+@contextlib.contextmanager
+def atomic_output(path: Path, args: argparse.Namespace, kind: str) -> Iterator[Path]:
+    """Write an output through a new temporary sibling renamed into place
+    (:func:`s2r.atomic.atomic_path`), then record it as s2r's output of ``kind``
+    (:func:`s2r.outputs.record_output`), so a later run may replace it."""
+    from s2r.outputs import record_output
+
+    with atomic_path(path) as tmp:
+        yield tmp
+    record_output(path, kind, cache_dir_from_args(args))
 
 
 #: Write failures of the machine, not of s2r: one ``error:`` line instead of a traceback.

@@ -19,7 +19,7 @@ from typing import Union
 
 from s2r.errors import S2RError
 
-__all__ = ["input_file", "read_bounded", "quoted", "refuse_overwrite", "QUOTE_LIMIT"]
+__all__ = ["input_file", "read_bounded", "quoted", "QUOTE_LIMIT"]
 
 #: Characters of untrusted text an error message shows.
 QUOTE_LIMIT = 100
@@ -110,31 +110,3 @@ def read_bounded(path: Union[str, os.PathLike], what: str, *, max_bytes: int,
     if len(data) > max_bytes:
         raise error(f"{what} {quoted(str(p))} is over the limit of {max_bytes:,} bytes")
     return data
-
-
-def refuse_overwrite(out: Union[str, os.PathLike], inputs, *, flag: str = "--out",
-                     error: type = S2RError) -> None:
-    """Refuse an output path that is one of ``inputs`` (the same resolved path, or the same
-    file through a link or a hard link): writing it would destroy what is being read.
-
-    Parameters
-    ----------
-    out : str or PathLike
-        The output as given.
-    inputs : iterable of (what, path)
-        The inputs and how the message calls each (``("--real-results", "r.csv")``).
-    """
-    out_path = Path(out).expanduser()
-    for what, path in inputs:
-        if path is None:
-            continue
-        p = Path(path).expanduser()
-        same = os.path.abspath(out_path) == os.path.abspath(p)
-        if not same:
-            try:
-                same = out_path.resolve() == p.resolve() or os.path.samefile(out_path, p)
-            except (OSError, RuntimeError):
-                same = False
-        if same:
-            raise error(f"{flag} {quoted(str(out))} is {what} {quoted(str(path))} (the same "
-                        "file): writing it would destroy the input; give another path")

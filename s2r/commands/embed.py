@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
+from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output, cache_from_args,
                      dataset_from_args, output_file, settings_from_args)
 from s2r.errors import S2RError
 
@@ -76,6 +76,7 @@ def register(subparsers):
                     "embeddings (N, D) float32, domain, episode, step, actions and encoder. "
                     "Results are cached (see 'python -m s2r cache').", dataset=True, encoder=True)
     p.add_argument("--out", required=True, metavar="FILE.npz", help="output file (.npz)")
+    add_force_arg(p)
     p.add_argument("--batch-size", type=int, default=None, metavar="B",
                    help="frames per forward pass (default 8 on CPU, 256 on CUDA; halved "
                         "automatically on out-of-memory)")
@@ -91,7 +92,7 @@ def run(args) -> int:
     from s2r.encoders import get_spec
     from s2r.progress import tqdm_progress
 
-    out = output_file(args.out, (".npz",))
+    out = output_file(args.out, (".npz",), args=args, kind="embeddings")
     if args.batch_size is not None and args.batch_size < 1:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
     settings = settings_from_args(args)
@@ -112,7 +113,7 @@ def run(args) -> int:
                                progress=progress, settings=settings)
     used = embedding_precision(frameset, args.encoder, precision=args.precision,
                                device=args.device, cache=cache, settings=settings)
-    with atomic_output(out) as tmp:
+    with atomic_output(out, args, "embeddings") as tmp:
         np.savez(tmp, embeddings=np.asarray(Z, dtype=np.float32), domain=frameset.domain,
                  episode=frameset.episode, step=frameset.step, actions=frameset.actions,
                  encoder=np.array(args.encoder), precision=np.array(used))

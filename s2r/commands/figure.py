@@ -20,14 +20,12 @@ from an installed ``s2r`` alone.
 from __future__ import annotations
 
 import argparse
-import os
 
 import numpy as np
 
-from s2r.cli import (add_dataset_args, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, output_file, settings_from_args)
+from s2r.cli import (add_dataset_args, add_force_arg, add_runtime_args, atomic_output,
+                     cache_from_args, dataset_from_args, output_file, settings_from_args)
 from s2r.errors import S2RError
-from s2r.inputs import refuse_overwrite
 from s2r.metrics import catalogue
 
 KINDS = ("scores", "tsne", "saliency", "compare", "validation", "layers")
@@ -51,6 +49,7 @@ def register(subparsers) -> None:
         if dataset:
             add_dataset_args(k)
         k.add_argument("--out", required=True, metavar="FILE", help=out_help)
+        add_force_arg(k)
         k.add_argument("--wide", action="store_true",
                        help="a full page width (7.16 in) instead of one column (3.5 in)")
         if runtime:
@@ -110,21 +109,19 @@ def register(subparsers) -> None:
 def run(args) -> int:
     from s2r.figures import figure_format
 
-    out = output_file(args.out, (".svg", ".pdf", ".png"))
-    refuse_overwrite(out, _inputs(args))
+    out = output_file(args.out, (".svg", ".pdf", ".png"), args=args, kind="figure",
+                      reads=_inputs(args))
     fmt = figure_format(out)
     data = _DRAW[args.kind](args, fmt)
-    with atomic_output(out) as tmp:
+    with atomic_output(out, args, "figure") as tmp:
         tmp.write_bytes(data)
     print(f"wrote {out} ({args.kind}, {fmt}, {len(data) / 1024:.0f} KiB)")
     return 0
 
 
 def _inputs(args) -> list:
-    """(what, path) of every file the figure reads: ``--out`` may not be one of them."""
-    named = [("the report", args.report)] if getattr(args, "report", None) else []
-    return named + [("DATASET", d) for d in getattr(args, "dataset", None) or []
-                    if ":" not in d and os.path.lexists(d)]
+    """(what, path) of the report a figure reads (the datasets are :func:`run_reads`')."""
+    return [("the report", args.report)] if getattr(args, "report", None) else []
 
 
 def _size(args) -> dict:

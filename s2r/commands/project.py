@@ -9,7 +9,7 @@ frames only and places each real frame into it.
 
 from __future__ import annotations
 
-from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
+from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output, cache_from_args,
                      dataset_from_args, output_file, settings_from_args)
 from s2r.errors import S2RError
 
@@ -27,6 +27,7 @@ def register(subparsers) -> None:
                     "number: 1 = as mixed as random labels, 0 = separated domains.",
         dataset=True, encoder=True, show_defaults=True)
     p.add_argument("--out", required=True, metavar="FILE.csv", help="output CSV file")
+    add_force_arg(p)
     p.add_argument("--mode", choices=MODES, default="joint",
                    help="joint: fit all frames; place-real: fit sim frames, place real ones")
     p.add_argument("--max-per-domain", type=int, default=0, metavar="N",
@@ -44,7 +45,7 @@ def run(args) -> int:
     from s2r.pipeline import project_frameset
     from s2r.progress import tqdm_progress
 
-    out = output_file(args.out, (".csv",))
+    out = output_file(args.out, (".csv",), args=args, kind="projection")
     if args.max_per_domain < 0:
         raise S2RError(f"--max-per-domain must be >= 0 (0 = all frames), got "
                        f"{args.max_per_domain}")
@@ -62,7 +63,7 @@ def run(args) -> int:
             max_per_domain=args.max_per_domain or None, perplexity=args.perplexity,
             seed=args.seed, k=args.k, device=args.device, precision=args.precision,
             progress=progress, settings=settings)
-    with atomic_output(out) as tmp:
+    with atomic_output(out, args, "projection") as tmp:
         proj.to_frame().to_csv(tmp, index=False)
     print(f"wrote {out}: {proj.params['n_sim']} sim + {proj.params['n_real']} real frames "
           f"({args.mode}, perplexity {proj.params['perplexity']:g})")

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
+from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output, cache_from_args,
                      dataset_from_args, output_folder, settings_from_args)
 from s2r.errors import S2RError
 
@@ -53,6 +53,7 @@ def register(subparsers) -> None:
                         "the target on its pooled embedding; see 'score --layers'); default "
                         "its final embedding")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    add_force_arg(p)
     p.add_argument("--batch-size", type=int, default=8, metavar="B",
                    help="frames per forward/backward pass")
     add_runtime_args(p, no_cache=False, runtime=False)
@@ -117,7 +118,8 @@ def run(args) -> int:
 
     if args.batch_size < 1:
         raise S2RError(f"--batch-size must be a positive integer, got {args.batch_size}")
-    out = output_folder(args.out)
+    out = output_folder(args.out, args=args, kind="saliency",
+                        files=("saliency.json", "pair_*.png"))
     settings = settings_from_args(args)
     spec = get_spec(args.encoder, settings=settings)  # an unknown id fails before any work
     cache = cache_from_args(args)
@@ -142,7 +144,7 @@ def run(args) -> int:
         png = f"pair_{k:02d}_sim{int(i)}_real{int(j)}.png"
         image = side_by_side(overlay(result.sim_frames[k], result.sim.maps[k]),
                              overlay(result.real_frames[k], result.real.maps[k]))
-        with atomic_output(out / png) as tmp:
+        with atomic_output(out / png, args, "saliency") as tmp:
             Image.fromarray(image).save(tmp)
         m = measures[k]
         pairs.append(_finite_or_none({
@@ -162,7 +164,7 @@ def run(args) -> int:
               "target": result.target,
               "has_masks": frameset.has_masks, "agreement_grid": 56, "pairs": pairs,
               "summary": summary}
-    with atomic_output(out / "saliency.json") as tmp:
+    with atomic_output(out / "saliency.json", args, "saliency") as tmp:
         tmp.write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {len(pairs)} pair overlays and saliency.json to {out}/ "
           f"({encoder.spec.id}{' at ' + args.layer if args.layer else ''}, {args.method}, "

@@ -40,8 +40,8 @@ import fnmatch
 import os
 from pathlib import Path
 
-from s2r.cli import (add_command, add_runtime_args, atomic_output, dataset_from_args, output_file,
-                     settings_from_args)
+from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output,
+                     dataset_from_args, output_file, settings_from_args)
 from s2r.commands.embed import add_backend_args, backend_from_args, runtime_cache
 from s2r.errors import S2RError
 
@@ -67,6 +67,7 @@ def register(subparsers) -> None:
                         "'python -m s2r encoders'")
     p.add_argument("--out", required=True, metavar="FILE",
                    help="leaderboard file to write: .json (nested records) or .csv (flat)")
+    add_force_arg(p)
     p.add_argument("--merge", action="store_true",
                    help="merge the leaderboard files given as positional arguments into --out "
                         "instead of scoring")
@@ -238,7 +239,7 @@ def format_score(row: dict, key: str) -> str:
     return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def _write_pairwise(records, path: Path, ci: float) -> None:
+def _write_pairwise(records, path: Path, ci: float, args: argparse.Namespace) -> None:
     """P(A beats B) of every pair on every ranked score, and the resolved tiers, to ``path``."""
     import json
 
@@ -248,7 +249,7 @@ def _write_pairwise(records, path: Path, ci: float) -> None:
     from s2r.metrics.pairwise import pairwise_comparisons, tiers
 
     rows = pairwise_comparisons(records, ci=ci)
-    with atomic_output(path) as tmp:
+    with atomic_output(path, args, "pairwise") as tmp:
         if path.suffix.lower() == ".json":
             groups = {k: tiers(records, k, ci=ci) for k in catalogue.ranked_keys()}
             tmp.write_text(json.dumps({"ci": ci, "comparisons": rows, "tiers": groups},
@@ -266,9 +267,9 @@ def _write_pairwise(records, path: Path, ci: float) -> None:
 def run(args: argparse.Namespace) -> int:
     from s2r.leaderboard import FORMATS, merge_leaderboard_records, write_records
 
-    out = output_file(args.out, tuple(FORMATS))
-    pairwise = output_file(args.pairwise, tuple(FORMATS), flag="--pairwise") if args.pairwise \
-        else None
+    out = output_file(args.out, tuple(FORMATS), args=args, kind="scores")
+    pairwise = (output_file(args.pairwise, tuple(FORMATS), args=args, kind="pairwise",
+                            flag="--pairwise") if args.pairwise else None)
     if pairwise is not None and os.path.abspath(pairwise) == os.path.abspath(out):
         raise S2RError(f"--pairwise {args.pairwise!r} is the same file as --out; the "
                        "comparisons would replace the scores: give two paths")
@@ -276,7 +277,7 @@ def run(args: argparse.Namespace) -> int:
         if args.encoders:
             raise S2RError("--merge takes leaderboard files, not --encoders")
         records = merge_leaderboard_records(args.dataset)
-        with atomic_output(out) as tmp:
+        with atomic_output(out, args, "scores") as tmp:
             write_records(records, tmp)
         print(f"merged {len(args.dataset)} file(s) into {out}: {len(records)} row(s)")
         return 0
@@ -316,7 +317,7 @@ def run(args: argparse.Namespace) -> int:
             records = score_encoders(frameset, ids, params=params, cache=cache,
                                      device=args.device, precision=args.precision,
                                      progress=progress, settings=settings)
-    with atomic_output(out) as tmp:
+    with atomic_output(out, args, "scores") as tmp:
         write_records(records, tmp)
     print(_summary_table(records))
     for line in _best_lines(records):
@@ -325,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
         for w in r.get("warnings", []):
             print(f"warning ({r['encoder']['id']}): {w}")
     if pairwise is not None:
-        _write_pairwise(records, pairwise, params.ci)
+        _write_pairwise(records, pairwise, params.ci, args)
     what = (f"{len(records)} encoder(s)" if layers == "last" else
             f"{len(records)} (encoder, layer) record(s) of {len(ids)} encoder(s)")
     print(f"wrote {out}: {what} on {frameset.name!r} ({frameset.fingerprint})")

@@ -27,8 +27,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from s2r.cli import (add_command, add_dataset_args, add_runtime_args, atomic_output,
-                     cache_from_args, output_file, settings_from_args)
+from s2r.cli import (add_command, add_dataset_args, add_force_arg, add_runtime_args,
+                     atomic_output, cache_from_args, output_file, settings_from_args)
 from s2r.errors import S2RError
 
 
@@ -104,6 +104,7 @@ def register(subparsers) -> None:
     p.add_argument("--layer-score", default="sim2real_score", metavar="SCORE",
                    help="with --layers best: the score that picks each layer (a ranked score)")
     p.add_argument("--out", required=True, metavar="report.json", help="report file (.json)")
+    add_force_arg(p)
     add_runtime_args(p, no_cache=False)
     p.set_defaults(func=run)
 
@@ -196,7 +197,6 @@ def run(args) -> int:
         raise S2RError(f"DATASET: the closed loop needs one world's spec (e.g. demo:...), got "
                        f"{args.dataset}")
     args.dataset = args.dataset[0]
-    out = output_file(args.out, (".json",))
     gaps = _gaps(args.gaps)
     settings = settings_from_args(args)
     given = getattr(args, "encoders", None)        # default: the world's (below)
@@ -211,6 +211,7 @@ def run(args) -> int:
     if not 1 <= args.n_boot <= MAX_N_BOOT:
         raise S2RError(f"--n-boot must be in [1, {MAX_N_BOOT:,}], got {args.n_boot}")
     world, options = world_options(args.dataset)   # a non-world spec fails before any work
+    out = output_file(args.out, (".json",), args=args, kind="validation")
     ids = ids if ids is not None else list(default_encoders(world))
     seed = args.seed if args.seed is not None else int(options.get("seed", 0))
     params = RolloutParams(rollouts=args.rollouts, horizon=getattr(args, "horizon", None),
@@ -225,7 +226,7 @@ def run(args) -> int:
                           device=args.device, n_boot=args.n_boot, progress=progress,
                           settings=settings, layers=args.layers,
                           layer_score=args.layer_score)
-    with atomic_output(out) as tmp:
+    with atomic_output(out, args, "validation") as tmp:
         tmp.write_text(json.dumps(report.to_dict(), indent=1))
     _print_summary(report)
     if report.layers is not None:

@@ -20,7 +20,6 @@ from s2r.cli import (atomic_output, cache_from_args, dataset_from_args, output_f
                      settings_from_args)
 from s2r.closedloop.report import ValidationReport
 from s2r.errors import S2RError
-from s2r.inputs import refuse_overwrite
 
 
 def _print_summary(report: ValidationReport) -> None:
@@ -51,8 +50,8 @@ def run_real_results(args) -> int:
                                            real_results_report)
     from s2r.progress import tqdm_progress
 
-    out = output_file(args.out, (".json",))
-    refuse_overwrite(out, [("--real-results", args.real_results)])
+    out = output_file(args.out, (".json",), args=args, kind="validation",
+                      reads=[("--real-results", args.real_results)])
     if not 1 <= args.n_boot <= MAX_N_BOOT:
         raise S2RError(f"--n-boot must be in [1, {MAX_N_BOOT:,}], got {args.n_boot}")
     settings = settings_from_args(args)
@@ -87,7 +86,7 @@ def run_real_results(args) -> int:
         params={"dataset": frameset.name, "fingerprint": frameset.fingerprint,
                 "encoders": ids, "n_boot": int(args.n_boot), "seed": seed,
                 "outcome": "real-results"})
-    with atomic_output(out) as tmp:
+    with atomic_output(out, args, "validation") as tmp:
         tmp.write_text(json.dumps(report.to_dict(), indent=1))
     _print_summary(report)
     print(f"\nwrote {out}: {len(joined['rows'])} real results, "
