@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from s2r.cli import (add_command, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, output_file, settings_from_args)
+                     dataset_from_args, integer_arg, output_file, settings_from_args)
 from s2r.errors import S2RError
 
 
@@ -76,7 +76,7 @@ def register(subparsers):
                     "embeddings (N, D) float32, domain, episode, step, actions and encoder. "
                     "Results are cached (see 'python -m s2r cache').", dataset=True, encoder=True)
     p.add_argument("--out", required=True, metavar="FILE.npz", help="output file (.npz)")
-    p.add_argument("--batch-size", type=int, default=None, metavar="B",
+    p.add_argument("--batch-size", type=integer_arg, default=None, metavar="B",
                    help="frames per forward pass (default 8 on CPU, 256 on CUDA; halved "
                         "automatically on out-of-memory)")
     add_runtime_args(p, precision=True)
