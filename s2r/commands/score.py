@@ -130,10 +130,13 @@ def _alpha(text: str):
 
 def expand_encoder_ids(text: str, settings) -> list[str]:
     """``"a,r3m-*"`` -> registry ids, wildcards expanded in registry order, duplicates dropped
-    (``settings``: the user's encoder config)."""
+    (``settings``: the user's encoder config); refused when any of them cannot run with its
+    weights (:func:`check_weights_here`)."""
     from s2r.encoders import get_spec, list_encoders
 
     ids: list[str] = []
+    named: set = set()
+    patterns: list[str] = []
     for item in (t.strip() for t in (text or "").split(",")):
         if not item:
             continue
@@ -144,13 +147,50 @@ def expand_encoder_ids(text: str, settings) -> list[str]:
             if not found:
                 raise S2RError(f"--encoders: no encoder id matches {item!r}; see "
                                "'python -m s2r encoders'")
+            patterns.append(item)
         else:
             found = [get_spec(item, settings=settings).id]
+            named.update(found)
         ids += [i for i in found if i not in ids]
     if not ids:
         raise S2RError("--encoders: give at least one encoder id (e.g. --encoders pixels,"
                        "efficientnet-lite0)")
+    check_weights_here(ids, named, patterns, settings)
     return ids
+
+
+#: Most encoder ids a message lists (then "and N more").
+LISTED_IDS = 5
+
+
+def _listed(ids: list) -> str:
+    """``a, b, c, d, e and 7 more``."""
+    shown = ", ".join(ids[:LISTED_IDS])
+    return shown if len(ids) <= LISTED_IDS else f"{shown} and {len(ids) - LISTED_IDS} more"
+
+
+def check_weights_here(ids: list, named: set, patterns: list, settings) -> None:
+    """Refuse, before any work, the encoders of ``ids`` whose weights are not here
+    (:func:`s2r.encoders.status` ``weights-missing``): every one a wildcard selected (a
+    pattern never starts downloads: ``*`` would fetch gigabytes), and every one ``named``
+    that building would not download either (a research checkpoint, a user's file, or any
+    entry while downloads are off). A named hub entry is downloaded on use, as asked. One
+    line: up to :data:`LISTED_IDS` of them, how many more, and how to get their weights."""
+    from s2r.encoders import status
+    from s2r.encoders.weights import fetched_on_use
+
+    missing = [i for i in ids if status(i, settings=settings).state == "weights-missing"
+               and (i not in named or not fetched_on_use(i, settings=settings))]
+    if not missing:
+        return
+    selected = [i for i in missing if i not in named]
+    by = (f" ({', '.join(repr(p) for p in patterns)} selected {len(selected)} of them)"
+          if selected else "")
+    fetch = ("python -m s2r weights fetch " + " ".join(missing) if len(missing) <= LISTED_IDS
+             else "python -m s2r weights fetch ID ...")
+    raise S2RError(f"--encoders: the weights of {len(missing)} encoder(s) are not here: "
+                   f"{_listed(missing)}{by}; get them with `{fetch}`, use ID@random for random "
+                   f"weights, or leave them out (`python -m s2r encoders` shows which are ready)")
 
 
 def params_from_args(args):

@@ -44,12 +44,16 @@ def _package(name: str) -> bool:
 
 def platform_conflict(backend: str) -> Optional[str]:
     """One line when ``PYOPENGL_PLATFORM`` names another platform than the off-screen
-    ``backend`` (``egl``, ``osmesa``) MuJoCo would render with, else None (read from the
-    environment before MuJoCo is imported, as MuJoCo reads it then)."""
+    ``backend`` (``egl``, ``osmesa``) MuJoCo would render with, else None. Read from the
+    environment before MuJoCo's GL module is imported, as MuJoCo reads it then; once one is
+    imported in this process the platform is settled (and the variable MuJoCo's own)."""
+    import sys
+
     from s2r.inputs import quoted
 
     platform = os.environ.get("PYOPENGL_PLATFORM", "")
-    if backend not in ("egl", "osmesa") or not platform or platform.lower() == backend:
+    if backend not in ("egl", "osmesa") or not platform or platform.lower() == backend \
+            or any(f"mujoco.{name}" in sys.modules for name in ("egl", "osmesa")):
         return None
     return (f"Meta-World renders off-screen with MUJOCO_GL={backend} and PYOPENGL_PLATFORM is "
             f"set to {quoted(platform)}, which MuJoCo refuses beside it: unset PYOPENGL_PLATFORM "
