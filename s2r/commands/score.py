@@ -117,15 +117,16 @@ def register(subparsers) -> None:
 
 def _alpha(text: str):
     """``--ridge-alpha`` value: ``auto`` or a number."""
-    from s2r.inputs import DECIMAL_FORM, parse_decimal, quoted
+    from s2r.inputs import parse_decimal, quoted
 
     if text == "auto":
         return text
     try:
         return parse_decimal(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {DECIMAL_FORM} or 'auto', got "
-                                         f"{quoted(text)}") from None
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {quoted(text)} (a "
+                                         "number written with the digits 0-9, e.g. 0.5 or "
+                                         "1e-3)") from None
 
 
 def expand_encoder_ids(text: str, settings) -> list[str]:
