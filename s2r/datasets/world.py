@@ -93,8 +93,16 @@ def check_size(options: dict, where: str, name: str, *, large: bool = False) -> 
                         f"frames and {MAX_LARGE_BYTES // 1024**3} GiB)")
 
 
-def parse_world(spec: str) -> dict:
+def parse_world(spec: str, *, sized: bool = True) -> dict:
     """Validate a world's spec string without rendering anything.
+
+    Parameters
+    ----------
+    spec : str
+    sized : bool
+        Check the size limit (and, with ``large=true``, the ceiling). False: every other
+        check only, for a caller that bounds the size itself (a dashboard link opens the most
+        it may).
 
     Returns
     -------
@@ -136,7 +144,8 @@ def parse_world(spec: str) -> dict:
     except DataError as exc:
         raise DataError(f"dataset spec {spec!r}: {exc}") from None
     options = {key: checked[key] for key in world.options}
-    check_size(options, f"dataset spec {spec!r}", name, large=large)
+    if sized:
+        check_size(options, f"dataset spec {spec!r}", name, large=large)
     return {"kind": name, "options": options}
 
 
