@@ -12,6 +12,8 @@ Errors meant for the user (:class:`s2r.errors.S2RError`) print one line and exit
 ``--debug`` shows the traceback. So do the machine's faults on a path the user gave (a name
 too long for the file system, a link loop, a file where a folder is needed, a file deleted
 while the command ran: :func:`path_error_line`) and a full disk (:func:`disk_error_line`).
+A current folder that no longer exists is one line too, before anything else
+(:func:`missing_cwd_line`).
 
 Output read by a program that stops early (``python -m s2r encoders --all | head -1``) ends
 quietly with exit status 141 (128 + SIGPIPE), as ``cat``, ``yes`` or ``git`` do: no
@@ -136,6 +138,29 @@ def dataset_from_args(args: argparse.Namespace):
             return load_dataset(args.dataset, image_key=args.image_key,
                                 action_key=args.action_key, state_key=args.state_key,
                                 progress=progress, settings=settings_from_args(args))
+
+
+def integer_arg(text: str) -> int:
+    """argparse ``type`` of every integer option: ASCII digits only
+    (:func:`s2r.inputs.parse_integer`; Python's ``int`` would read ``6_4``, ``'٦٤'`` or
+    ``' +6'``)."""
+    from s2r.inputs import parse_integer
+
+    try:
+        return parse_integer(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def number_arg(text: str) -> float:
+    """argparse ``type`` of every number option: a finite number in ASCII
+    (:func:`s2r.inputs.parse_decimal`)."""
+    from s2r.inputs import parse_decimal
+
+    try:
+        return parse_decimal(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 #: Help of every command's ``--encoder``.
@@ -455,9 +480,26 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
+def missing_cwd_line() -> Optional[str]:
+    """The one line for a current folder that no longer exists (deleted or moved while the
+    shell stayed in it), else None. Checked before anything is imported or parsed: every
+    relative path would fail, and a native library that looks itself up from the current
+    folder (oneMKL, under torch) ends the process with a fatal error of its own."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return ("the current folder no longer exists (deleted or moved away); cd to an "
+                "existing folder and run the command again")
+    return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one command line; return the exit status (0, 2 for an error meant for the user,
     130 on Ctrl-C, 141 when the reader of the output went away)."""
+    gone = missing_cwd_line()
+    if gone is not None:
+        print(f"error: {gone}", file=sys.stderr)
+        return 2
     try:
         try:
             code = _run(argv)

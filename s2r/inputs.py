@@ -6,11 +6,14 @@ metadata, a config file) goes through :func:`input_file` before it is opened: a 
 device (or a link to one) would block or never end, a folder is not a file, and a file over
 its documented bound is refused before a byte is read. :func:`quoted` is how an error message
 shows what it read: at most ``limit`` characters, terminal control sequences removed, the
-rest counted, never a whole 200 MB line.
+rest counted, never a whole 200 MB line. :func:`parse_integer` and :func:`parse_decimal` read a
+number a person typed: ASCII digits only (Python's ``int`` and ``float`` also take ``6_4``,
+``'٦٤'``, ``'６４'``, a sign and surrounding spaces).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -19,7 +22,8 @@ from typing import Union
 
 from s2r.errors import S2RError
 
-__all__ = ["input_file", "read_bounded", "quoted", "QUOTE_LIMIT"]
+__all__ = ["input_file", "read_bounded", "quoted", "QUOTE_LIMIT",
+           "INTEGER_FORM", "DECIMAL_FORM", "is_integer_text", "parse_integer", "parse_decimal"]
 
 #: Characters of untrusted text an error message shows.
 QUOTE_LIMIT = 100
@@ -44,6 +48,59 @@ def quoted(text, limit: int = QUOTE_LIMIT) -> str:
     if len(clean) <= limit and total <= window:
         return repr(clean)
     return f"{clean[:limit]!r}… ({total:,} {unit})"
+
+
+#: A whole number as typed: ASCII digits, an optional leading minus; nothing else (no ``+``,
+#: no spaces, no ``_``, no other script's digits).
+_INTEGER = re.compile(r"-?[0-9]+", re.ASCII)
+#: A decimal number as typed: ``-0.5``, ``.5``, ``5.``, ``1e-3``; ASCII only, no ``_``, no
+#: ``inf``/``nan``.
+_DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?", re.ASCII)
+#: Longest number text read (far more digits than any bound s2r checks; Python refuses to
+#: read an int of more than 4,300 digits anyway).
+_MAX_DIGITS = 1_000
+#: What :func:`parse_integer` and :func:`parse_decimal` expect, for messages.
+INTEGER_FORM = "an integer written with the digits 0-9 (e.g. 64)"
+DECIMAL_FORM = "a number written with the digits 0-9 (e.g. 0.5 or 1e-3)"
+
+
+def is_integer_text(text) -> bool:
+    """Whether ``text`` is an integer as :func:`parse_integer` reads it."""
+    return isinstance(text, str) and len(text) <= _MAX_DIGITS and \
+        _INTEGER.fullmatch(text) is not None
+
+
+def parse_integer(text: str) -> int:
+    """The integer ``text`` spells in ASCII digits (an optional leading ``-``).
+
+    Raises
+    ------
+    ValueError
+        Anything else, with a message saying what was expected and what arrived (quoted):
+        ``6_4``, ``'٦٤'``, ``'６４'``, ``'+6'``, ``' 6'``, ``'6.0'``, ``'²'``.
+    """
+    if not is_integer_text(text):
+        raise ValueError(f"expected {INTEGER_FORM}, got {quoted(str(text))}")
+    return int(text)
+
+
+def parse_decimal(text: str) -> float:
+    """The finite number ``text`` spells in ASCII (:data:`_DECIMAL`: ``-0.5``, ``.5``,
+    ``1e-3``).
+
+    Raises
+    ------
+    ValueError
+        Anything else (``0_5``, ``'٠.٥'``, ``'+0.5'``, ``' 0.5'``, ``inf``, ``nan``, ``1e999``),
+        with a message saying what was expected and what arrived (quoted).
+    """
+    if not (isinstance(text, str) and len(text) <= _MAX_DIGITS and _DECIMAL.fullmatch(text)):
+        raise ValueError(f"expected {DECIMAL_FORM}, got {quoted(str(text))}")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"expected {DECIMAL_FORM}, got {quoted(text)} (beyond the largest "
+                         "finite number)")
+    return value
 
 
 def _kind(mode: int) -> str:

@@ -80,7 +80,7 @@ from pathlib import Path
 from typing import Mapping, Optional
 
 from s2r.errors import S2RError
-from s2r.inputs import quoted
+from s2r.inputs import is_integer_text, quoted
 
 __all__ = ["Settings", "SettingsError", "current", "need", "child_environment",
            "prefer_passive_openmp", "prefer_headless_rendering", "core_count", "share_of_cores",
@@ -195,7 +195,7 @@ def _threads(env: Mapping[str, str]) -> Optional[int]:
     text = _text(env, "S2R_THREADS")
     if text is None or text.lower() == "auto":
         return None
-    if not text.isdigit() or int(text) < 1:
+    if not is_integer_text(text) or int(text) < 1:
         raise SettingsError(f"S2R_THREADS={quoted(text)} is not a thread count: give auto or a "
                             f"whole number >= 1 (unset: {_DEFAULTS['S2R_THREADS']})")
     return int(text)

@@ -122,16 +122,11 @@ def link_world(spec: str) -> tuple[str, Optional[str]]:
     s2r.errors.S2RError
         An option the library does not accept (unknown, not a number, given twice...).
     """
-    from s2r.datasets import LARGE_OPTION, parse_spec
-    from s2r.errors import DataError
+    from s2r.datasets.world import parse_world
 
     world = world_specs.names_world(spec)
     # the library's checks of every option, but not its own size limit: the link's is smaller
-    checked = f"{world}:{spec.partition(':')[2]},{LARGE_OPTION}=true"
-    try:
-        options = dict(parse_spec(checked)["options"])
-    except DataError as exc:
-        raise DataError(str(exc).replace(repr(checked), repr(spec))) from None
+    options = dict(parse_world(spec, sized=False)["options"])
     asked = {key: int(options[key]) for key in LINK_WORLD_RANGES}
     used = {key: min(max(value, LINK_WORLD_RANGES[key][0]), LINK_WORLD_RANGES[key][1])
             for key, value in asked.items()}

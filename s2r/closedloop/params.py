@@ -103,10 +103,19 @@ class RolloutParams:
 
     def for_task(self, task: SimTask) -> "RolloutParams":
         """These parameters with the task's horizon and demonstration length where they are
-        None, validated: what every cache key and report holds."""
-        return replace(self, horizon=task.horizon if self.horizon is None else self.horizon,
-                       demo_steps=(task.demo_steps if self.demo_steps is None
-                                   else self.demo_steps)).validate()
+        None, validated: what every cache key and report holds. A horizon or demonstration
+        length past the steps an episode of the task's simulator can take
+        (:attr:`~s2r.worlds.base.SimTask.max_steps`) is refused here, before any work."""
+        out = replace(self, horizon=task.horizon if self.horizon is None else self.horizon,
+                      demo_steps=(task.demo_steps if self.demo_steps is None
+                                  else self.demo_steps)).validate()
+        limit = getattr(task, "max_steps", None)
+        for name in ("horizon", "demo_steps"):
+            if limit is not None and getattr(out, name) > limit:
+                raise MetricError(f"{name} must be in [1, {limit}] on this task (an episode of "
+                                  f"{task.world} ends after {limit} steps), got "
+                                  f"{getattr(out, name)}")
+        return out
 
     def to_dict(self) -> dict:
         """Every field by name (the parameters' part of every key and report)."""

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from s2r.cli import add_cache_dir_arg
+from s2r.cli import add_cache_dir_arg, integer_arg
 from s2r.errors import S2RError
 from s2r.settings import child_environment
 
@@ -32,7 +32,7 @@ def register(subparsers) -> None:
     p.add_argument("dataset", nargs="*", metavar="DATASET",
                    help="the home page's default dataset: 'demo[:key=value,...]', a folder, "
                         "or two files SIM REAL (default: the demo)")
-    p.add_argument("--port", type=int, default=8501, metavar="N", help="server port (8501)")
+    p.add_argument("--port", type=integer_arg, default=8501, metavar="N", help="server port (8501)")
     p.add_argument("--address", default=None, metavar="HOST",
                    help="address to listen on (default: Streamlit's, all interfaces)")
     add_cache_dir_arg(p)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from s2r.cli import add_command
+from s2r.cli import add_command, integer_arg, number_arg
 from s2r.datasets import DEMO_DEFAULTS
 
 
@@ -19,25 +19,27 @@ def register(subparsers) -> None:
                     "state) and write it in the s2r folder layout.")
     d = DEMO_DEFAULTS
     p.add_argument("--out", required=True, metavar="DIR", help="folder to write (new or empty)")
-    p.add_argument("--episodes", type=int, default=d["episodes"],
+    p.add_argument("--episodes", type=integer_arg, default=d["episodes"],
                    help=f"episodes per domain (default {d['episodes']})")
-    p.add_argument("--steps", type=int, default=d["steps"],
+    p.add_argument("--steps", type=integer_arg, default=d["steps"],
                    help=f"frames per episode (default {d['steps']})")
-    p.add_argument("--gap", type=float, default=d["gap"],
+    p.add_argument("--gap", type=number_arg, default=d["gap"],
                    help=f"sim-to-real gap, 0 (none) to 1 (default {d['gap']})")
-    p.add_argument("--seed", type=int, default=d["seed"], help=f"random seed (default {d['seed']})")
+    p.add_argument("--seed", type=integer_arg, default=d["seed"],
+                   help=f"random seed (default {d['seed']})")
     p.add_argument("--paired", action="store_true",
                    help="render the same states in both domains (exact frame pairs)")
-    p.add_argument("--height", type=int, default=d["height"],
+    p.add_argument("--height", type=integer_arg, default=d["height"],
                    help=f"frame height (default {d['height']})")
-    p.add_argument("--width", type=int, default=d["width"],
+    p.add_argument("--width", type=integer_arg, default=d["width"],
                    help=f"frame width (default {d['width']})")
     p.add_argument("--table", choices=("csv", "parquet"), default="csv",
                    help="actions table format (default csv)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the s2r layout of an existing non-empty folder")
     p.add_argument("--large", action="store_true",
-                   help="lift the demo's size limit (50,000 frames, 2 GiB of pixels)")
+                   help="lift the demo's size limit (50,000 frames, 2 GiB of pixels) up to "
+                        "its ceiling (1,000,000 frames, 40 GiB)")
     p.set_defaults(func=run)
 
 

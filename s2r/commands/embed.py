@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, output_file, settings_from_args)
+                     dataset_from_args, integer_arg, output_file, settings_from_args)
 from s2r.errors import S2RError
 
 
@@ -77,7 +77,7 @@ def register(subparsers):
                     "Results are cached (see 'python -m s2r cache').", dataset=True, encoder=True)
     p.add_argument("--out", required=True, metavar="FILE.npz", help="output file (.npz)")
     add_force_arg(p)
-    p.add_argument("--batch-size", type=int, default=None, metavar="B",
+    p.add_argument("--batch-size", type=integer_arg, default=None, metavar="B",
                    help="frames per forward pass (default 8 on CPU, 256 on CUDA; halved "
                         "automatically on out-of-memory)")
     add_runtime_args(p, precision=True)

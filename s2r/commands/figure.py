@@ -24,7 +24,8 @@ import argparse
 import numpy as np
 
 from s2r.cli import (add_dataset_args, add_force_arg, add_runtime_args, atomic_output,
-                     cache_from_args, dataset_from_args, output_file, settings_from_args)
+                     cache_from_args, dataset_from_args, integer_arg, number_arg, output_file,
+                     settings_from_args)
 from s2r.errors import S2RError
 from s2r.metrics import catalogue
 
@@ -70,7 +71,7 @@ def register(subparsers) -> None:
     k.add_argument("--encoder", required=True, metavar="NAME", help="encoder id")
     k.add_argument("--mode", choices=("joint", "place-real"), default="joint",
                    help="joint: fit all frames; place-real: fit sim frames, place real ones")
-    k.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
+    k.add_argument("--perplexity", type=number_arg, default=30.0, help="t-SNE perplexity")
     k = kind("saliency", "saliency overlays of sim frames and their paired real frames "
                          "(one row per pair) with a colour bar")
     k.add_argument("--encoder", required=True, metavar="NAME", help="encoder id")
@@ -86,7 +87,7 @@ def register(subparsers) -> None:
     k.add_argument("--with-frames", action="store_true", help="raw frames next to overlays")
     k = kind("compare", "the Compare page: two encoders on one sim/real frame pair")
     k.add_argument("--encoders", required=True, metavar="A,B", help="two encoder ids")
-    k.add_argument("--frame", type=int, default=None, metavar="I",
+    k.add_argument("--frame", type=integer_arg, default=None, metavar="I",
                    help="sim frame index (default: the middle sim frame)")
     k = kind("layers", "the Layers page's depth profile: a score of every layer of each "
                        "encoder against its relative depth")

@@ -10,7 +10,7 @@ frames only and places each real frame into it.
 from __future__ import annotations
 
 from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, output_file, settings_from_args)
+                     dataset_from_args, integer_arg, number_arg, output_file, settings_from_args)
 from s2r.errors import S2RError
 
 
@@ -30,12 +30,12 @@ def register(subparsers) -> None:
     add_force_arg(p)
     p.add_argument("--mode", choices=MODES, default="joint",
                    help="joint: fit all frames; place-real: fit sim frames, place real ones")
-    p.add_argument("--max-per-domain", type=int, default=0, metavar="N",
+    p.add_argument("--max-per-domain", type=integer_arg, default=0, metavar="N",
                    help="fit the map on at most N frames per domain (stratified by episode, "
                         "seeded; the mixing number still uses every frame); 0 = all frames")
-    p.add_argument("--perplexity", type=float, default=30.0, help="t-SNE perplexity")
-    p.add_argument("--seed", type=int, default=0, help="seed of subsampling, PCA and t-SNE")
-    p.add_argument("--k", type=int, default=15, help="neighbours of the mixing number")
+    p.add_argument("--perplexity", type=number_arg, default=30.0, help="t-SNE perplexity")
+    p.add_argument("--seed", type=integer_arg, default=0, help="seed of subsampling, PCA and t-SNE")
+    p.add_argument("--k", type=integer_arg, default=15, help="neighbours of the mixing number")
     add_runtime_args(p, no_cache=False, precision=True)
     p.set_defaults(func=run)
 

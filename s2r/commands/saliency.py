@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, output_folder, settings_from_args)
+                     dataset_from_args, integer_arg, output_folder, settings_from_args)
 from s2r.errors import S2RError
 
 _GAP = 4  # white pixels between the sim and the real overlay
@@ -54,19 +54,22 @@ def register(subparsers) -> None:
                         "its final embedding")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder")
     add_force_arg(p)
-    p.add_argument("--batch-size", type=int, default=8, metavar="B",
+    p.add_argument("--batch-size", type=integer_arg, default=8, metavar="B",
                    help="frames per forward/backward pass")
     add_runtime_args(p, no_cache=False, runtime=False)
     p.set_defaults(func=run)
 
 
 def parse_frame_ids(text, frameset) -> np.ndarray:
-    """Sim frame indices from ``"0,5,10"``; default 4 sim frames evenly spread."""
+    """Sim frame indices from ``"0,5,10"`` (ASCII digits: :func:`s2r.inputs.parse_integer`);
+    default 4 sim frames evenly spread."""
+    from s2r.inputs import parse_integer
+
     if text is None:
         sim = frameset.indices("sim")
         return sim[np.unique(np.linspace(0, sim.size - 1, min(4, sim.size)).astype(int))]
     try:
-        ids = [int(part) for part in str(text).split(",") if part.strip()]
+        ids = [parse_integer(part.strip()) for part in str(text).split(",") if part.strip()]
     except ValueError:
         raise S2RError(f"--frames must be comma-separated frame indices like 0,5,10, got "
                        f"{text!r}") from None

@@ -41,7 +41,7 @@ import os
 from pathlib import Path
 
 from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output,
-                     dataset_from_args, output_file, settings_from_args)
+                     dataset_from_args, integer_arg, number_arg, output_file, settings_from_args)
 from s2r.commands.embed import add_backend_args, backend_from_args, runtime_cache
 from s2r.errors import S2RError
 
@@ -74,7 +74,7 @@ def register(subparsers) -> None:
     p.add_argument("--pairwise", default=None, metavar="FILE",
                    help="also write P(A beats B) and the paired difference interval of every "
                         "pair of encoders on every ranked score to FILE (.json or .csv)")
-    p.add_argument("--layers", default="last", metavar="all|last|NAME,...",
+    p.add_argument("--layers", default=None, metavar="all|last|NAME,...",
                    help="which layers of each encoder to score (one record per encoder and "
                         "layer, all embedded in one pass): 'last' = the final embedding "
                         "(default), 'all', or layer names (an unknown name lists the "
@@ -83,7 +83,7 @@ def register(subparsers) -> None:
                    help="with --layers: the score that picks each encoder's best layer "
                         "(default sim2real_score)")
     g = p.add_argument_group("score parameters (recorded in every row)")
-    g.add_argument("--pca-dim", type=int, default=DEFAULT_PCA_DIM, metavar="K",
+    g.add_argument("--pca-dim", type=integer_arg, default=DEFAULT_PCA_DIM, metavar="K",
                    help=f"DIS: common PCA dimension, the same K for every encoder compared "
                         f"(default {DEFAULT_PCA_DIM})")
     g.add_argument("--distance", choices=("squared", "euclidean"), default="squared",
@@ -92,22 +92,22 @@ def register(subparsers) -> None:
                    help="held-out/transfer probes: ridge penalty as a fraction of the training "
                         "embeddings' total variance, or 'auto' (default: chosen inside each "
                         "training set by episode-grouped cross-validation)")
-    g.add_argument("--train-alpha", type=float, default=PAPER_TRAIN_ALPHA, metavar="A",
+    g.add_argument("--train-alpha", type=number_arg, default=PAPER_TRAIN_ALPHA, metavar="A",
                    help=f"the paper's training AS: one fixed penalty for every encoder "
                         f"(default {PAPER_TRAIN_ALPHA})")
     g.add_argument("--null", default=None, metavar="shuffle[:SEED]",
                    help="null control: permute the actions across frames within each domain "
                         "before scoring (every skill should then be 0 within its interval)")
-    g.add_argument("--seed", type=int, default=0, metavar="S",
+    g.add_argument("--seed", type=integer_arg, default=0, metavar="S",
                    help="seed of the PCA, the episode folds and the bootstrap (default 0)")
-    g.add_argument("--n-boot", type=int, default=DEFAULT_N_BOOT, metavar="B",
+    g.add_argument("--n-boot", type=integer_arg, default=DEFAULT_N_BOOT, metavar="B",
                    help=f"bootstrap replicates, 0 = no confidence intervals (default "
                         f"{DEFAULT_N_BOOT})")
-    g.add_argument("--ci", type=float, default=DEFAULT_CI,
+    g.add_argument("--ci", type=number_arg, default=DEFAULT_CI,
                    help=f"confidence level (default {DEFAULT_CI})")
-    g.add_argument("--n-folds", type=int, default=DEFAULT_N_FOLDS,
+    g.add_argument("--n-folds", type=integer_arg, default=DEFAULT_N_FOLDS,
                    help=f"episode folds of the held-out scores (default {DEFAULT_N_FOLDS})")
-    g.add_argument("--domain-c", type=float, default=DEFAULT_DOMAIN_C, metavar="C",
+    g.add_argument("--domain-c", type=number_arg, default=DEFAULT_DOMAIN_C, metavar="C",
                    help=f"domain probe: inverse L2 penalty of the logistic regression "
                         f"(default {DEFAULT_DOMAIN_C})")
     r = p.add_argument_group("running")
@@ -118,20 +118,27 @@ def register(subparsers) -> None:
 
 def _alpha(text: str):
     """``--ridge-alpha`` value: ``auto`` or a number."""
+    from s2r.inputs import parse_decimal, quoted
+
     if text == "auto":
         return text
     try:
-        return float(text)
+        return parse_decimal(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {quoted(text)} (a "
+                                         "number written with the digits 0-9, e.g. 0.5 or "
+                                         "1e-3)") from None
 
 
 def expand_encoder_ids(text: str, settings) -> list[str]:
     """``"a,r3m-*"`` -> registry ids, wildcards expanded in registry order, duplicates dropped
-    (``settings``: the user's encoder config)."""
+    (``settings``: the user's encoder config); refused when any of them cannot run with its
+    weights (:func:`check_weights_here`)."""
     from s2r.encoders import get_spec, list_encoders
 
     ids: list[str] = []
+    named: set = set()
+    patterns: list[str] = []
     for item in (t.strip() for t in (text or "").split(",")):
         if not item:
             continue
@@ -142,13 +149,50 @@ def expand_encoder_ids(text: str, settings) -> list[str]:
             if not found:
                 raise S2RError(f"--encoders: no encoder id matches {item!r}; see "
                                "'python -m s2r encoders'")
+            patterns.append(item)
         else:
             found = [get_spec(item, settings=settings).id]
+            named.update(found)
         ids += [i for i in found if i not in ids]
     if not ids:
         raise S2RError("--encoders: give at least one encoder id (e.g. --encoders pixels,"
                        "efficientnet-lite0)")
+    check_weights_here(ids, named, patterns, settings)
     return ids
+
+
+#: Most encoder ids a message lists (then "and N more").
+LISTED_IDS = 5
+
+
+def _listed(ids: list) -> str:
+    """``a, b, c, d, e and 7 more``."""
+    shown = ", ".join(ids[:LISTED_IDS])
+    return shown if len(ids) <= LISTED_IDS else f"{shown} and {len(ids) - LISTED_IDS} more"
+
+
+def check_weights_here(ids: list, named: set, patterns: list, settings) -> None:
+    """Refuse, before any work, the encoders of ``ids`` whose weights are not here
+    (:func:`s2r.encoders.status` ``weights-missing``): every one a wildcard selected (a
+    pattern never starts downloads: ``*`` would fetch gigabytes), and every one ``named``
+    that building would not download either (a research checkpoint, a user's file, or any
+    entry while downloads are off). A named hub entry is downloaded on use, as asked. One
+    line: up to :data:`LISTED_IDS` of them, how many more, and how to get their weights."""
+    from s2r.encoders import status
+    from s2r.encoders.weights import fetched_on_use
+
+    missing = [i for i in ids if status(i, settings=settings).state == "weights-missing"
+               and (i not in named or not fetched_on_use(i, settings=settings))]
+    if not missing:
+        return
+    selected = [i for i in missing if i not in named]
+    by = (f" ({', '.join(repr(p) for p in patterns)} selected {len(selected)} of them)"
+          if selected else "")
+    fetch = ("python -m s2r weights fetch " + " ".join(missing) if len(missing) <= LISTED_IDS
+             else "python -m s2r weights fetch ID ...")
+    raise S2RError(f"--encoders: the weights of {len(missing)} encoder(s) are not here: "
+                   f"{_listed(missing)}{by}; get them with `{fetch}`, use ID@random for random "
+                   f"weights, or leave them out (`python -m s2r encoders` shows which are ready)")
 
 
 def params_from_args(args):
@@ -162,14 +206,17 @@ def params_from_args(args):
 
 
 def layers_from_args(args):
-    """``--layers`` as a request (:func:`s2r.encoders.taps.select_layers`): ``"last"``,
-    ``"all"`` or a list of names; ``--layer-score`` checked (a ranked score)."""
+    """``--layers`` as a request (:func:`s2r.encoders.taps.select_layers`): ``"last"`` (also
+    when not given), ``"all"`` or a list of names; an empty value is refused, not read as
+    ``"last"``; ``--layer-score`` checked (a ranked score)."""
+    from s2r.inputs import quoted
     from s2r.metrics import catalogue
 
-    text = (args.layers or "last").strip()
+    text = "last" if args.layers is None else args.layers
     names = [t.strip() for t in text.split(",") if t.strip()]
     if not names:
-        raise S2RError("--layers: expected 'all', 'last' or layer names separated by commas")
+        raise S2RError(f"--layers: expected 'all', 'last' or layer names separated by commas, "
+                       f"got {quoted(text)}")
     score = args.layer_score
     if score is not None and score not in catalogue.ranked_keys():
         raise S2RError(f"--layer-score must be one of {', '.join(catalogue.ranked_keys())}, "
@@ -276,6 +323,12 @@ def run(args: argparse.Namespace) -> int:
     if args.merge:
         if args.encoders:
             raise S2RError("--merge takes leaderboard files, not --encoders")
+        given = [flag for flag, value in (("--layers", args.layers),
+                                          ("--layer-score", args.layer_score))
+                 if value is not None]
+        if given:
+            raise S2RError(f"--merge copies the files' rows as they are: {' and '.join(given)} "
+                           f"cannot apply (score the layers first, then merge the files)")
         records = merge_leaderboard_records(args.dataset)
         with atomic_output(out, args, "scores") as tmp:
             write_records(records, tmp)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from s2r.cli import add_command, dataset_from_args, settings_from_args
+from s2r.cli import add_command, dataset_from_args, integer_arg, settings_from_args
 from s2r.errors import S2RError
 
 
@@ -41,21 +41,21 @@ def register(subparsers) -> None:
                    help=f"the new encoder's id: at most {NAME_MAX_LENGTH} ASCII letters, digits "
                         "and . _ + - (starting with a letter or digit), not a built-in id or "
                         "file name in any letter case")
-    p.add_argument("--epochs", type=int, default=10,
+    p.add_argument("--epochs", type=integer_arg, default=10,
                    help=f"training epochs (at most {MAX_EPOCHS:,})")
-    p.add_argument("--max-frames", type=int, default=6000, metavar="N",
+    p.add_argument("--max-frames", type=integer_arg, default=6000, metavar="N",
                    help="at most this many sim frames (a seeded subset when there are more)")
-    p.add_argument("--seed", type=int, default=0, help="subset, initialisation, batches, "
-                                                       "augmentation")
+    p.add_argument("--seed", type=integer_arg, default=0,
+                   help="subset, initialisation, batches, augmentation")
     p.set_defaults(func=run)
 
 
 def strength(text: str) -> float:
     """``--augment``'s value: a number in [0, 1]; the error quotes it as given."""
-    from s2r.inputs import quoted
+    from s2r.inputs import parse_decimal, quoted
 
     try:
-        value = float(text)
+        value = parse_decimal(text)
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and 0.0 <= value <= 1.0):

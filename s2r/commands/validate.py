@@ -27,8 +27,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from s2r.cli import (add_command, add_dataset_args, add_force_arg, add_runtime_args,
-                     atomic_output, cache_from_args, output_file, settings_from_args)
+from s2r.cli import (add_command, add_dataset_args, add_force_arg, add_runtime_args, atomic_output,
+                     cache_from_args, integer_arg, output_file, settings_from_args)
 from s2r.errors import S2RError
 
 
@@ -66,34 +66,34 @@ def register(subparsers) -> None:
     p.add_argument("--gaps", default="0,0.5,1", metavar="G,G,...",
                    help="sim-to-real gaps in [0, 1]")
     defaults = RolloutParams()
-    p.add_argument("--rollouts", type=int, default=defaults.rollouts, metavar="N",
+    p.add_argument("--rollouts", type=integer_arg, default=defaults.rollouts, metavar="N",
                    help="rollouts per look and gap")
-    p.add_argument("--horizon", type=int, default=argparse.SUPPRESS, metavar="T",
+    p.add_argument("--horizon", type=integer_arg, default=argparse.SUPPRESS, metavar="T",
                    help="steps per rollout; default: the task's (the demo's 30; its expert "
                         "needs <= 15)")
-    p.add_argument("--demos", type=int, default=defaults.demos, metavar="N",
+    p.add_argument("--demos", type=integer_arg, default=defaults.demos, metavar="N",
                    help="expert demonstrations the policies are trained on")
-    p.add_argument("--demo-steps", type=int, default=argparse.SUPPRESS, metavar="T",
+    p.add_argument("--demo-steps", type=integer_arg, default=argparse.SUPPRESS, metavar="T",
                    help="most frames per demonstration (each ends at its success); default: "
                         "the task's (the demo's 24)")
     p.add_argument("--policy", choices=POLICIES, default=defaults.policy,
                    help="behaviour cloning on [embedding, proprioception]: two-stage = a probe "
                         "reads the task state, an MLP acts on it; mlp/ridge = end to end")
-    p.add_argument("--control-demos", type=int, default=defaults.control_demos, metavar="N",
+    p.add_argument("--control-demos", type=integer_arg, default=defaults.control_demos, metavar="N",
                    help="two-stage: expert episodes (states only, nothing rendered) the "
                         "shared control MLP is fitted on; 0 = fit it per encoder on decoded "
                         "states")
-    p.add_argument("--control-members", type=int, default=defaults.control_members,
+    p.add_argument("--control-members", type=integer_arg, default=defaults.control_members,
                    metavar="K", help="two-stage: the shared control acts with the mean action "
                                      "of K MLPs fitted from other seeds (1 = one MLP)")
-    p.add_argument("--memory", type=int, default=defaults.memory, metavar="N",
+    p.add_argument("--memory", type=integer_arg, default=defaults.memory, metavar="N",
                    help="two-stage: the deployed policy remembers the static scene (tabletop: "
                         "mean decoded pose; free leg: mean of its first N decoded poses; held "
                         "leg: mean offset from the gripper); 0 = decode every frame afresh")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=integer_arg, default=None,
                    help="demonstrations, rollouts, policy fit (default: the dataset spec's "
                         "seed, else 0)")
-    p.add_argument("--n-boot", type=int, default=2000, metavar="B",
+    p.add_argument("--n-boot", type=integer_arg, default=2000, metavar="B",
                    help="bootstrap replicates of each correlation (at most 50,000; with "
                         "--real-results, B x (tasks + 1) at most 250,000)")
     p.add_argument("--layers", choices=("last", "best"), default="last",
@@ -101,8 +101,9 @@ def register(subparsers) -> None:
                         "best-scoring layer at each gap (every layer scored on the frames; no "
                         "rollout looked at) and report real success and progress at both "
                         "layers, and the paired difference across encoders")
-    p.add_argument("--layer-score", default="sim2real_score", metavar="SCORE",
-                   help="with --layers best: the score that picks each layer (a ranked score)")
+    p.add_argument("--layer-score", default=None, metavar="SCORE",
+                   help="with --layers best: the score that picks each layer (a ranked score; "
+                        "default sim2real_score)")
     p.add_argument("--out", required=True, metavar="report.json", help="report file (.json)")
     add_force_arg(p)
     add_runtime_args(p, no_cache=False)
@@ -111,13 +112,13 @@ def register(subparsers) -> None:
 
 def _gaps(text: str) -> list[float]:
     from s2r.closedloop.params import MAX_GAPS
-    from s2r.inputs import quoted
+    from s2r.inputs import parse_decimal, quoted
 
     expected = f"--gaps: expected at most {MAX_GAPS} numbers in [0, 1] separated by commas"
     if len(text) > 100_000:                          # parsed in milliseconds below this
         raise S2RError(f"{expected}, got {len(text):,} characters")
     try:
-        gaps = [float(t) for t in text.split(",") if t.strip()]
+        gaps = [parse_decimal(t.strip()) for t in text.split(",") if t.strip()]
     except ValueError:
         raise S2RError(f"{expected}, got {quoted(text)}") from None
     if not gaps or any(not 0.0 <= g <= 1.0 for g in gaps):
@@ -182,9 +183,13 @@ def run(args) -> int:
     from s2r.commands.score import expand_encoder_ids
     from s2r.closedloop.encoder_rollouts import RolloutParams, world_options
     from s2r.closedloop.validation import default_encoders, validate
+    from s2r.inputs import quoted
     from s2r.pipeline.real_results import MAX_N_BOOT
     from s2r.progress import tqdm_progress
 
+    if args.layer_score is not None and args.layers != "best":
+        raise S2RError(f"--layer-score {quoted(args.layer_score)} picks the layer of --layers "
+                       f"best; give --layers best too, or leave --layer-score out")
     if args.real_results:
         from s2r.commands.validate_real import run_real_results
 
@@ -205,7 +210,7 @@ def run(args) -> int:
         raise S2RError(f"--encoders: validate ranks encoders, give at least 3 (got {len(ids)})")
     from s2r.metrics import catalogue
 
-    if args.layer_score not in catalogue.ranked_keys():
+    if args.layer_score is not None and args.layer_score not in catalogue.ranked_keys():
         raise S2RError(f"--layer-score must be one of {', '.join(catalogue.ranked_keys())}, "
                        f"got {args.layer_score!r}")
     if not 1 <= args.n_boot <= MAX_N_BOOT:

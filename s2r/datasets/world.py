@@ -7,7 +7,8 @@ default (int, float, bool or str); the world checks their values
 (:meth:`~s2r.worlds.base.World.check_options`). The size is bounded here for every world
 before anything is rendered: ``2 * episodes * steps`` frames (both domains) of
 ``height x width`` pixels, at most :data:`MAX_WORLD_FRAMES` frames and
-:data:`MAX_WORLD_BYTES` bytes decoded; ``large=true`` lifts the limit, explicitly.
+:data:`MAX_WORLD_BYTES` bytes decoded; ``large=true`` lifts the limit, explicitly, up to a
+ceiling nothing lifts (:data:`MAX_LARGE_FRAMES`, :data:`MAX_LARGE_BYTES`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from s2r.frameset import FrameSet
 from s2r.progress import ProgressCallback
 from s2r.worlds import WORLDS
 
-__all__ = ["LARGE_OPTION", "MAX_WORLD_BYTES", "MAX_WORLD_FRAMES", "WORLD_FORMAT", "WorldFormat",
+__all__ = ["LARGE_OPTION", "MAX_LARGE_BYTES", "MAX_LARGE_FRAMES", "MAX_WORLD_BYTES",
+           "MAX_WORLD_FRAMES", "WORLD_FORMAT", "WorldFormat",
            "check_size", "format_world", "is_world", "is_world_spec", "load_world",
            "parse_world", "world_identity"]
 
@@ -30,6 +32,10 @@ MAX_WORLD_FRAMES = 50_000
 MAX_WORLD_BYTES = 2 * 1024**3
 #: The option that lifts the limit (``python -m s2r demo --large``).
 LARGE_OPTION = "large"
+#: The ceiling of a ``large=true`` dataset (20 times the limit): a day or more of rendering and
+#: embedding on a CPU, where a typo (``episodes=100000000``) would be years.
+MAX_LARGE_FRAMES = 1_000_000
+MAX_LARGE_BYTES = 40 * 1024**3
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -51,33 +57,52 @@ def _parse_bool(key: str, text: str, spec: str) -> bool:
 
 
 def _parse_value(kind: type, key: str, text: str, spec: str):
-    """One ``key=value`` of a world spec, converted to its option's ``kind``."""
+    """One ``key=value`` of a world spec, converted to its option's ``kind``: a number in ASCII
+    digits only (:func:`s2r.inputs.parse_integer`, :func:`~s2r.inputs.parse_decimal`), so
+    ``height=6_4`` or ``height=٦٤`` is refused, not read as 64."""
     if kind is bool:
         return _parse_bool(key, text, spec)
     if kind is str:
         return text
+    from s2r.inputs import DECIMAL_FORM, INTEGER_FORM, parse_decimal, parse_integer
+
     try:
-        return int(text) if kind is int else float(text)
+        return parse_integer(text) if kind is int else parse_decimal(text)
     except ValueError:
-        kind = "an integer" if kind is int else "a number"
-        raise DataError(f"dataset spec {spec!r}: option {key}={text!r} must be {kind}") from None
+        form = INTEGER_FORM if kind is int else DECIMAL_FORM
+        raise DataError(f"dataset spec {spec!r}: option {key}={text!r} must be {form}") from None
 
 
-def check_size(options: dict, where: str, name: str) -> None:
-    """Raise :class:`DataError` when a world's ``options`` ask for more than the size limit
-    (``where`` starts the message, ``name`` is the world's)."""
+def check_size(options: dict, where: str, name: str, *, large: bool = False) -> None:
+    """Raise :class:`DataError` when a world's ``options`` ask for more than the size limit,
+    or, with ``large``, more than the ceiling (``where`` starts the message, ``name`` is the
+    world's)."""
     frames = 2 * int(options["episodes"]) * int(options["steps"])
     nbytes = frames * int(options["height"]) * int(options["width"]) * 3
-    if frames > MAX_WORLD_FRAMES or nbytes > MAX_WORLD_BYTES:
-        raise DataError(f"{where}: {options['episodes']} episodes x {options['steps']} steps x 2 "
-                        f"domains = {frames:,} frames of {options['height']}x{options['width']} "
-                        f"({nbytes / 1024**3:.1f} GiB) is over the {name}'s limit of "
+    size = (f"{options['episodes']} episodes x {options['steps']} steps x 2 domains = "
+            f"{frames:,} frames of {options['height']}x{options['width']} "
+            f"({nbytes / 1024**3:.1f} GiB)")
+    if large and (frames > MAX_LARGE_FRAMES or nbytes > MAX_LARGE_BYTES):
+        raise DataError(f"{where}: {size} is over the ceiling of {MAX_LARGE_FRAMES:,} frames "
+                        f"and {MAX_LARGE_BYTES // 1024**3} GiB, which {LARGE_OPTION}=true does "
+                        f"not lift; ask for fewer episodes or steps, or smaller frames")
+    if not large and (frames > MAX_WORLD_FRAMES or nbytes > MAX_WORLD_BYTES):
+        raise DataError(f"{where}: {size} is over the {name}'s limit of "
                         f"{MAX_WORLD_FRAMES:,} frames and {MAX_WORLD_BYTES // 1024**3} GiB; add "
-                        f"{LARGE_OPTION}=true to render it anyway")
+                        f"{LARGE_OPTION}=true to render it anyway (up to {MAX_LARGE_FRAMES:,} "
+                        f"frames and {MAX_LARGE_BYTES // 1024**3} GiB)")
 
 
-def parse_world(spec: str) -> dict:
+def parse_world(spec: str, *, sized: bool = True) -> dict:
     """Validate a world's spec string without rendering anything.
+
+    Parameters
+    ----------
+    spec : str
+    sized : bool
+        Check the size limit (and, with ``large=true``, the ceiling). False: every other
+        check only, for a caller that bounds the size itself (a dashboard link opens the most
+        it may).
 
     Returns
     -------
@@ -88,8 +113,8 @@ def parse_world(spec: str) -> dict:
     ------
     DataError
         A world that cannot run here (what to install), an unknown or repeated option, a
-        value of the wrong type or out of range, or a size over the limit without
-        ``large=true``; one line, naming the spec and the option.
+        value of the wrong type or out of range, a size over the limit without
+        ``large=true`` or over the ceiling with it; one line, naming the spec and the option.
     """
     name, _, rest = spec.partition(":")
     world = WORLDS[name]
@@ -119,8 +144,8 @@ def parse_world(spec: str) -> dict:
     except DataError as exc:
         raise DataError(f"dataset spec {spec!r}: {exc}") from None
     options = {key: checked[key] for key in world.options}
-    if not large:
-        check_size(options, f"dataset spec {spec!r}", name)
+    if sized:
+        check_size(options, f"dataset spec {spec!r}", name, large=large)
     return {"kind": name, "options": options}
 
 

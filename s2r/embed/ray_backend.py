@@ -25,6 +25,7 @@ import socket
 from typing import Iterator, Optional
 
 from s2r.errors import S2RError
+from s2r.inputs import is_integer_text
 
 __all__ = ["RAY_ADDRESS_ENV", "MAX_RESTARTS", "MAX_TASK_RETRIES", "import_ray",
            "resolve_address", "check_address", "ray_session", "actor_options"]
@@ -63,7 +64,7 @@ def _host_port(address: str) -> Optional[tuple[str, int]]:
         return None
     text = address[len("ray://"):] if address.startswith("ray://") else address
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in text:
+    if not sep or not host or not is_integer_text(port) or not 0 < int(port) < 65536 or "/" in text:
         raise S2RError(f"--address must be HOST:PORT (the head node, e.g. 10.0.0.1:6379), "
                        f"ray://HOST:PORT, auto or local; got {address!r}")
     return host.strip("[]"), int(port)

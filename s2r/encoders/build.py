@@ -31,6 +31,7 @@ from s2r.encoders.registry import get_spec, random_variant
 from s2r.encoders.spec import EncoderSpec
 from s2r.encoders.weights import fingerprint_of
 from s2r.errors import EncoderError
+from s2r.inputs import is_integer_text
 from s2r.settings import embedding_threads
 
 
@@ -47,7 +48,7 @@ def resolve_module(root, path: str):
     module = root
     for part in path.split("."):
         try:
-            if part.lstrip("-").isdigit():
+            if is_integer_text(part):
                 module = list(module.children())[int(part)] if not hasattr(
                     module, "__getitem__") else module[int(part)]
             else:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Optional
 
 from s2r.errors import EncoderError
+from s2r.inputs import is_integer_text
 from s2r.progress import report
 
 CHUNK = 1 << 20
@@ -143,7 +144,7 @@ def download(url: str, part: Path, *, desc: str = "", progress=None,
         if have and not (status == 206 and content_range.startswith(f"bytes {have}-")):
             have = 0  # the server sends the whole file again
         length = response.headers.get("Content-Length")
-        total = have + int(length) if length and length.isdigit() else None
+        total = have + int(length) if is_integer_text(length) else None
         written = have
         report(progress, have, total or 0, desc or part.name)
         try:

@@ -51,6 +51,17 @@ def status(encoder, *, settings=None) -> EncoderStatus:
     return get_backend(spec.backend).status(spec, settings)
 
 
+def fetched_on_use(encoder, *, settings) -> bool:
+    """Whether building ``encoder`` (id or spec) with its weights missing would download them:
+    a hub entry (timm, open_clip) while downloads are on. Never touches the network (a hub
+    that does not answer still fails then, with what to put where)."""
+    from s2r.encoders.locate import hub_offline
+
+    spec = get_spec(encoder, settings=settings)
+    return bool(getattr(get_backend(spec.backend), "download", False) and spec.hub_repo
+                and not hub_offline(settings))
+
+
 def resolve_weights(spec: EncoderSpec, *, allow_download: bool = True,
                     settings=None) -> Optional[Path]:
     """The weights file for a pretrained (non-random) ``spec``, downloading only if online

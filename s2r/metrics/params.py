@@ -13,6 +13,7 @@ from typing import Optional, Union
 import numpy as np
 
 from s2r.errors import MetricError
+from s2r.inputs import is_integer_text
 from s2r.metrics.action_probe import DEFAULT_RIDGE_ALPHA, PAPER_TRAIN_ALPHA
 from s2r.metrics.baselines import SIM2REAL_FORMULA
 from s2r.metrics.bootstrap import DEFAULT_CI, DEFAULT_N_BOOT
@@ -31,7 +32,7 @@ def parse_null(null: Optional[str]) -> Optional[int]:
         return None
     text = str(null)
     head, _, seed = text.partition(":")
-    if head != NULL_PREFIX or (seed and not seed.isdigit()):
+    if head != NULL_PREFIX or (seed and not (is_integer_text(seed) and int(seed) >= 0)):
         raise MetricError(f"null must be 'shuffle' or 'shuffle:SEED' (SEED a non-negative "
                           f"integer), got {null!r}")
     return int(seed or 0)

@@ -16,6 +16,7 @@ from typing import Optional, Union
 import numpy as np
 
 from s2r.errors import S2RError
+from s2r.inputs import is_integer_text
 from s2r.options import TARGET_KINDS
 from s2r.progress import ProgressCallback
 from s2r.saliency.maps import SaliencyResult
@@ -27,7 +28,7 @@ from s2r.saliency.targets import (ActionTarget, DomainTarget, EmbeddingTarget,
 def resolve_action_dim(frameset, action_dim: Union[int, str]) -> int:
     """Index of an action dimension given as an index or one of ``frameset.action_names``."""
     names = list(frameset.action_names)
-    if isinstance(action_dim, str) and not action_dim.lstrip("-").isdigit():
+    if isinstance(action_dim, str) and not is_integer_text(action_dim):
         if action_dim not in names:
             raise S2RError(f"unknown action dimension {action_dim!r}; this dataset's action "
                            f"dimensions are {names} (or give an index 0..{len(names) - 1})")

@@ -260,6 +260,9 @@ class SimTask(Protocol):
     horizon, demo_steps : int
         The closed loop's defaults: most steps a rollout, most frames a demonstration (about
         twice the expert's length).
+    max_steps : int or None
+        Most steps an episode of the simulator can take (a rollout's horizon and a
+        demonstration's length are refused beyond it, before any work); None: no limit.
     """
 
     world: str
@@ -267,6 +270,7 @@ class SimTask(Protocol):
     stages: tuple
     horizon: int
     demo_steps: int
+    max_steps: Optional[int]
 
     def identity(self) -> str:
         """Digest (hex) of what draws the task's frames and runs it (its options, the world's

@@ -62,6 +62,8 @@ class DemoTask:
     #: The expert needs <= 15 steps; 30 leaves a policy room to correct itself.
     horizon = 30
     demo_steps = 24
+    #: An episode of the demo's simulator has no end of its own.
+    max_steps = None
 
     def identity(self) -> str:
         return task_identity()

@@ -6,13 +6,15 @@ default (``MUJOCO_GL=egl``, set where unset: :func:`s2r.settings.prefer_headless
 on Debian the ``libegl1`` and ``libgl1-mesa-dri`` packages, which ``make setup`` installs), or
 OSMesa (``MUJOCO_GL=osmesa``, ``libosmesa6``). The libraries are looked up, not loaded: a
 machine whose EGL fails at run time gets the worker's one-line error then
-(:mod:`.pool`).
+(:mod:`.pool`). ``PYOPENGL_PLATFORM``, where set, must name the same backend: MuJoCo's EGL and
+OSMesa modules refuse any other with an ImportError when first imported.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 from typing import Optional
 
 from s2r.settings import prefer_headless_rendering
@@ -40,6 +42,24 @@ def _package(name: str) -> bool:
         return False
 
 
+def platform_conflict(backend: str) -> Optional[str]:
+    """One line when ``PYOPENGL_PLATFORM`` names another platform than the off-screen
+    ``backend`` (``egl``, ``osmesa``) MuJoCo would render with, else None. Read from the
+    environment before MuJoCo's GL module is imported, as MuJoCo reads it then; once one is
+    imported in this process the platform is settled (and the variable MuJoCo's own)."""
+    import sys
+
+    from s2r.inputs import quoted
+
+    platform = os.environ.get("PYOPENGL_PLATFORM", "")
+    if backend not in ("egl", "osmesa") or not platform or platform.lower() == backend \
+            or any(f"mujoco.{name}" in sys.modules for name in ("egl", "osmesa")):
+        return None
+    return (f"Meta-World renders off-screen with MUJOCO_GL={backend} and PYOPENGL_PLATFORM is "
+            f"set to {quoted(platform)}, which MuJoCo refuses beside it: unset PYOPENGL_PLATFORM "
+            f"or set it to {backend}")
+
+
 def missing() -> Optional[str]:
     """None when Meta-World can run here, else one line naming what to install."""
     absent = [name for name in PACKAGES if not _package(name)]
@@ -47,6 +67,9 @@ def missing() -> Optional[str]:
         return (f"Meta-World needs the metaworld and gymnasium[mujoco] packages "
                 f"({', '.join(absent)} not installed): {INSTALL}")
     backend = prefer_headless_rendering()
+    conflict = platform_conflict(backend)
+    if conflict:
+        return conflict
     if backend == "egl":
         if not _library("EGL") or not (_library("EGL_mesa") or _library("EGL_nvidia")):
             return ("Meta-World renders off-screen with EGL (MUJOCO_GL=egl) and this machine "

@@ -95,6 +95,7 @@ class MetaWorldTask:
         self.stages = self.spec.stages
         self.horizon = self.spec.horizon(self.repeat)
         self.demo_steps = self.horizon
+        self.max_steps = MAX_STEPS // self.repeat     # Meta-World refuses a step past 500
 
     def _key(self, height: int, width: int) -> tuple:
         return (self.spec.name, self.camera, int(height), int(width))
