@@ -157,10 +157,14 @@ if report is None:
                f" demonstration frames and up to {params.rollouts * params.horizon} frames per "
                f"look and gap with each encoder: a few minutes per CNN on 2 CPU cores, "
                f"cached afterwards (`python -m s2r validate` computes the same entries).")
-    untrained = closed_loop.untrained_controls(tuple(ids))
+    try:
+        untrained = closed_loop.first_use(tuple(ids))
+    except S2RError as exc:
+        st.error(str(exc))
+        st.stop()
     if untrained:
-        st.caption(f"{', '.join(untrained)}: trained first, on first use (minutes each on a "
-                   "CPU, with their progress here), then kept in the weights folder.")
+        st.caption("Trained first, with their progress here: "
+                   + "; ".join(item.note for item in untrained) + ".")
     if st.button("Run validation", type="primary", key=S.VALIDATION_RUN):
         with st.status("Validating encoders...", expanded=True) as box:
             try:

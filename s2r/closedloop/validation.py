@@ -195,6 +195,7 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
         what the task is and which state columns are proprioception.
     """
     from s2r.cache import as_cache
+    from s2r.encoders.first_use import first_use_controls
     from s2r.metrics.scoring import ScoreParams
     from s2r.pipeline.scores import score_encoder
     from s2r.settings import current
@@ -224,6 +225,8 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     records = {}
     for encoder_id in ids:                  # before any control trains or frame is drawn
         check_control_world(encoder_id, world.name, f"this {world.title} dataset")
+    if not getattr(cache, "read_only", False):  # and a weights folder nothing can be saved in
+        first_use_controls(ids, settings=settings)
     framesets = {gap: world.dataset({**options, "gap": gap}) for gap in gaps}
     _train_controls(ids, cache, settings, lambda d, t, m: report(progress, done, total, m))
     for encoder_id in ids:

@@ -166,7 +166,8 @@ class Control:
     height, width : int
         Frame size of the training episodes (resized like every frame the encoder embeds).
     minutes : int
-        About how many CPU-minutes training takes (what the messages say).
+        How many minutes its training was measured to take on a 2-core machine (what the
+        first-use note and the messages say: :mod:`s2r.encoders.first_use`).
     name, pretraining_data, notes : str
         The registry entry's text.
     dataset, targets_names : str
