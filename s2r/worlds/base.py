@@ -330,6 +330,10 @@ class World(Protocol):
     tasks : tuple of str
         The tasks a spec's ``task=`` option may name (the option's choices); empty for a
         world of one task.
+    frame_cost : float, optional
+        What a frame (a dataset frame, a rollout step) costs to draw, relative to a demo
+        frame (undeclared: 1.0, the demo's): a dashboard link's budget is divided by it
+        (:func:`s2r.worlds.frame_cost`).
     """
 
     name: str
