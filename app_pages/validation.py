@@ -34,6 +34,7 @@ guards.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
 
 from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, task_of
+from s2r.closedloop.params import BOUNDS
 from s2r.closedloop.validation import default_encoders, demo_options
 from s2r.worlds import WORLDS
 
@@ -62,14 +63,25 @@ state.setdefault(S.VALIDATION_MEMORY, DEFAULTS.memory)
 choice_values = {}   # option name -> every world's choices of it (the URL may name any)
 for o in (o for w in WORLD_CHOICES for o in picks[w]):
     choice_values.setdefault(o.name, {}).update({c: c for c in o.choices})
+#: The rollouts and demonstrations inputs' ranges: a link may name any count the closed loop
+#: takes (its BOUNDS), kept within these and the world's share of them (world_specs.link_count).
+COUNT_RANGES = {"rollouts": (5, 200), "demos": (10, 500)}
+
+
+def _link_count(name: str):
+    low, high = COUNT_RANGES[name]
+    return lambda value: world_specs.link_count(state[S.VALIDATION_WORLD], name, value, low,
+                                                high, getattr(DEFAULTS, name))
+
+
 page_url.sync([
     page_url.Option("world", S.VALIDATION_WORLD, {w: w for w in WORLD_CHOICES}),
     *(page_url.Option(name, S.validation_option(name), values)
       for name, values in choice_values.items()),
     page_url.Option("ids", S.VALIDATION_ENCODERS, {e: e for e in all_ids}, many=True),
     page_url.Option("gaps", S.VALIDATION_GAPS, {f"{g:g}": g for g in GAP_CHOICES}, many=True),
-    page_url.Option("rollouts", S.VALIDATION_ROLLOUTS, {str(n): n for n in range(5, 201, 5)}),
-    page_url.Option("demos", S.VALIDATION_DEMOS, {str(n): n for n in range(10, 501, 10)}),
+    *(page_url.Option(name, key, page_url.IntRange(*BOUNDS[name]), limit=_link_count(name))
+      for name, key in (("rollouts", S.VALIDATION_ROLLOUTS), ("demos", S.VALIDATION_DEMOS))),
     page_url.Option("memory", S.VALIDATION_MEMORY, {str(n): n for n in range(21)}),
     page_url.Option("policy", S.VALIDATION_POLICY, {p: p for p in POLICIES})])
 w1, w2 = st.columns([2, 3])
@@ -118,9 +130,10 @@ with st.container(border=True):
                          key=S.VALIDATION_ENCODERS, format_func=widgets.encoder_label)
     gaps = c2.multiselect("Sim-to-real gaps", GAP_CHOICES, key=S.VALIDATION_GAPS)
     c3, c4, c6, c7, c5 = st.columns([1, 1, 1, 1, 2], vertical_alignment="bottom")
-    rollouts = c3.number_input("Rollouts per look and gap", 5, 200, step=5,
+    rollouts = c3.number_input("Rollouts per look and gap", *COUNT_RANGES["rollouts"], step=5,
                                key=S.VALIDATION_ROLLOUTS)
-    demos = c4.number_input("Expert demonstrations", 10, 500, step=10, key=S.VALIDATION_DEMOS)
+    demos = c4.number_input("Expert demonstrations", *COUNT_RANGES["demos"], step=10,
+                            key=S.VALIDATION_DEMOS)
     control_demos = c6.number_input(
         "Control demonstrations", 0, 5000, step=50, key=S.VALIDATION_CONTROL_DEMOS,
         help="two-stage: expert episodes (exact states, nothing rendered) the shared control "
@@ -157,10 +170,14 @@ if report is None:
                f" demonstration frames and up to {params.rollouts * params.horizon} frames per "
                f"look and gap with each encoder: a few minutes per CNN on 2 CPU cores, "
                f"cached afterwards (`python -m s2r validate` computes the same entries).")
-    untrained = closed_loop.untrained_controls(tuple(ids))
+    try:
+        untrained = closed_loop.first_use(tuple(ids))
+    except S2RError as exc:
+        st.error(str(exc))
+        st.stop()
     if untrained:
-        st.caption(f"{', '.join(untrained)}: trained first, on first use (minutes each on a "
-                   "CPU, with their progress here), then kept in the weights folder.")
+        st.caption("Trained first, with their progress here: "
+                   + "; ".join(item.note for item in untrained) + ".")
     if st.button("Run validation", type="primary", key=S.VALIDATION_RUN):
         with st.status("Validating encoders...", expanded=True) as box:
             try:

@@ -163,6 +163,31 @@ def number_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def announce_first_use(encoder_ids, args, *, dataset=None) -> list:
+    """Before any work: the built-in controls among ``encoder_ids`` that would be trained on
+    first use (:func:`s2r.encoders.first_use.first_use_controls`: each checked against the
+    dataset's world, the weights folder checked writable, else one ``error:`` line), each
+    announced by one ``note: training control ID on first use (...)`` line on stderr.
+    ``dataset``: default the command's DATASET. Returns them for :func:`train_announced`."""
+    from s2r.encoders.first_use import first_use_controls
+
+    spec = dataset if dataset is not None else getattr(args, "dataset", None)
+    items = first_use_controls(encoder_ids, settings=settings_from_args(args), dataset=spec)
+    for item in items:
+        print(f"note: {item.note}", file=sys.stderr)
+    return items
+
+
+def train_announced(items, args) -> None:
+    """Train the controls :func:`announce_first_use` announced, each behind its own progress
+    bar (``training ID``: rendering, then its epochs), before the command's own work."""
+    from s2r.encoders.first_use import train_first_use
+    from s2r.progress import tqdm_progress
+
+    train_first_use(items, settings=settings_from_args(args),
+                    progress_for=lambda item: tqdm_progress(f"training {item.id}"))
+
+
 #: Help of every command's ``--encoder``.
 ENCODER_HELP = ("encoder id from 'python -m s2r encoders' (e.g. resnet18, efficientnet-lite0, "
                 "pixels; ID@random for random weights; state: the dataset's robot state as a "

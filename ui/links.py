@@ -104,7 +104,8 @@ def _url_path_problem(text: str, single: bool) -> Optional[str]:
 #: :data:`LINK_WORLD_PIXELS` pixels (frames x height x width). A link asking for more opens the
 #: most it may (:func:`link_world`), and a note names each option changed. The largest
 #: links render in at most ~10 s and ~250 MB on 2 CPU cores (measured, docs); a person at the
-#: home page may ask for more.
+#: home page may ask for more. Both budgets are a demo frame's: a world whose frames cost more
+#: to draw (:func:`s2r.worlds.frame_cost`, Meta-World's ~10x) gets that much less.
 LINK_WORLD_RANGES = {"episodes": (2, 200), "steps": (4, 400), "height": (64, 480),
                     "width": (64, 640)}
 LINK_WORLD_FRAMES = 1_200
@@ -123,8 +124,11 @@ def link_world(spec: str) -> tuple[str, Optional[str]]:
         An option the library does not accept (unknown, not a number, given twice...).
     """
     from s2r.datasets.world import parse_world
+    from s2r.worlds import frame_cost
 
     world = world_specs.names_world(spec)
+    cost = frame_cost(world)
+    most_frames, most_pixels = link_budget(world)
     # the library's checks of every option, but not its own size limit: the link's is smaller
     options = dict(parse_world(spec, sized=False)["options"])
     asked = {key: int(options[key]) for key in LINK_WORLD_RANGES}
@@ -136,8 +140,7 @@ def link_world(spec: str) -> tuple[str, Optional[str]]:
     for key, floor in (("episodes", max(least, min(used["episodes"], 4))),
                        ("steps", LINK_WORLD_RANGES["steps"][0]), ("episodes", least)):
         per = 2 * used["steps" if key == "episodes" else "episodes"]  # frames per one of key
-        fits = min(LINK_WORLD_FRAMES // per,
-                   LINK_WORLD_PIXELS // (per * used["height"] * used["width"]))
+        fits = min(most_frames // per, most_pixels // (per * used["height"] * used["width"]))
         used[key] = max(floor, min(used[key], fits))
     if used == asked:
         return spec, None
@@ -145,11 +148,28 @@ def link_world(spec: str) -> tuple[str, Optional[str]]:
                         if used[key] != asked[key])
     opened = world_specs.world_spec(world, **{**options, **used})
     what = f"{world} dataset"
+    why = (f"; each {world_specs.world_title(world)} frame costs ~{cost:g}x a demo frame to draw"
+           if cost != 1.0 else "")
     return opened, (f"The link's {what} asks for more than a link may open here: {changes} (a "
                     f"link opens episodes {_range('episodes')}, steps {_range('steps')}, frames "
                     f"up to {LINK_WORLD_RANGES['height'][1]}x{LINK_WORLD_RANGES['width'][1]}, at "
-                    f"most {LINK_WORLD_FRAMES:,} frames and {LINK_WORLD_PIXELS // 10**6} million "
-                    f"pixels in all). Showing that {what}; set more on the home page.")
+                    f"most {most_frames:,} frames and {most_pixels / 10**6:g} million "
+                    f"pixels in all{why}). Showing that {what}; set more on the home page.")
+
+
+def link_budget(world: str) -> tuple[int, int]:
+    """``(frames, pixels)``: the most a link may open of ``world``'s dataset: the demo's
+    :data:`LINK_WORLD_FRAMES` and :data:`LINK_WORLD_PIXELS` divided by what its frames cost to
+    draw (:func:`s2r.worlds.frame_cost`), never less than the world's own dashboard dataset
+    (a reload of the page the dashboard opens is never cut)."""
+    from s2r.worlds import frame_cost
+
+    cost = max(frame_cost(world), 1.0)
+    opens = world_specs.dashboard_options(world)
+    frames = 2 * int(opens["episodes"]) * int(opens["steps"])
+    pixels = frames * int(opens["height"]) * int(opens["width"])
+    return (max(int(LINK_WORLD_FRAMES / cost), frames),
+            max(int(LINK_WORLD_PIXELS / cost), pixels))
 
 
 def _range(key: str) -> str:

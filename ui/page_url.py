@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import streamlit as st
 
@@ -37,7 +37,12 @@ class Option:
     many : bool
         A multiselect: the value is a list, written comma-separated (``a,b``).
     most : int
-        With ``many``: at most this many values (0 = no limit).
+        With ``many``: at most this many values (0 = no limit), counted once each (a value
+        repeated in the link is kept once, and the page says so).
+    limit : callable, optional
+        ``limit(value) -> (value used, note or None)``: what a link may ask for of an allowed
+        value (e.g. a count bounded by what it costs in the page's world); the note says
+        what was changed.
     """
 
     param: str
@@ -45,6 +50,7 @@ class Option:
     values: Mapping[str, Any]
     many: bool = False
     most: int = 0
+    limit: Optional[Callable[[Any], tuple]] = None
 
 
 class IntRange(Mapping):
@@ -144,16 +150,24 @@ def sync(options: Sequence[Option]) -> None:
     link_page, link = state.get(S.URL_LINK, (None, {}))
     if not state.get(flag) and link_page == page:
         state[flag] = True
+        notes = []
         for option in options:
             given = link.get(option.param)
             if not given:
                 continue
             texts = [t for t in given[-1].split(",") if t] if option.many else [given[-1]]
+            if option.many:
+                texts, note = distinct_texts(option.param, texts)
+                notes += [note] if note else []
             bad = [t for t in texts if t not in option.values]
             if option.most and len(texts) > option.most:
                 bad.append(f"more than {option.most}")
             if texts and not bad:
                 values = [option.values[t] for t in texts]
+                if option.limit is not None:
+                    limited = [option.limit(v) for v in values]
+                    values = [v for v, _ in limited]
+                    notes += list(dict.fromkeys(n for _, n in limited if n))
                 state[option.key] = values if option.many else values[0]
             else:
                 most = f" (at most {option.most})" if option.most else ""
@@ -162,7 +176,21 @@ def sync(options: Sequence[Option]) -> None:
                            f"{'made of' if option.many else 'one of'} "
                            f"{_allowed(option)}{most}: using the default.",
                            icon=":material/link_off:")
+        if notes:
+            st.info(f"The link asked for more than this page opens with: {'; '.join(notes)}.",
+                    icon=":material/link:")
     publish_url()
+
+
+def distinct_texts(param: str, texts: Sequence[str]) -> tuple[list, Optional[str]]:
+    """``texts`` (a multi-valued option of a link) each once, in order, and the note saying
+    how many were given when some repeat (None when none does): a value repeated a thousand
+    times costs its work once, not a thousand times."""
+    kept = list(dict.fromkeys(texts))
+    if len(kept) == len(texts):
+        return kept, None
+    return kept, (f"{param}: {len(texts):,} values given, {len(kept):,} distinct "
+                  f"kept")
 
 
 def params(state) -> dict:

@@ -104,6 +104,24 @@ def unavailable(world: str) -> Optional[str]:
     return _world(world).unavailable()
 
 
+def link_count(world: str, name: str, value: int, low: int, high: int,
+               default: int) -> tuple[int, Optional[str]]:
+    """A count a link asks for on a page of ``world`` (rollouts, demonstrations), and the note
+    saying what changed (None: used as given): within the widget's ``[low, high]`` (a demo
+    frame's budget), of which a world whose frames cost more to draw
+    (:func:`s2r.worlds.frame_cost`) gets that share, never less than ``default``."""
+    from s2r.worlds import frame_cost
+
+    cost = max(frame_cost(world), 1.0)
+    most = max(int(default), int(high / cost))
+    used = min(max(int(value), int(low)), most)
+    if used == value:
+        return used, None
+    why = (f" for {world_title(world)} (each rollout step or frame draws ~{cost:g}x a demo "
+           "frame)" if used == most < high else f" (the page takes {low}-{high})")
+    return used, f"{name} clamped from {value:,} to {used:,}{why}"
+
+
 def world_encoders(known: list, wanted: list, world: str) -> list:
     """The ids of ``wanted`` that ``world`` can validate, in order: those of ``known`` (the
     encoders that run here) that are not another world's sim-trained control

@@ -148,6 +148,22 @@ def _train_controls(encoder_ids, cache, settings, progress) -> None:
     train_missing_controls(encoder_ids, settings=settings, progress=progress)
 
 
+def _require_rollouts(spec, ids, gaps, params, cache, device, settings) -> None:
+    """Raise :class:`s2r.cache.NotCached` when a read-only ``cache`` lacks an encoder's
+    rollout record (sim look, real look at a gap): checked on the keys alone, before any frame
+    of the world is drawn, so a page that only reads a report costs nothing while the report
+    is not there (drawing a world's frames at every gap takes seconds to minutes)."""
+    from s2r.cache import NotCached
+    from s2r.closedloop.encoder_rollouts import rollout_key
+
+    for encoder_id in ids:
+        for look, gap in (("sim", 0.0), *(("real", float(g)) for g in gaps)):
+            key = rollout_key(encoder_id, params, look, gap, spec=spec, settings=settings,
+                              device=device)
+            if not cache.contains(key):
+                raise NotCached(f"{encoder_id}: no {look}-look rollouts at gap {gap:g} yet")
+
+
 def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
              params: Optional[RolloutParams] = None, score_params=None, cache=None,
              device=None, n_boot: int = 2000,
@@ -195,6 +211,7 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
         what the task is and which state columns are proprioception.
     """
     from s2r.cache import as_cache
+    from s2r.encoders.first_use import first_use_controls
     from s2r.metrics.scoring import ScoreParams
     from s2r.pipeline.scores import score_encoder
     from s2r.settings import current
@@ -224,6 +241,11 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     records = {}
     for encoder_id in ids:                  # before any control trains or frame is drawn
         check_control_world(encoder_id, world.name, f"this {world.title} dataset")
+    if not getattr(cache, "read_only", False):  # and a weights folder nothing can be saved in
+        first_use_controls(ids, settings=settings)
+    else:                                        # a reader draws nothing for a missing report
+        _train_controls(ids, cache, settings, None)     # an untrained control, named
+        _require_rollouts(spec, ids, gaps, params, cache, device, settings)
     framesets = {gap: world.dataset({**options, "gap": gap}) for gap in gaps}
     _train_controls(ids, cache, settings, lambda d, t, m: report(progress, done, total, m))
     for encoder_id in ids:

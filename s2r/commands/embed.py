@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import argparse
 
-from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, integer_arg, output_file, settings_from_args)
+from s2r.cli import (add_command, add_force_arg, add_runtime_args, announce_first_use,
+                     atomic_output, cache_from_args, dataset_from_args, integer_arg, output_file,
+                     settings_from_args, train_announced)
 from s2r.errors import S2RError
 
 
@@ -99,7 +100,9 @@ def run(args) -> int:
     get_spec(args.encoder, settings=settings)  # an unknown id fails before any work
     ray_options = backend_from_args(args)
     cache = runtime_cache(args)
+    first_use = announce_first_use([args.encoder], args)
     frameset = dataset_from_args(args)
+    train_announced(first_use, args)
     with tqdm_progress(f"embed {args.encoder}") as progress:
         if ray_options:
             from s2r.embed.ray_run import embed_frameset_ray

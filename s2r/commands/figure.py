@@ -23,9 +23,9 @@ import argparse
 
 import numpy as np
 
-from s2r.cli import (add_dataset_args, add_force_arg, add_runtime_args, atomic_output,
-                     cache_from_args, dataset_from_args, integer_arg, number_arg, output_file,
-                     settings_from_args)
+from s2r.cli import (add_dataset_args, add_force_arg, add_runtime_args, announce_first_use,
+                     atomic_output, cache_from_args, dataset_from_args, integer_arg, number_arg,
+                     output_file, settings_from_args, train_announced)
 from s2r.errors import S2RError
 from s2r.metrics import catalogue
 
@@ -147,7 +147,9 @@ def _scores(args, fmt: str) -> bytes:
         raise S2RError(f"--y must be one of {', '.join(catalogue.keys('y'))}, got {args.y!r}")
     ids = _ids(args.encoders, args)
     cache = cache_from_args(args)
+    first_use = announce_first_use(ids, args)
     frameset = dataset_from_args(args).require_domains()
+    train_announced(first_use, args)
     with tqdm_progress("score") as progress:
         records = score_encoders(frameset, ids, cache=cache, device=args.device,
                                  progress=progress, settings=settings_from_args(args))
@@ -178,7 +180,9 @@ def _tsne(args, fmt: str) -> bytes:
     settings = settings_from_args(args)
     spec = get_spec(args.encoder, settings=settings)
     cache = cache_from_args(args)
+    first_use = announce_first_use([spec.id], args)
     frameset = dataset_from_args(args)
+    train_announced(first_use, args)
     with tqdm_progress(f"t-SNE {args.encoder}") as progress:
         proj = project_frameset(frameset, args.encoder, cache=cache, mode=args.mode,
                                 perplexity=args.perplexity, device=args.device,
@@ -204,8 +208,10 @@ def _saliency(args, fmt: str) -> bytes:
 
     settings = settings_from_args(args)
     cache = cache_from_args(args)
-    encoder = build_encoder(args.encoder, device=args.device, settings=settings)
+    first_use = announce_first_use([args.encoder], args)
     frameset = dataset_from_args(args).require_domains()
+    train_announced(first_use, args)
+    encoder = build_encoder(args.encoder, device=args.device, settings=settings)
     if args.frames is None:
         sims = frameset.indices("sim")
         sim_idx = sims[np.unique(np.linspace(0, sims.size - 1, 5).astype(int)[1:-1])]
@@ -239,11 +245,13 @@ def _compare(args, fmt: str) -> bytes:
         if not spec.has_image_model:
             raise S2RError(f"--encoders: {spec.id} has no image model (no saliency maps)")
     cache = cache_from_args(args)
+    first_use = announce_first_use([s.id for s in specs], args)
     frameset = dataset_from_args(args).require_domains()
     sims = frameset.indices("sim")
     sim_idx = int(sims[sims.size // 2]) if args.frame is None else args.frame
     if sim_idx not in set(sims.tolist()):
         raise S2RError(f"--frame {sim_idx} is not a sim frame of this dataset")
+    train_announced(first_use, args)
     rows = []
     for spec in specs:
         encoder = build_encoder(spec.id, device=args.device, settings=settings)
@@ -294,8 +302,10 @@ def _layers(args, fmt: str) -> bytes:
     settings = settings_from_args(args)
     ids = _ids(args.encoders, args)
     cache = cache_from_args(args)
+    first_use = announce_first_use(ids, args)
     per_encoder_layers(ids, layers, cache=cache, settings=settings)   # names, before work
     frameset = dataset_from_args(args).require_domains()
+    train_announced(first_use, args)
     with tqdm_progress("score layers") as progress:
         records = score_encoders_layers(frameset, ids, layers, cache=cache, device=args.device,
                                         best_by=args.y, progress=progress, settings=settings)

@@ -9,8 +9,9 @@ frames only and places each real frame into it.
 
 from __future__ import annotations
 
-from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, integer_arg, number_arg, output_file, settings_from_args)
+from s2r.cli import (add_command, add_force_arg, add_runtime_args, announce_first_use,
+                     atomic_output, cache_from_args, dataset_from_args, integer_arg, number_arg,
+                     output_file, settings_from_args, train_announced)
 from s2r.errors import S2RError
 
 
@@ -56,7 +57,9 @@ def run(args) -> int:
     settings = settings_from_args(args)
     get_spec(args.encoder, settings=settings)  # an unknown id fails before any work
     cache = cache_from_args(args)
+    first_use = announce_first_use([args.encoder], args)
     frameset = dataset_from_args(args)
+    train_announced(first_use, args)
     with tqdm_progress(f"project {args.encoder}") as progress:
         proj = project_frameset(
             frameset, args.encoder, cache=cache, mode=args.mode,

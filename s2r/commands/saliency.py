@@ -16,8 +16,9 @@ import math
 
 import numpy as np
 
-from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output, cache_from_args,
-                     dataset_from_args, integer_arg, output_folder, settings_from_args)
+from s2r.cli import (add_command, add_force_arg, add_runtime_args, announce_first_use,
+                     atomic_output, cache_from_args, dataset_from_args, integer_arg, output_folder,
+                     settings_from_args, train_announced)
 from s2r.errors import S2RError
 
 _GAP = 4  # white pixels between the sim and the real overlay
@@ -132,8 +133,10 @@ def run(args) -> int:
 
         select_layers(plan_of(spec, cache=cache, settings=settings), [args.layer],
                       encoder=spec.id)
+    first_use = announce_first_use([spec.id], args)
     frameset = dataset_from_args(args).require_domains()
     sim_idx = parse_frame_ids(args.frames, frameset)
+    train_announced(first_use, args)
     encoder = build_encoder(args.encoder, device=args.device, settings=settings)
     with tqdm_progress(f"saliency {args.encoder}") as progress:
         result = pair_saliency(frameset, encoder, sim_idx, target=args.target,

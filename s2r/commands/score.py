@@ -40,8 +40,9 @@ import fnmatch
 import os
 from pathlib import Path
 
-from s2r.cli import (add_command, add_force_arg, add_runtime_args, atomic_output,
-                     dataset_from_args, integer_arg, number_arg, output_file, settings_from_args)
+from s2r.cli import (add_command, add_force_arg, add_runtime_args, announce_first_use,
+                     atomic_output, dataset_from_args, integer_arg, number_arg, output_file,
+                     settings_from_args, train_announced)
 from s2r.commands.embed import add_backend_args, backend_from_args, runtime_cache
 from s2r.errors import S2RError
 
@@ -347,11 +348,13 @@ def run(args: argparse.Namespace) -> int:
     if layers != "last" and ray_options:
         raise S2RError("--layers runs on this machine: drop --backend ray (or --layers)")
     cache = runtime_cache(args)
+    first_use = announce_first_use(ids, args)
     if layers != "last":
         from s2r.pipeline.layers import per_encoder_layers
 
         per_encoder_layers(ids, layers, cache=cache, settings=settings)  # names, before work
     frameset = dataset_from_args(args)
+    train_announced(first_use, args)
     with tqdm_progress("scoring encoders") as progress:
         if layers != "last":
             from s2r.metrics.layers import DEFAULT_LAYER_SCORE

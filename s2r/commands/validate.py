@@ -27,8 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from s2r.cli import (add_command, add_dataset_args, add_force_arg, add_runtime_args, atomic_output,
-                     cache_from_args, integer_arg, output_file, settings_from_args)
+from s2r.cli import (add_command, add_dataset_args, add_force_arg, add_runtime_args,
+                     announce_first_use, atomic_output, cache_from_args, integer_arg, output_file,
+                     settings_from_args, train_announced)
 from s2r.errors import S2RError
 
 
@@ -226,6 +227,7 @@ def run(args) -> int:
                            control_members=args.control_members, memory=args.memory,
                            seed=seed).validate()
     cache = cache_from_args(args)
+    train_announced(announce_first_use(ids, args), args)
     with tqdm_progress("validate") as progress:
         report = validate(args.dataset, ids, gaps, params=params, cache=cache,
                           device=args.device, n_boot=args.n_boot, progress=progress,

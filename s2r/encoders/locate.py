@@ -85,13 +85,17 @@ def file_kind(mode: int) -> str:
 def writable_weights_dir(settings) -> Path:
     """The weights folder (:func:`weights_dir`), checked before anything is trained into it:
     a folder (or a link to one), or missing with a folder as its nearest existing ancestor
-    (it is made when a file is written). Nothing is created here.
+    (it is made when a file is written), in which a file can be created: probed by creating
+    and removing a temporary file (permission bits do not tell, e.g. for root or on a
+    read-only mount), so a training of minutes never ends in a save that fails. Nothing is
+    left behind.
 
     Raises
     ------
     EncoderError
-        One line naming ``S2R_WEIGHTS_DIR`` and the path: it (or an ancestor) is a file, or
-        it cannot be looked at (too long a name, no permission).
+        One line naming ``S2R_WEIGHTS_DIR`` and the path: it (or an ancestor) is a file, it
+        cannot be looked at (too long a name, no permission), or nothing can be written in
+        it (read-only).
     """
     import stat
 
@@ -113,7 +117,24 @@ def writable_weights_dir(settings) -> Path:
         what = "is" if probe == folder else f"is inside {probe}, which is"
         raise EncoderError(f"{where} {what} {file_kind(mode)}, not a folder; set "
                            "S2R_WEIGHTS_DIR to a folder")
+    _probe_write(probe, where)
     return folder
+
+
+def _probe_write(folder: Path, where: str) -> None:
+    """Raise unless a file can be created (and removed) in the existing folder ``folder``;
+    ``where`` names the weights folder in the message."""
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".s2r-probe-", dir=folder)
+    except OSError as exc:
+        inside = "" if where.startswith(f"the weights folder {folder} ") else f" ({folder})"
+        raise EncoderError(f"{where} cannot be written{inside}: {exc.strerror or exc} "
+                           "(trained weights are saved there); set S2R_WEIGHTS_DIR to a "
+                           "folder you can write") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def hf_cache_dir(settings) -> Path:

@@ -25,7 +25,7 @@ from s2r.worlds.base import (LOOKS, Control, ControlTask, Demonstration, Rollout
 
 __all__ = ["WORLDS", "LOOKS", "Control", "ControlTask", "Demonstration", "RolloutBatch",
            "SceneMemory", "SimTask", "TaskColumns", "World", "Worlds", "check_control_world",
-           "control", "controls"]
+           "control", "controls", "frame_cost"]
 
 
 class Worlds(Mapping):
@@ -78,6 +78,12 @@ WORLDS = Worlds(
 def controls() -> dict[str, Control]:
     """Every world's built-in ``simcnn`` controls, by id (ids are unique across worlds)."""
     return {cid: c for world in WORLDS.values() for cid, c in world.controls.items()}
+
+
+def frame_cost(world: str) -> float:
+    """What a frame of ``world`` costs to draw relative to a demo frame
+    (:attr:`~s2r.worlds.base.World.frame_cost`; 1.0 where the world declares none)."""
+    return float(getattr(WORLDS[world], "frame_cost", 1.0))
 
 
 def check_control_world(control_id: str, world: Optional[str], dataset: str) -> None:

@@ -166,7 +166,8 @@ class Control:
     height, width : int
         Frame size of the training episodes (resized like every frame the encoder embeds).
     minutes : int
-        About how many CPU-minutes training takes (what the messages say).
+        How many minutes its training was measured to take on a 2-core machine (what the
+        first-use note and the messages say: :mod:`s2r.encoders.first_use`).
     name, pretraining_data, notes : str
         The registry entry's text.
     dataset, targets_names : str
@@ -333,6 +334,10 @@ class World(Protocol):
     tasks : tuple of str
         The tasks a spec's ``task=`` option may name (the option's choices); empty for a
         world of one task.
+    frame_cost : float, optional
+        What a frame (a dataset frame, a rollout step) costs to draw, relative to a demo
+        frame (undeclared: 1.0, the demo's): a dashboard link's budget is divided by it
+        (:func:`s2r.worlds.frame_cost`).
     """
 
     name: str

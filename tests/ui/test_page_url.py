@@ -96,8 +96,8 @@ def test_list_options_projection_encoders_and_validation_settings(computed, monk
     assert at.number_input(key=S.VALIDATION_DEMOS).value == 20
     assert at.radio(key=S.VALIDATION_POLICY).value == "mlp"
     assert at.query_params["gaps"] == "0,1" and at.query_params["rollouts"] == "10"
-    at = _page(computed, monkeypatch, pages.VALIDATION.path, {"rollouts": "7"})
-    assert any("rollouts='7' is not one of" in w.value for w in at.warning)
+    at = _page(computed, monkeypatch, pages.VALIDATION.path, {"rollouts": "0"})
+    assert any("rollouts='0' is not one of" in w.value for w in at.warning)
     assert at.number_input(key=S.VALIDATION_ROLLOUTS).value == 20
 
 

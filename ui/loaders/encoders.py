@@ -33,8 +33,28 @@ def precision() -> str:
 
 
 def get_encoder(encoder_id: str):
-    """A built, frozen encoder (at most 4 kept in memory, least recently used dropped)."""
+    """A built, frozen encoder (at most 4 kept in memory, least recently used dropped); a
+    built-in control not trained yet is announced and trained first (:func:`first_use`)."""
+    first_use(encoder_id)
     return _encoder(encoder_id, device())
+
+
+def first_use(encoder_id: str) -> None:
+    """Before ``encoder_id`` is built: when it is a built-in control whose weights are not
+    here yet, one ``st.info`` line says it is trained now (measured minutes, where it is
+    saved) and a progress bar shows the training
+    (:func:`s2r.encoders.first_use.first_use_controls`: a weights folder nothing can be
+    saved in raises its one-line :class:`~s2r.errors.EncoderError` first)."""
+    import contextlib
+
+    from s2r.encoders.first_use import first_use_controls, train_first_use
+    from ui.progress import progress_bar
+
+    items = first_use_controls([encoder_id], settings=current())
+    for item in items:
+        st.info(f"{item.note[0].upper()}{item.note[1:]}.", icon=":material/model_training:")
+    train_first_use(items, settings=current(), progress_for=lambda item: contextlib.nullcontext(
+        progress_bar(st.progress(0.0, text=f"training {item.id}"))))
 
 
 def embedder(encoder_id: str):

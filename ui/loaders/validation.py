@@ -28,11 +28,14 @@ def _validation_report(root: str, spec: str, ids: tuple, gaps: tuple, params: di
                     n_boot=VALIDATION_N_BOOT)
 
 
-def untrained_controls(ids: tuple) -> list:
-    """The built-in ``simcnn`` controls of ``ids`` whose weights file is not here yet."""
-    from s2r.encoders.backends.simcnn import untrained_controls as untrained
+def first_use(ids: tuple) -> list:
+    """The built-in ``simcnn`` controls of ``ids`` a run would train first
+    (:class:`s2r.encoders.first_use.FirstUse`: id, measured minutes, where it is saved);
+    raises the one-line :class:`~s2r.errors.EncoderError` of a weights folder nothing can be
+    saved in, before anything runs."""
+    from s2r.encoders.first_use import first_use_controls
 
-    return untrained(ids, settings=current())
+    return first_use_controls(ids, settings=current())
 
 
 def validation_report(spec: str, ids: tuple, gaps: tuple, params: dict):

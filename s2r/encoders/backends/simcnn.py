@@ -102,8 +102,8 @@ def control_file(spec, settings=None) -> Optional[Path]:
                f"{_minutes(spec)} CPU-minutes)")
     try:
         mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (the folder's fault, if
+        return None                                  # any, is said where it is written)
     except OSError as exc:
         raise EncoderError(f"{spec.id}: cannot look at its weights file {path} "
                            f"({exc.strerror or exc})") from None

@@ -230,6 +230,9 @@ class MetaWorldWorld:
     #: 96 x 128 (480 frames, rendered off-screen at ~50 frames/s a core: seconds on a CPU).
     dashboard_defaults = {"task": "button-press-topdown-v3", "episodes": 6, "steps": 40,
                           "gap": 0.5, "seed": 0, "height": 96, "width": 128}
+    #: A frame costs about ten demo frames to draw (physics steps and an off-screen MuJoCo
+    #: render: ~50 frames/s a core against the demo's ~500): what bounds a link's work.
+    frame_cost = 10.0
     controls = CONTROLS
 
     @property
