@@ -11,7 +11,8 @@ data takes the same DATASET syntax (see :func:`add_dataset_args`):
 Errors meant for the user (:class:`s2r.errors.S2RError`) print one line and exit with status 2;
 ``--debug`` shows the traceback. So do the machine's faults on a path the user gave (a name
 too long for the file system, a link loop, a file where a folder is needed, a file deleted
-while the command ran: :func:`path_error_line`) and a full disk (:func:`disk_error_line`).
+while the command ran: :func:`s2r.outputs.path_error_line`) and a full disk
+(:func:`disk_error_line`).
 A current folder that no longer exists is one line too, before anything else
 (:func:`missing_cwd_line`).
 
@@ -29,15 +30,14 @@ import contextlib
 import errno
 import importlib
 import os
-import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
-from s2r.atomic import NAME_MAX, atomic_path
+from s2r.atomic import atomic_path
 from s2r.errors import S2RError
 from s2r.inputs import quoted
+from s2r.outputs import check_folder_path, check_output_path, path_error_line
 
 # Order = order in ``--help``. Each name is a module in s2r/commands/.
 COMMANDS = ("demo", "info", "encoders", "weights", "embed", "score", "project", "saliency",
@@ -272,52 +272,6 @@ def cache_dir_from_args(args: argparse.Namespace):
     return given if given is not None else settings_from_args(args).cache_dir
 
 
-#: The longest path the usual file systems take, in bytes (Linux PATH_MAX, less the NUL).
-PATH_MAX = 4095
-
-
-def check_path_length(path: Path, flag: str) -> None:
-    """Raise unless every name in ``path`` fits in :data:`~s2r.atomic.NAME_MAX` bytes and the
-    whole path in :data:`PATH_MAX` (so a long output name is refused before any work, not by
-    the file system after it)."""
-    text = os.fsencode(str(path))  # the kernel's limit is on the path as passed
-    if len(text) > PATH_MAX:
-        raise S2RError(f"{flag} {quoted(str(path))}: the path is {len(text):,} bytes long; "
-                       f"file systems take at most {PATH_MAX:,}")
-    for name in Path(path).parts:
-        size = len(os.fsencode(name))
-        if size > NAME_MAX:
-            which = "" if name == str(path) else f" {quoted(name)} in it"
-            raise S2RError(f"{flag} {quoted(str(path))}: the name{which} is {size:,} bytes "
-                           f"long; file systems take at most {NAME_MAX} a name")
-
-
-def _writable_ancestor(path: Path, flag: str) -> None:
-    """Raise unless the nearest existing ancestor of ``path`` is a folder a file can be
-    created in (probed by creating and removing a temporary file: permission bits do not
-    tell, e.g. for root or on a read-only mount). A link that leads nowhere (a loop, a
-    dangling link) is an existing ancestor that cannot be used."""
-    parent = path.parent if str(path.parent) else Path(".")
-    while not os.path.lexists(parent):
-        parent = parent.parent
-    try:
-        mode = os.stat(parent).st_mode
-    except OSError as exc:
-        why = ("a link to something that does not exist" if exc.errno == errno.ENOENT
-               else path_reason(exc))
-        raise S2RError(f"{flag} {quoted(str(path))}: {quoted(str(parent))} cannot be used: "
-                       f"{why}") from None
-    if not stat.S_ISDIR(mode):
-        raise S2RError(f"{flag} {str(path)!r}: {str(parent)!r} is a file, not a folder")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".s2r-probe-", dir=parent)
-    except OSError as exc:
-        raise S2RError(f"{flag} {str(path)!r}: cannot write in {str(parent)!r} "
-                       f"({exc.strerror or exc})") from None
-    os.close(fd)
-    os.unlink(probe)
-
-
 def output_file(text: str, suffixes: Sequence[str], *, args: argparse.Namespace, kind: str,
                 flag: str = "--out", reads: Sequence = ()) -> Path:
     """Check an output file path before any work starts (so a long computation is never lost
@@ -345,13 +299,7 @@ def output_file(text: str, suffixes: Sequence[str], *, args: argparse.Namespace,
         Wrong suffix, an existing folder at the path, a location no file can be written in,
         or an output refused by :func:`s2r.outputs.check_output`.
     """
-    path = Path(text)
-    if path.suffix.lower() not in suffixes:
-        raise S2RError(f"{flag} must name a {' or '.join(suffixes)} file, got {quoted(text)}")
-    check_path_length(path, flag)
-    if path.is_dir():
-        raise S2RError(f"{flag} {text!r} is a folder; give a file path")
-    _writable_ancestor(path, flag)
+    path = check_output_path(text, suffixes, flag=flag)
     _check_output(path, kind, args, flag, reads)
     return path
 
@@ -362,11 +310,7 @@ def output_folder(text: str, *, args: Optional[argparse.Namespace] = None,
     """Check an output folder path before any work starts (see :func:`output_file`); with
     ``kind``, every existing file in it that the command may write (``files``: names or glob
     patterns) goes through :func:`s2r.outputs.check_output`."""
-    path = Path(text)
-    check_path_length(path, flag)
-    if path.exists() and not path.is_dir():
-        raise S2RError(f"{flag} {text!r} is an existing file; give a folder path")
-    _writable_ancestor(path / "x", flag)
+    path = check_folder_path(text, flag=flag)
     if kind is not None:
         _check_output(path, kind, args, flag, (), folder=True)
         if path.is_dir():
@@ -432,45 +376,6 @@ def disk_error_line(exc: OSError) -> Optional[str]:
     where = f" writing {exc.filename}" if exc.filename else ""
     return (f"cannot finish{where}: {what} ({exc.strerror}); nothing was written to the "
             "output (free some space and run the command again)")
-
-
-#: Faults of a path (the user's, or one derived from it): one line naming the path.
-_PATH_ERRORS = {
-    errno.ENAMETOOLONG: f"the name is too long (file systems take at most {NAME_MAX} bytes a "
-                        f"name, {PATH_MAX + 1:,} a path); give a shorter path",
-    errno.ELOOP: "too many levels of symbolic links (a link that leads back to itself?)",
-    errno.ENOTDIR: "a part of the path is a file, not a folder",
-    errno.EISDIR: "it is a folder; a file is needed here",
-    errno.ENOENT: "no such file or folder (moved or deleted while the command ran?)",
-    errno.EEXIST: "something is already there that is not what s2r expected (a file where a "
-                  "folder is needed?)",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "operation not permitted",
-}
-#: Faults that are about the path even when the error names none.
-_ALWAYS_PATH = (errno.ENAMETOOLONG, errno.ELOOP)
-
-
-def path_reason(exc: OSError) -> str:
-    """What is wrong with the path of ``exc``, in words."""
-    return _PATH_ERRORS.get(exc.errno) or exc.strerror or str(exc)
-
-
-def path_error_line(exc: OSError) -> Optional[str]:
-    """The one line for an operation that failed because of its path (a name too long, a link
-    loop, a file where a folder is needed, a file gone meanwhile...), naming the path quoted
-    and shortened (:func:`s2r.inputs.quoted`); None for other errors (and for an error of
-    those kinds that names no path, unless it can only be the path's)."""
-    if exc.errno not in _PATH_ERRORS or (exc.filename is None
-                                         and exc.errno not in _ALWAYS_PATH):
-        return None
-    reason = path_reason(exc)
-    if exc.filename is None:
-        return f"a path cannot be used: {reason}"
-    first = quoted(os.fsdecode(exc.filename))
-    if exc.filename2 is not None:
-        return f"cannot move {first} to {quoted(os.fsdecode(exc.filename2))}: {reason}"
-    return f"{first}: {reason}"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,11 +1,12 @@
 """The one guard on what a command writes, and the record of what s2r wrote.
 
 Every command that writes a file (``score``, ``embed``, ``project``, ``saliency``,
-``validate``, ``figure``) checks its output path with :func:`check_output` before any work:
+``validate``, ``figure``) checks its output path before any work: that it can be written
+(:func:`check_output_path`, :func:`check_folder_path`: suffix, name lengths, a writable
+folder) and that writing it destroys nothing (:func:`check_output`):
 
 - the output is not a file the run reads (a dataset, the encoder configuration, a report, the
-  real results), nor inside a folder the run reads (a dataset folder, the weights folder, the
-  cache, the model-hub cache);
+  real results), nor inside a folder the run reads (a dataset folder, the weights folder);
 - nothing but a regular file is ever replaced (not a FIFO, a device, a socket, a folder, nor a
   link, which the atomic write would replace by a file);
 - an existing file is replaced only when s2r wrote it as an output of the same kind and it is
@@ -20,18 +21,22 @@ hold no results).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import Iterable, Optional, Tuple, Union
 
-from s2r.atomic import atomic_path
+from s2r.atomic import NAME_MAX, atomic_path
 from s2r.errors import S2RError
 from s2r.inputs import quoted
 
-__all__ = ["KINDS", "check_output", "check_reads", "record_output", "written_as", "records_folder"]
+__all__ = ["KINDS", "PATH_MAX", "check_folder_path", "check_output", "check_output_path",
+           "check_path_length", "check_reads", "path_error_line", "path_reason",
+           "record_output", "records_folder", "written_as"]
 
 PathLike = Union[str, os.PathLike]
 
@@ -52,6 +57,117 @@ _MAX_RECORD_BYTES = 8192
 _NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
                 (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
                 (stat.S_ISDIR, "a folder"))
+
+
+#: The longest path the usual file systems take, in bytes (Linux PATH_MAX, less the NUL).
+PATH_MAX = 4095
+
+
+#: Faults of a path (the user's, or one derived from it): one line naming the path.
+_PATH_ERRORS = {
+    errno.ENAMETOOLONG: f"the name is too long (file systems take at most {NAME_MAX} bytes a "
+                        f"name, {PATH_MAX + 1:,} a path); give a shorter path",
+    errno.ELOOP: "too many levels of symbolic links (a link that leads back to itself?)",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "it is a folder; a file is needed here",
+    errno.ENOENT: "no such file or folder (moved or deleted while the command ran?)",
+    errno.EEXIST: "something is already there that is not what s2r expected (a file where a "
+                  "folder is needed?)",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+}
+#: Faults that are about the path even when the error names none.
+_ALWAYS_PATH = (errno.ENAMETOOLONG, errno.ELOOP)
+
+
+def path_reason(exc: OSError) -> str:
+    """What is wrong with the path of ``exc``, in words."""
+    return _PATH_ERRORS.get(exc.errno) or exc.strerror or str(exc)
+
+
+
+
+def path_error_line(exc: OSError) -> Optional[str]:
+    """The one line for an operation that failed because of its path (a name too long, a link
+    loop, a file where a folder is needed, a file gone meanwhile...), naming the path quoted
+    and shortened (:func:`s2r.inputs.quoted`); None for other errors (and for an error of
+    those kinds that names no path, unless it can only be the path's)."""
+    if exc.errno not in _PATH_ERRORS or (exc.filename is None
+                                         and exc.errno not in _ALWAYS_PATH):
+        return None
+    reason = path_reason(exc)
+    if exc.filename is None:
+        return f"a path cannot be used: {reason}"
+    first = quoted(os.fsdecode(exc.filename))
+    if exc.filename2 is not None:
+        return f"cannot move {first} to {quoted(os.fsdecode(exc.filename2))}: {reason}"
+    return f"{first}: {reason}"
+
+
+def check_path_length(path: Path, flag: str) -> None:
+    """Raise unless every name in ``path`` fits in :data:`~s2r.atomic.NAME_MAX` bytes and the
+    whole path in :data:`PATH_MAX` (so a long output name is refused before any work, not by
+    the file system after it)."""
+    text = os.fsencode(str(path))  # the kernel's limit is on the path as passed
+    if len(text) > PATH_MAX:
+        raise S2RError(f"{flag} {quoted(str(path))}: the path is {len(text):,} bytes long; "
+                       f"file systems take at most {PATH_MAX:,}")
+    for name in Path(path).parts:
+        size = len(os.fsencode(name))
+        if size > NAME_MAX:
+            which = "" if name == str(path) else f" {quoted(name)} in it"
+            raise S2RError(f"{flag} {quoted(str(path))}: the name{which} is {size:,} bytes "
+                           f"long; file systems take at most {NAME_MAX} a name")
+
+
+def _writable_ancestor(path: Path, flag: str) -> None:
+    """Raise unless the nearest existing ancestor of ``path`` is a folder a file can be
+    created in (probed by creating and removing a temporary file: permission bits do not
+    tell, e.g. for root or on a read-only mount). A link that leads nowhere (a loop, a
+    dangling link) is an existing ancestor that cannot be used."""
+    parent = path.parent if str(path.parent) else Path(".")
+    while not os.path.lexists(parent):
+        parent = parent.parent
+    try:
+        mode = os.stat(parent).st_mode
+    except OSError as exc:
+        why = ("a link to something that does not exist" if exc.errno == errno.ENOENT
+               else path_reason(exc))
+        raise S2RError(f"{flag} {quoted(str(path))}: {quoted(str(parent))} cannot be used: "
+                       f"{why}") from None
+    if not stat.S_ISDIR(mode):
+        raise S2RError(f"{flag} {str(path)!r}: {str(parent)!r} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".s2r-probe-", dir=parent)
+    except OSError as exc:
+        raise S2RError(f"{flag} {str(path)!r}: cannot write in {str(parent)!r} "
+                       f"({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def check_output_path(text: str, suffixes, *, flag: str = "--out") -> Path:
+    """``text`` as an output file path that can be written, else one line: a suffix of
+    ``suffixes`` (lower case), names and path within the file systems' limits, not a folder,
+    its nearest existing ancestor a folder a file can be created in."""
+    path = Path(text)
+    if path.suffix.lower() not in suffixes:
+        raise S2RError(f"{flag} must name a {' or '.join(suffixes)} file, got {quoted(text)}")
+    check_path_length(path, flag)
+    if path.is_dir():
+        raise S2RError(f"{flag} {quoted(text)} is a folder; give a file path")
+    _writable_ancestor(path, flag)
+    return path
+
+
+def check_folder_path(text: str, *, flag: str = "--out") -> Path:
+    """``text`` as an output folder path that can be written (see :func:`check_output_path`)."""
+    path = Path(text)
+    check_path_length(path, flag)
+    if path.exists() and not path.is_dir():
+        raise S2RError(f"{flag} {quoted(text)} is an existing file; give a folder path")
+    _writable_ancestor(path / "x", flag)
+    return path
 
 
 def records_folder(cache_dir: PathLike) -> Path:

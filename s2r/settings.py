@@ -353,6 +353,12 @@ def prefer_headless_rendering() -> str:
     return os.environ["MUJOCO_GL"].strip().lower()
 
 
+def opengl_platform() -> str:
+    """``PYOPENGL_PLATFORM`` as set ("" when unset): PyOpenGL's platform, which MuJoCo's
+    off-screen backends refuse when it names another one (read before MuJoCo is imported)."""
+    return os.environ.get("PYOPENGL_PLATFORM", "")
+
+
 def core_count() -> int:
     """The cores this process may run on (its CPU affinity; at least 1)."""
     try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 from typing import Optional
 
 from s2r.settings import prefer_headless_rendering
@@ -50,8 +49,9 @@ def platform_conflict(backend: str) -> Optional[str]:
     import sys
 
     from s2r.inputs import quoted
+    from s2r.settings import opengl_platform
 
-    platform = os.environ.get("PYOPENGL_PLATFORM", "")
+    platform = opengl_platform()
     if backend not in ("egl", "osmesa") or not platform or platform.lower() == backend \
             or any(f"mujoco.{name}" in sys.modules for name in ("egl", "osmesa")):
         return None
