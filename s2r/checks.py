@@ -11,9 +11,20 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from s2r.errors import MetricError
+from s2r.errors import DegenerateEmbeddingsError, MetricError
 
 DOMAINS = ("sim", "real")
+
+#: Spread (largest per-feature ``max - min`` over the frames), relative to the largest absolute
+#: value, at or below which embeddings count as constant. Embeddings are float32 (eps 1.2e-7):
+#: the same numbers pushed through a forward pass in other batch sizes, threads or runtimes
+#: differ by a few units of round-off, so a constant encoder's rows can differ by a few 1e-7 of
+#: their size; 1e-6 (about 8 units) holds that noise, and a real variation that small would
+#: not survive the float32 centring of the PCA before any map or score (it leaves errors of
+#: eps x the values' size).
+CONSTANT_RTOL = 1e-6
+
+_ROWS = 4096  # rows scanned at a time: no (N, D) temporary for 50,000 x 2,048 embeddings
 
 
 class Checked(NamedTuple):
@@ -70,12 +81,7 @@ def check_embeddings(Z, domain=None, actions=None, episode=None, *,
         raise MetricError(f"embeddings have {n} frames; at least {min_frames} are needed")
     if d < 1:
         raise MetricError("embeddings have 0 features (shape (N, 0))")
-    finite = np.isfinite(Z).all(axis=1)
-    if not finite.all():
-        rows = np.flatnonzero(~finite)
-        raise MetricError(
-            f"embeddings contain NaN or inf in {rows.size} of {n} frames (first bad frame "
-            f"{rows[0]}); the encoder output is broken for these frames")
+    check_embedding_values(Z, constant=False)
 
     dom = None
     if domain is not None:
@@ -113,6 +119,73 @@ def check_embeddings(Z, domain=None, actions=None, episode=None, *,
                     f"both sim and real frames (e.g. {int(shared[0])}); number real episodes "
                     "after sim ones")
     return Checked(Z, dom, act, ep)
+
+
+def check_embedding_values(Z, *, encoder: Optional[str] = None, frame_ids=None,
+                           constant: bool = True):
+    """Refuse embeddings that no score, map or saliency of them can use; return ``Z``.
+
+    The one check of what an encoder gave, shared by the embedding pass, every command and
+    the library's t-SNE, projection and mixing number, so each refuses the same embeddings
+    with the same message. Two faults:
+
+    - NaN or inf in any frame (a broken encoder, or half precision overflow);
+    - constant: every frame has the same embedding, up to :data:`CONSTANT_RTOL` of the
+      largest absolute value (an all-zero embedding is constant). Distances between frames
+      are then all 0: t-SNE gives NaN coordinates, the nearest neighbours of the mixing
+      number are ties, saliency maps are 0. Only all frames together count: an encoder that is
+      constant on one domain's frames still places them against the other domain's.
+
+    Parameters
+    ----------
+    Z : array-like of shape (N, D)
+        Embeddings, one row per frame (a memory map is read in blocks of rows).
+    encoder : str, optional
+        Id of the encoder that gave them (named in the message).
+    frame_ids : array-like of shape (N,), optional
+        Frame number of each row (default ``0..N-1``), for the first bad frame.
+    constant : bool
+        Check for constant embeddings too (needs ``N >= 2``; one batch of a pass is no
+        evidence, all frames of a set are).
+
+    Returns
+    -------
+    ndarray
+        ``Z`` itself.
+
+    Raises
+    ------
+    DegenerateEmbeddingsError
+        One line naming the fault (an :class:`~s2r.errors.EncoderError` and a
+        :class:`MetricError`).
+    """
+    arr = np.asarray(Z)
+    who = "embeddings" if encoder is None else f"embeddings of encoder {encoder!r}"
+    low = high = None
+    for start in range(0, arr.shape[0], _ROWS):
+        block = np.asarray(arr[start:start + _ROWS])
+        finite = np.isfinite(block).all(axis=1)
+        if not finite.all():
+            row = start + int(np.flatnonzero(~finite)[0])
+            frame = row if frame_ids is None else int(np.asarray(frame_ids)[row])
+            raise DegenerateEmbeddingsError(
+                f"{who} contain NaN or inf (first at frame {frame}): the encoder's output is "
+                "broken (half precision overflow or broken weights?)")
+        if constant and block.size:
+            lo, hi = block.min(axis=0), block.max(axis=0)
+            low = lo if low is None else np.minimum(low, lo)
+            high = hi if high is None else np.maximum(high, hi)
+    if constant and low is not None and arr.shape[0] >= 2:
+        low, high = low.astype(np.float64), high.astype(np.float64)
+        spread = float((high - low).max())
+        scale = float(max(np.abs(low).max(), np.abs(high).max()))
+        if spread <= CONSTANT_RTOL * scale:
+            raise DegenerateEmbeddingsError(
+                f"{who} are constant: every frame gets the same embedding (no feature varies "
+                f"by more than {CONSTANT_RTOL:g} of the largest value), so there is nothing "
+                "to compare between frames or domains; are the encoder's weights all zero, or "
+                "are all the frames alike?")
+    return Z
 
 
 def check_frame_matrix(name: str, values, n: int, columns: str = "K", *,

@@ -23,3 +23,12 @@ class EncoderError(S2RError):
 
 class MetricError(S2RError, ValueError):
     """Inputs to a metric cannot give a meaningful score (and no documented fallback applies)."""
+
+
+class DegenerateEmbeddingsError(EncoderError, MetricError):
+    """Embeddings nothing can be computed from: NaN or inf, or the same for every frame.
+
+    Both an encoder fault (what it returned is unusable) and a metric input fault (no score
+    or map of it means anything), so it is both kinds: every caller that handles either
+    handles it.
+    """

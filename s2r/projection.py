@@ -50,6 +50,11 @@ True stops the optimisation: the map so far is returned with ``params["converged
 and ``params["stopped_at"]`` (iterations done); in ``place-real`` mode it holds the sim
 frames only (real frames are placed into a finished map).
 
+Embeddings with NaN or inf, or the same embedding for every frame, are refused by
+:func:`project` and :func:`mixing_number` (:func:`s2r.checks.check_embedding_values`, a
+:class:`~s2r.errors.DegenerateEmbeddingsError`): all distances would be 0 or undefined, the
+map NaN and the mixing number a count of ties.
+
 Everything here is a function of arrays. Projecting a FrameSet's embeddings, cached by
 (embeddings key, parameters), is the pipeline's job (:func:`s2r.pipeline.project_frameset`).
 """
@@ -62,7 +67,7 @@ from typing import Optional
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.checks import check_choice, check_embeddings, check_number
+from s2r.checks import check_choice, check_embedding_values, check_embeddings, check_number
 from s2r.progress import ProgressCallback, report
 from s2r.settings import prefer_passive_openmp
 from s2r.tsne import SnapshotCallback, pca_initialization, run_tsne
@@ -192,8 +197,14 @@ def mixing_number(Z, domain, *, k: int = 15) -> float:
     Returns
     -------
     float
+
+    Raises
+    ------
+    DegenerateEmbeddingsError
+        NaN or inf, or the same embedding for every frame (every neighbour a tie).
     """
     Z, domain = check_embeddings(Z, domain)[:2]
+    check_embedding_values(Z)
     check_number("mixing_number k", k, low=1, integer=True)
     n_sim, n_real = _count_domains(domain, 2, "mixing_number")
     k = mixing_k(k, n_sim, n_real)
@@ -370,6 +381,12 @@ def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
     Returns
     -------
     Projection
+
+    Raises
+    ------
+    DegenerateEmbeddingsError
+        ``Z`` (or, in ``place-real`` mode, its sim rows) has NaN or inf or is the same for
+        every frame (:func:`s2r.checks.check_embedding_values`).
     """
     from openTSNE.affinity import PerplexityBasedNN
     from openTSNE.nearest_neighbors import PrecomputedNeighbors
@@ -382,6 +399,7 @@ def project(Z, domain, *, mode: str = "joint", indices=None, episode=None,
     check_number("early_exaggeration_iter", early_exaggeration_iter, low=0, integer=True)
     check_number("kl_tol", kl_tol, low=0)
     Z, domain = check_embeddings(Z, domain)[:2]
+    check_embedding_values(Z)
     rows = np.arange(Z.shape[0]) if indices is None else np.asarray(indices, dtype=np.int64)
     if rows.shape != (Z.shape[0],):
         raise MetricError(f"project: indices must have one entry per embedding row "

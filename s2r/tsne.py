@@ -21,6 +21,8 @@ from typing import Callable, NamedTuple, Optional
 
 import numpy as np
 
+from s2r.checks import check_embedding_values
+
 #: ``fn(iteration, Y, kl) -> bool | None``; True stops the optimisation (module docstring).
 SnapshotCallback = Callable[[int, np.ndarray, float], Optional[bool]]
 #: Iterations between KL checks: progress and the early stop (always on this grid, so a
@@ -132,9 +134,16 @@ def run_tsne(X: np.ndarray, *, affinities=None, initialization=None, perplexity:
     -------
     TSNERun
         ``(embedding, n_iter_run, stopped_at)``.
+
+    Raises
+    ------
+    DegenerateEmbeddingsError
+        ``X`` has NaN or inf, or every row is the same (:func:`s2r.checks.
+        check_embedding_values`): openTSNE would return NaN coordinates.
     """
     from openTSNE import TSNE
 
+    check_embedding_values(X)
     watch = _Watch(on_check, on_snapshot)
     every = SNAPSHOT_EVERY if on_snapshot is not None else CHECK_EVERY
     tsne = TSNE(n_components=2, perplexity=perplexity, initialization="pca",

@@ -2,7 +2,9 @@
 
 When the device runs out of memory the batch size is halved (for the rest of the run) and
 the same frames are retried, down to a batch of one; an encoder that fails even then, returns
-the wrong shape, or produces NaN/inf is an :class:`~s2r.errors.EncoderError`.
+the wrong shape is an :class:`~s2r.errors.EncoderError`, one that produces NaN/inf a
+:class:`~s2r.errors.DegenerateEmbeddingsError` (:func:`s2r.checks.check_embedding_values`, the
+check every command shares), raised at the first batch that has them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Optional
 
 import numpy as np
 
+from s2r.checks import check_embedding_values
 from s2r.embed.batching import device_type
 from s2r.errors import EncoderError
 
@@ -94,12 +97,9 @@ def embed_with_backoff(encoder, frames, state: BatchState,
             raise EncoderError(
                 f"encoder {encoder_name(encoder)!r} returned embeddings of shape {out.shape} "
                 f"for {b} frames; expected (B, D) = ({b}, D)")
-        if not np.isfinite(out).all():
-            bad = start + int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
-            bad = bad if frame_ids is None else int(frame_ids[bad])
-            raise EncoderError(
-                f"encoder {encoder_name(encoder)!r} produced NaN or inf embeddings (first at "
-                f"frame {bad}); half precision overflow or broken weights?")
+        ids = np.arange(start, start + b) if frame_ids is None else frame_ids[start:start + b]
+        check_embedding_values(out, encoder=encoder_name(encoder), frame_ids=ids,
+                               constant=False)
         parts.append(out)
         start += b
     return parts[0] if len(parts) == 1 else np.concatenate(parts)

@@ -17,6 +17,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from s2r.cache import as_cache
+from s2r.checks import check_embedding_values
 from s2r.embed.batching import check_batch_size
 from s2r.embed.compute import compute_embeddings
 from s2r.embed.int8 import int8_encoder, run_int8_check
@@ -107,6 +108,9 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
     ------
     EncoderError
         Unknown encoder, weights missing, or ``state`` on a FrameSet without state.
+    DegenerateEmbeddingsError
+        The embeddings have NaN or inf, or are the same for every frame
+        (:func:`s2r.checks.check_embedding_values`); such an array is never cached.
     """
     if batch_size is not None:
         check_batch_size(batch_size)
@@ -116,7 +120,8 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
     effective = precision_of(spec, built, device, precision)
     runs = runtime_of(built, device, effective, runtime, settings, spec)
     if not getattr(spec, "has_image_model", True):
-        return state_embeddings(frameset, progress=progress)
+        return check_embedding_values(state_embeddings(frameset, progress=progress),
+                                      encoder=spec.id)
     if precision == "int8" and effective != "int8":
         report(progress, 0, len(frameset), quantize.int8_unavailable_reason(
             spec, built.device if built is not None else device))
@@ -132,11 +137,15 @@ def embed_frameset(frameset, encoder_id: Union[str, Any], *, cache=None, device=
                 report(progress, 0, len(frameset),
                        f"{spec.id}: int8 would be off by {check['error']:.0%} of the "
                        f"embeddings' spread (limit {check['limit']:.0%}); embedding exactly")
-        return compute_embeddings(frameset, enc, batch_size=batch_size, progress=progress)
+        # checked before it is cached: a constant encoder's array is never stored
+        return check_embedding_values(
+            compute_embeddings(frameset, enc, batch_size=batch_size, progress=progress),
+            encoder=spec.id)
 
     Z = get_or_compute(cache, "array",
                        lambda: key(frameset, spec.id, weights_fingerprint(spec, built, settings),
                                    effective, runs),
                        compute, encoder=spec, settings=settings)
+    check_embedding_values(Z, encoder=spec.id)    # an entry cached before the check existed
     report(progress, len(Z), len(frameset), f"{spec.id}: done")
     return Z

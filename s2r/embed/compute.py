@@ -25,7 +25,8 @@ from s2r.progress import ProgressCallback, report
 __all__ = ["embed_frames", "compute_embeddings"]
 
 
-def embed_frames(encoder, frames, *, batch_size: Optional[int] = None) -> np.ndarray:
+def embed_frames(encoder, frames, *, batch_size: Optional[int] = None,
+                 frame_ids=None) -> np.ndarray:
     """Embed a small ad-hoc batch of frames (saliency, the app's frame inspector).
 
     Parameters
@@ -36,6 +37,8 @@ def embed_frames(encoder, frames, *, batch_size: Optional[int] = None) -> np.nda
         RGB frames of any size (each is resized by the encoder's ``preprocess``).
     batch_size : int, optional
         Largest forward pass; default :func:`default_batch_size`. Halved on out-of-memory.
+    frame_ids : array-like of shape (B,), optional
+        Frame number of each frame, for messages (default ``0..B-1``).
 
     Returns
     -------
@@ -46,7 +49,8 @@ def embed_frames(encoder, frames, *, batch_size: Optional[int] = None) -> np.nda
                        else default_batch_size(encoder))
     if frames.shape[0] == 0:
         return np.zeros((0, int(encoder.spec.dim)), dtype=np.float32)
-    return embed_with_backoff(encoder, frames, state)
+    return embed_with_backoff(encoder, frames, state,
+                              frame_ids=None if frame_ids is None else np.asarray(frame_ids))
 
 
 def compute_embeddings(frameset, encoder, *, indices=None, batch_size: Optional[int] = None,

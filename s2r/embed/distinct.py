@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from s2r.checks import check_embedding_values
 from s2r.embed.compute import compute_embeddings
 from s2r.embed.keys import embeddings_key, get_or_compute
 from s2r.embed.resolve import build, spec_of
@@ -58,6 +59,12 @@ def embed_distinct(framesets: Sequence, encoder_id: str, *, cache, device=None,
     Returns
     -------
     list of ndarray (N_i, D) float32
+
+    Raises
+    ------
+    DegenerateEmbeddingsError
+        A FrameSet's embeddings have NaN or inf or are the same for every frame
+        (:func:`s2r.checks.check_embedding_values`); nothing is cached for it.
     """
     spec, _ = spec_of(encoder_id, settings)
     known: dict = {}
@@ -77,12 +84,14 @@ def embed_distinct(framesets: Sequence, encoder_id: str, *, cache, device=None,
                 Z = compute_embeddings(_fs, encoder, indices=list(first.values()),
                                        progress=progress)
                 known.update(zip(first, np.asarray(Z, dtype=np.float32)))
-            return np.stack([known[d] for d in _digests]).astype(np.float32)
+            return check_embedding_values(
+                np.stack([known[d] for d in _digests]).astype(np.float32), encoder=spec.id)
 
         Z = get_or_compute(cache, "array",
                            lambda _fs=frameset: embeddings_key(_fs, spec, device=device,
                                                                settings=settings),
                            compute, encoder=spec, settings=settings)
+        check_embedding_values(Z, encoder=spec.id)    # as embed_frameset checks its result
         for d, row in zip(digests, np.asarray(Z)):
             known.setdefault(d, row)
         out.append(Z)

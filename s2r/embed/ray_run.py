@@ -36,6 +36,7 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 from s2r.cache import as_cache
+from s2r.checks import check_embedding_values
 from s2r.embed.batching import DEFAULT_BATCH_SIZE_CPU, DEFAULT_BATCH_SIZE_CUDA, check_batch_size
 from s2r.embed.cached import state_embeddings
 from s2r.embed.keys import key
@@ -290,6 +291,8 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
     ------
     (str, ndarray of shape (N, D), float32)
         Encoder id and its embeddings: cached ones first, then the others as they complete.
+        Each is checked as :func:`~s2r.embed.embed_frameset` checks its result
+        (:func:`s2r.checks.check_embedding_values`).
     """
     _check_precision(precision)
     if batch_size is not None:
@@ -299,7 +302,7 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
                           settings, runtime)
     for encoder_id, Z in answers:
         report(progress, len(frameset), len(frameset), f"{encoder_id}: cached")
-        yield encoder_id, Z
+        yield encoder_id, check_embedding_values(Z, encoder=encoder_id)
     if not jobs or len(frameset) == 0:
         for job in jobs:
             yield job.spec.id, np.zeros((0, int(job.spec.dim or 0)), dtype=np.float32)
@@ -307,9 +310,10 @@ def embed_encoders_ray(frameset, encoders: Sequence, *, cache=None, address=None
     reference = dataset_reference(frameset, dataset, settings)
     with ray_session(address) as ray:
         frames = reference if reference is not None else ray.put(frameset)
-        yield from _run(ray, jobs, frames, cache, device=device, batch_size=batch_size,
-                        num_gpus=num_gpus, num_cpus=num_cpus, progress=progress,
-                        settings=settings)
+        for encoder_id, Z in _run(ray, jobs, frames, cache, device=device,
+                                  batch_size=batch_size, num_gpus=num_gpus, num_cpus=num_cpus,
+                                  progress=progress, settings=settings):
+            yield encoder_id, check_embedding_values(Z, encoder=encoder_id)
 
 
 def embed_frameset_ray(frameset, encoder, **kwargs) -> np.ndarray:

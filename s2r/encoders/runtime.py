@@ -10,8 +10,10 @@ float32 in ONNX Runtime (``CPUExecutionProvider``): the BatchNorm-folded copy of
 (``torch.onnx.export(..., dynamo=False)``, opset :data:`OPSET`, the batch axis dynamic).
 CUDA (fp16), int8 and saliency (gradients) always run torch. A model that does not export, a
 graph ONNX Runtime cannot load, or one whose output on the example batch differs from torch's
-by more than :data:`CHECK_RTOL` of its largest value is one :class:`RuntimeFallbackWarning`
-line naming the encoder and why, then torch runs that pass: never a traceback.
+by more than :data:`CHECK_RTOL` of its largest value (or is NaN or inf where torch's is finite,
+or the other way round: the same NaN and inf as torch's are the same output) is one
+:class:`RuntimeFallbackWarning` line naming the encoder and why, then torch runs that pass:
+never a traceback.
 
 The graph cache
 ---------------
@@ -254,6 +256,15 @@ def _mismatch(want, got) -> Optional[str]:
         g = g.float().reshape(w.shape) if g.numel() == w.numel() else g
         if g.shape != w.shape:
             return f"output shape {tuple(g.shape)} where torch gives {tuple(w.shape)}"
+        # NaN for NaN and inf for inf is the same output (a broken model is refused later,
+        # by the check every embedding passes, in either runtime)
+        if not (torch.equal(w.isnan(), g.isnan())
+                and torch.equal(torch.where(w.isinf(), w, 0.0), torch.where(g.isinf(), g, 0.0))):
+            return "its output is NaN or inf where torch's is not (or the other way round)"
+        finite = w.isfinite()
+        if not bool(finite.any()):
+            continue
+        w, g = w[finite], g[finite]
         scale = float(w.abs().max()) or 1.0
         diff = float((w - g).abs().max())
         if not diff <= CHECK_RTOL * scale:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from s2r.errors import MetricError
-from s2r.checks import check_choice, check_embeddings, check_number
+from s2r.checks import check_choice, check_embedding_values, check_embeddings, check_number
 
 DEFAULT_PCA_DIM = 16
 DISTANCES = ("squared", "euclidean")
@@ -153,12 +153,8 @@ def fit_dis_space(Z, *, pca_dim: int = DEFAULT_PCA_DIM, random_state: int = 0) -
     """
     from sklearn.decomposition import PCA
 
-    Z = check_embeddings(Z).Z
+    Z = check_embedding_values(check_embeddings(Z).Z)
     check_pca_dim(pca_dim, *Z.shape)
-    total = float(Z.var(axis=0).sum())
-    if not total > 0:
-        raise MetricError("embeddings are constant (every feature has the same value in every "
-                          "frame): there is nothing to compare between domains")
     pca = PCA(n_components=int(pca_dim), random_state=int(random_state)).fit(Z)
     P = pca.transform(Z).astype(np.float64)
     low, high = P.min(axis=0), P.max(axis=0)

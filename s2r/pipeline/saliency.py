@@ -15,7 +15,10 @@ from typing import Optional, Union
 
 import numpy as np
 
-from s2r.embed import embed_frameset
+from s2r.checks import check_embedding_values
+from s2r.embed import embed_frames, embed_frameset
+from s2r.embed.backoff import encoder_name
+from s2r.encoders.taps import LayerView
 from s2r.errors import S2RError
 from s2r.pairing import pair_frames
 from s2r.progress import ProgressCallback
@@ -167,6 +170,27 @@ def pair_saliency(frameset, encoder, sim_indices, *, target: str = "embedding",
                          method=method, batch_size=batch_size, progress=progress, **options)
 
 
+def check_pair_embeddings(encoder, sim_frames: np.ndarray, real_frames: np.ndarray,
+                          sim_indices, real_indices) -> None:
+    """Refuse to explain an encoder whose embeddings of these frames are NaN or inf, or the
+    same for every frame (:func:`s2r.checks.check_embedding_values`, the check every command
+    shares), before any map is computed.
+
+    One forward pass of the pairs' frames (cheap next to the maps) through the encoder itself
+    (a :class:`~s2r.encoders.taps.LayerView`'s encoder). Constant embeddings are judged only
+    when the frames are not all the same pixels: a frame and its pixel-identical partner (a
+    gap-0 rollout) embed alike whatever the encoder.
+    """
+    base = encoder.encoder if isinstance(encoder, LayerView) else encoder
+    frames = [np.asarray(sim_frames), np.asarray(real_frames)]
+    ids = [np.atleast_1d(np.asarray(i, dtype=np.int64)) for i in (sim_indices, real_indices)]
+    Z = np.concatenate([embed_frames(base, f, frame_ids=i) for f, i in zip(frames, ids)])
+    every = [image for group in frames for image in group]
+    alike = all(np.array_equal(image, every[0]) for image in every[1:])
+    check_embedding_values(Z, encoder=encoder_name(base), frame_ids=np.concatenate(ids),
+                           constant=not alike)
+
+
 def explain_pairs(encoder, sim_frames: np.ndarray, real_frames: np.ndarray,
                   targets: tuple[Target, Target], *, sim_indices, real_indices,
                   kind: str = "embedding", sim_masks: Optional[np.ndarray] = None,
@@ -194,6 +218,7 @@ def explain_pairs(encoder, sim_frames: np.ndarray, real_frames: np.ndarray,
     method, batch_size, progress, **options
         See :func:`s2r.saliency.pair_maps`.
     """
+    check_pair_embeddings(encoder, sim_frames, real_frames, sim_indices, real_indices)
     sim, real = pair_maps(encoder, sim_frames, real_frames, targets, method=method,
                           batch_size=batch_size, progress=progress, **options)
     return PairSaliency(
