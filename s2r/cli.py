@@ -354,12 +354,21 @@ def _check_output(path: Path, kind: str, args, flag: str, reads, *, folder: bool
 def atomic_output(path: Path, args: argparse.Namespace, kind: str) -> Iterator[Path]:
     """Write an output through a new temporary sibling renamed into place
     (:func:`s2r.atomic.atomic_path`), then record it as s2r's output of ``kind``
-    (:func:`s2r.outputs.record_output`), so a later run may replace it."""
+    (:func:`s2r.outputs.record_output`), so a later run may replace it. The record is kept
+    in the cache folder only when that folder is s2r's (never in a user's folder given as
+    ``--cache-dir``)."""
+    from s2r.cache.keys import CacheError
+    from s2r.cache.layout import Layout, claim_root
     from s2r.outputs import record_output
 
     with atomic_path(path) as tmp:
         yield tmp
-    record_output(path, kind, cache_dir_from_args(args))
+    cache_dir = Path(cache_dir_from_args(args)).expanduser()
+    try:
+        claim_root(Layout(cache_dir))  # records go only into a cache folder that is s2r's
+    except (CacheError, OSError):
+        return
+    record_output(path, kind, cache_dir)
 
 
 #: Write failures of the machine, not of s2r: one ``error:`` line instead of a traceback.

@@ -188,8 +188,9 @@ def _identity(info: os.stat_result) -> dict:
 def record_output(path: PathLike, kind: str, cache_dir: PathLike) -> None:
     """Remember that s2r wrote ``path`` as an output of ``kind`` (call it after the write).
 
-    A record that cannot be written (a read-only cache) is skipped: the output is written
-    either way, and a later run that replaces it asks for ``--force``.
+    A record that cannot be written (a read-only cache, a records folder that is a link) is
+    skipped: the output is written either way, and a later run that replaces it asks for
+    ``--force``. The caller makes sure ``cache_dir`` is s2r's (:func:`s2r.cache.layout.claim_root`).
     """
     if kind not in KINDS:
         raise ValueError(f"unknown output kind {kind!r}; one of {sorted(KINDS)}")
@@ -197,6 +198,8 @@ def record_output(path: PathLike, kind: str, cache_dir: PathLike) -> None:
     try:
         info = os.lstat(path)
         record = _record_path(path, cache_dir)
+        if record.parent.is_symlink():      # never written through a link
+            return
         data = {"path": os.path.abspath(path), "kind": kind, **_identity(info)}
         with atomic_path(record) as tmp:
             tmp.write_text(json.dumps(data) + "\n")

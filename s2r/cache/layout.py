@@ -45,9 +45,9 @@ ENTRY_NAME = re.compile(r"^[0-9a-f]{32}(\.npy|\.json|\.lock|\.[A-Za-z0-9_]+\.tmp
 #: layout's own folders (a cache written before the marker existed, or the repository's
 #: ``cache/`` with its ``.gitkeep``), and what s2r leaves there for a moment or for good:
 #: another process's marker being written or probe file, moved-aside indexes, ONNX Runtime's
-#: ``graphs`` (:mod:`s2r.encoders.runtime`, written by any pass that embeds, cached or not);
-#: never a link.
-_OWN_FOLDER = re.compile(r"^(index|arrays|records|locks|graphs|index\.corrupt-.*)$")
+#: ``graphs`` (:mod:`s2r.encoders.runtime`, written by any pass that embeds, cached or not),
+#: the records of written outputs (``outputs``, :mod:`s2r.outputs`); never a link.
+_OWN_FOLDER = re.compile(r"^(index|arrays|records|locks|graphs|outputs|index\.corrupt-.*)$")
 _OWN_FILE = re.compile(r"^(\.gitkeep|\.s2r-cache\.[A-Za-z0-9_]+\.tmp|\.s2r-probe-.*)$")
 #: The most names of an unmarked folder read to decide whether s2r may claim it: a folder
 #: such as ``/`` or a home folder is refused after reading a few names, never walked.

@@ -240,3 +240,32 @@ def test_an_unwritable_records_folder_only_costs_a_later_force(tmp_path):
 def test_an_unknown_kind_is_a_programming_error(tmp_path):
     with pytest.raises(ValueError, match="unknown output kind"):
         record_output(tmp_path / "x", "report", tmp_path)
+
+
+def test_no_record_is_written_into_a_users_folder_given_as_the_cache(tmp_path, capsys):
+    users = tmp_path / "home"
+    users.mkdir()
+    keep = _users_file(users / "thesis.tex")
+    out = tmp_path / "scores.json"
+    assert main([*_score(out), "--no-cache", "--cache-dir", str(users)]) == 0
+    assert sorted(p.name for p in users.iterdir()) == ["thesis.tex"]
+    assert keep.read_text() == USERS
+
+
+def test_a_record_leaves_a_cache_folder_that_later_runs_accept(tmp_path, capsys):
+    cache = tmp_path / "new-cache"
+    out = tmp_path / "scores.json"
+    assert main([*_score(out), "--no-cache", "--cache-dir", str(cache)]) == 0
+    assert (records_folder(cache)).is_dir()
+    assert main([*_score(out), "--cache-dir", str(cache)]) == 0   # the cache is s2r's
+
+
+def test_a_records_folder_that_is_a_link_is_never_written_through(tmp_path):
+    cache, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    cache.mkdir()
+    elsewhere.mkdir()
+    (cache / "outputs").symlink_to(elsewhere)
+    out = tmp_path / "r.json"
+    out.write_text("{}")
+    record_output(out, "validation", cache)
+    assert list(elsewhere.iterdir()) == []
