@@ -114,22 +114,20 @@ def case_figure_over_a_users_figure(root):
                 ["--out", "was not written by s2r"], kept=[out])
 
 
-def case_saliency_folder_with_a_users_report(root):
+def _saliency_over_a_users_file(root, name):
     folder = root / "maps"
     folder.mkdir()
-    keep = _users_file(folder / "saliency.json")
+    keep = _users_file(folder / name)
     return Case(["saliency", TINY_DEMO, "--encoder", "pixels", "--frames", "0",
-                 "--out", str(folder)], ["saliency.json", "was not written by s2r"],
-                kept=[keep])
+                 "--out", str(folder)], [name, "was not written by s2r"], kept=[keep])
+
+
+def case_saliency_folder_with_a_users_report(root):
+    return _saliency_over_a_users_file(root, "saliency.json")
 
 
 def case_saliency_folder_with_a_users_map(root):
-    folder = root / "maps"
-    folder.mkdir()
-    keep = _users_file(folder / "pair_00_sim0_real3.png")
-    return Case(["saliency", TINY_DEMO, "--encoder", "pixels", "--frames", "0",
-                 "--out", str(folder)], ["pair_00_sim0_real3.png", "was not written by s2r"],
-                kept=[keep])
+    return _saliency_over_a_users_file(root, "pair_00_sim0_real3.png")
 
 
 def case_saliency_folder_is_the_dataset(root):

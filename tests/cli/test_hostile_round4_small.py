@@ -13,7 +13,6 @@ longer exists.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from s2r.errors import S2RError
+from tests.helpers.downloads import refuse_downloads
 from tests.helpers.hostile import Case, assert_clean_failure, run_case
 
 TINY_DEMO = "demo:episodes=3,steps=8,height=64,width=80"
@@ -33,30 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def no_weights(tmp_path, monkeypatch):
     """No weights here (an empty weights folder and hub cache), downloads on, a hub that would
     answer, and every way of downloading recorded and refused. Yields the record."""
-    import huggingface_hub
-
-    from s2r.encoders import fetch, fetch_http, locate
-
-    attempts = []
-
-    def refuse(what):
-        def call(*args, **kwargs):
-            attempts.append(what)
-            raise OSError(f"test: {what} must not be called")
-        return call
-
-    (tmp_path / "weights").mkdir()
-    monkeypatch.setenv("S2R_WEIGHTS_DIR", str(tmp_path / "weights"))
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("S2R_OFFLINE", raising=False)
-    monkeypatch.setattr(locate, "hub_reachable", lambda *a, **k: True)
-    monkeypatch.setattr(locate, "download_hub_weights", refuse("download_hub_weights"))
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", refuse("hf_hub_download"))
-    monkeypatch.setattr(fetch_http, "download", refuse("fetch_http.download"))
-    monkeypatch.setattr(fetch, "download", refuse("fetch.download"))
-    monkeypatch.setattr(socket, "create_connection", refuse("socket.create_connection"))
-    yield attempts
+    yield refuse_downloads(tmp_path, monkeypatch)
 
 
 def _weights_cases(out):

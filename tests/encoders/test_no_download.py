@@ -5,13 +5,13 @@ attempt; only computing fetches, and a key naming missing weights is never writt
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
 
 from s2r.encoders import BUILTIN_SPECS, status, weights_fingerprint
 from s2r.settings import current
+from tests.helpers.downloads import refuse_downloads
 
 FILE_BACKENDS = ("timm", "open_clip", "checkpoint")
 
@@ -20,31 +20,7 @@ FILE_BACKENDS = ("timm", "open_clip", "checkpoint")
 def hub_answers(tmp_path, monkeypatch):
     """No weights here, a hub that would answer, and every way of downloading (the hub
     library, s2r's HTTP fetcher, a raw socket) recorded and refused. Yields the record."""
-    import huggingface_hub
-
-    from s2r.encoders import fetch, fetch_http, locate
-
-    attempts = []
-
-    def refuse(what):
-        def call(*args, **kwargs):
-            attempts.append((what, args[:2]))
-            raise OSError(f"test: {what} must not be called")
-        return call
-
-    (tmp_path / "weights").mkdir()
-    monkeypatch.setenv("S2R_WEIGHTS_DIR", str(tmp_path / "weights"))
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.delenv("S2R_OFFLINE", raising=False)
-    monkeypatch.setattr(locate, "hub_reachable", lambda *a, **k: True)
-    monkeypatch.setattr(locate, "download_hub_weights", refuse("download_hub_weights"))
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", refuse("hf_hub_download"))
-    monkeypatch.setattr(fetch_http, "download", refuse("fetch_http.download"))
-    monkeypatch.setattr(fetch, "download", refuse("fetch.download"))
-    monkeypatch.setattr(socket, "create_connection", refuse("socket.create_connection"))
-    monkeypatch.setattr(socket.socket, "connect", refuse("socket.connect"))
-    yield attempts
+    yield refuse_downloads(tmp_path, monkeypatch)
 
 
 def _file_entries():
