@@ -68,6 +68,13 @@ def case_out_is_a_hard_link_to_the_report(root):
                 ["--out", "is the report", "the same file"], kept=[report, out])
 
 
+def case_force_never_writes_over_what_the_run_reads(root):
+    report = _users_file(root / "report.json")
+    return Case(["validate", "sim.zarr", "real.zarr", "--real-results", str(report),
+                 "--out", str(report), "--force"],
+                ["--out", "is --real-results", "the same file"], kept=[report])
+
+
 def case_out_is_a_fifo(root):
     out = root / "scores.json"
     os.mkfifo(out)
