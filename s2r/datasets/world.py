@@ -158,7 +158,9 @@ def format_world(kind: str, options: dict) -> str:
 
     Every option of the world is written (a missing one at its default), keys sorted, booleans
     lower-case, so one dataset has one string, and a string keeps its meaning if a default
-    changes later. ``parse_world(format_world(kind, o))["options"] == o`` for checked options.
+    changes later; an option declared ``written=False`` is written only away from its default
+    (added later, it leaves every spec written before unchanged).
+    ``parse_world(format_world(kind, o))["options"] == o`` for checked options.
 
     Raises
     ------
@@ -171,7 +173,9 @@ def format_world(kind: str, options: dict) -> str:
         checked = world.check_options(dict(options))
     except DataError as exc:
         raise DataError(f"{kind} options: {exc}") from None
-    return f"{kind}:" + ",".join(f"{key}={_text(checked[key])}" for key in sorted(checked))
+    declared = world.options
+    return f"{kind}:" + ",".join(f"{key}={_text(checked[key])}" for key in sorted(checked)
+                                 if declared[key].written or checked[key] != declared[key].default)
 
 
 def load_world(parsed: dict, progress: Optional[ProgressCallback] = None) -> FrameSet:

@@ -48,6 +48,10 @@ class Option:
     widget_low, widget_high : number or None
         The range a form's input offers, where it is narrower than the check's (values a form
         cannot draw and embed in reasonable time, or fewer than the scores need).
+    written : bool
+        Whether a canonical spec writes the option at its default (False: only when set
+        otherwise, for an option added to a world after its specs were written, so each of
+        them keeps its one string; such an option's default never changes).
     """
 
     name: str
@@ -60,6 +64,7 @@ class Option:
     shown: bool = True
     widget_low: Optional[float] = None
     widget_high: Optional[float] = None
+    written: bool = True
 
     @property
     def kind(self) -> type:

@@ -87,6 +87,10 @@ def test_home_opens_the_metaworld_source_with_its_task_picker(tmp_path, monkeypa
     assert metrics["Sim frames"] == "32" and metrics["Real frames"] == "32"
     assert metrics["Action"] == "4-D" and metrics["Frame size"] == "64x64"
     assert any("(state)" in o for o in at.multiselect[0].options)  # Meta-World has state
+    shift = at.selectbox(key=S.home_option("metaworld", "shift"))  # drawn from its declaration
+    assert shift.label == "Kind of shift" and shift.value == "all"
+    assert shift.options == list(W.declared("metaworld")["shift"].choices)
+    assert "shift" not in at.session_state[S.DATASET_SPEC]          # the default: not written
     # another task: a new spec, in the session and the URL
     at.selectbox(key=S.home_option("metaworld", "task")).select("assembly-v3").run()
     no_exception(at)
@@ -95,6 +99,11 @@ def test_home_opens_the_metaworld_source_with_its_task_picker(tmp_path, monkeypa
     assert options["task"] == "assembly-v3" and options["episodes"] == 4
     assert options["height"] == 64 and options["width"] == 64
     assert at.query_params["dataset"] == spec
+    at.selectbox(key=S.home_option("metaworld", "shift")).select("distractors").run()
+    no_exception(at)
+    spec = at.session_state[S.DATASET_SPEC]
+    assert W.world_options(spec, "metaworld")["shift"] == "distractors"
+    assert "shift=distractors" in spec and at.query_params["dataset"] == spec
 
 
 def test_a_link_to_a_metaworld_spec_opens_that_source(tmp_path, monkeypatch):

@@ -1,14 +1,15 @@
 """The Meta-World dataset: a task's scripted expert episodes, drawn in the sim look and, the
-same states, in the real look at ``gap`` (``metaworld:task=...,episodes=E,steps=S,gap=G``).
+same states, in the real look at ``gap`` (``metaworld:task=...,episodes=E,steps=S,gap=G``)
+and of the kind ``shift`` (:data:`.look.SHIFTS`).
 
 Episode ``e`` starts from layout ``e`` of the dataset stream of ``seed`` (:mod:`.sim`) and
 runs the expert for exactly ``steps`` world steps (it keeps pressing or holding after its
 success); sim episodes are ``0..E-1``, real episode ``E + e`` is sim episode ``e``'s states
 in real look ``e`` of ``seed`` (:mod:`.look`, the look rollout ``e`` of a validation at this
-seed gets too). The sim frames do not depend on the gap, and the real ones at gap 0 are the
-sim ones pixel for pixel. The frames' identity is a hash of their pixels (what the renderer
-drew here); one process keeps the last two datasets' episodes and sim frames, so the gaps of
-a validation render the sim look once.
+seed gets too). The sim frames depend on neither the gap nor the kind of shift, and the real
+ones at gap 0 are the sim ones pixel for pixel. The frames' identity is a hash of their pixels
+(what the renderer drew here); one process keeps the last two datasets' episodes and sim
+frames, so the gaps and kinds of a validation render the sim look once.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _sim_part(options: dict, progress) -> tuple:
     """``(episodes, sim frames (E*S, H, W, 3))``, memoised for the last two option sets."""
     from s2r.worlds.metaworld.pool import shared_pool
 
-    key = tuple(sorted((k, v) for k, v in options.items() if k != "gap"))
+    key = tuple(sorted((k, v) for k, v in options.items() if k not in ("gap", "shift")))
     if key in _MEMO:
         _MEMO.move_to_end(key)
         return _MEMO[key]
@@ -61,13 +62,14 @@ def _sim_part(options: dict, progress) -> tuple:
 
 
 def real_frames(options: dict, episodes: list, progress=None) -> np.ndarray:
-    """The real-look frames of ``episodes`` at ``options["gap"]``."""
+    """The real-look frames of ``episodes`` at ``options["gap"]``, in the kind of shift
+    ``options["shift"]``."""
     from s2r.worlds.metaworld.look import draw_look, draw_textures
     from s2r.worlds.metaworld.pool import shared_pool
 
-    gap, seed = float(options["gap"]), int(options["seed"])
-    groups = [(paint_key(options), draw_textures(seed, gap), draw_look(seed, e), gap,
-               ep.snapshots) for e, ep in enumerate(episodes)]
+    gap, seed, shift = float(options["gap"]), int(options["seed"]), options["shift"]
+    groups = [(paint_key(options), draw_textures(seed, gap, shift), draw_look(seed, e, shift),
+               gap, ep.snapshots) for e, ep in enumerate(episodes)]
     return np.concatenate(shared_pool().paint(groups, progress))
 
 

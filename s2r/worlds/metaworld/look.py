@@ -26,20 +26,43 @@ Draws (:class:`LookDraw`): the colours, lights and camera of episode ``e`` of lo
 come from ``default_rng([s, 20, e])``; the textures of a whole set of episodes (a dataset's
 real episodes, a batch of rollouts) from ``default_rng([s, 21])`` -- uploading a changed
 texture costs ~30 ms per 512 x 512 texture, so textures change per seed, not per episode.
+
+Kinds of shift (:data:`SHIFTS`, a spec's ``shift=``): ``all`` is every part above; ``lighting``
+the lights alone, ``texture`` the colours and textures alone, ``camera`` the camera alone --
+each exactly its part of ``all`` (the same draws, scaled by the gap the same way), the other
+parts left at their base values. ``distractors`` adds objects to the scene and nothing else:
+up to :data:`MAX_DISTRACTORS` boxes, spheres, cylinders and capsules standing on the table,
+``round(gap * MAX_DISTRACTORS)`` of them, each ``0.4 + 0.6 * gap`` times its drawn size
+(:func:`distractor_geoms`; drawn from ``default_rng([s, 22, e])``). They are added to the
+renderer's scene after MuJoCo has built it from the model (:mod:`.paint`), so no model, and no
+physics, ever holds them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Optional
 
 import numpy as np
 
-__all__ = ["GROUPS", "LookDraw", "TextureDraw", "apply_look", "draw_look", "draw_textures",
-           "texture_data"]
+__all__ = ["DistractorDraw", "GROUPS", "LookDraw", "MAX_DISTRACTORS", "PARTS", "SHIFTS",
+           "TextureDraw", "apply_look", "distractor_geoms", "draw_look", "draw_textures",
+           "restore_look", "texture_data"]
 
 #: Groups of geoms that share a colour shift.
 GROUPS = ("robot", "table", "walls", "floor", "objects")
-_LOOK_STREAM, _TEXTURE_STREAM = 20, 21
+#: The kinds of shift a spec's ``shift=`` names, and the parts of the look each one applies.
+PARTS = {"all": ("texture", "lighting", "camera"), "lighting": ("lighting",),
+         "texture": ("texture",), "camera": ("camera",), "distractors": ("distractors",)}
+SHIFTS = tuple(PARTS)
+#: The most distractors a look draws (all of them at gap 1).
+MAX_DISTRACTORS = 8
+#: Where distractors stand: the table top inside its retaining walls (world x, y ranges, m).
+_TABLE_X, _TABLE_Y = (-0.6, 0.6), (0.3, 0.95)
+_LOOK_STREAM, _TEXTURE_STREAM, _DISTRACTOR_STREAM = 20, 21, 22
+#: MuJoCo's geom types (``mjtGeom``) a distractor takes.
+_SPHERE, _CAPSULE, _CYLINDER, _BOX = 2, 3, 5, 6
+_DISTRACTOR_TYPES = (_BOX, _SPHERE, _CYLINDER, _CAPSULE)
 _MAX_LIGHTS, _MAX_TEXTURES = 8, 16
 _DEFAULT_RGBA = (0.5, 0.5, 0.5, 1.0)
 
@@ -61,6 +84,19 @@ class LookDraw:
     cam_axis: np.ndarray        # (3,) unit vector
     cam_angle: float            # in [-1, 1]
     fovy: float                 # in [-1, 1]
+    parts: tuple = PARTS["all"]                     # the parts of the look applied
+    distractors: Optional["DistractorDraw"] = None
+
+
+@dataclass(frozen=True)
+class DistractorDraw:
+    """The random part of one episode's distractors (:data:`MAX_DISTRACTORS` of each)."""
+
+    kind: np.ndarray            # (n,) index into _DISTRACTOR_TYPES
+    xy: np.ndarray              # (n, 2) in [0, 1]: where on the table
+    size: np.ndarray            # (n, 3) half sizes at gap 1 (m)
+    yaw: np.ndarray             # (n,) radians
+    rgb: np.ndarray             # (n, 3) in [0.1, 0.9]
 
 
 @dataclass(frozen=True)
@@ -76,8 +112,27 @@ def _unit(rng, n: int) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def draw_look(seed: int, episode: int) -> LookDraw:
-    """Episode ``episode``'s look draws for look seed ``seed``."""
+def draw_look(seed: int, episode: int, shift: str = "all") -> LookDraw:
+    """Episode ``episode``'s look draws for look seed ``seed``, applying the parts of the
+    kind of shift ``shift`` (:data:`PARTS`; every kind shares the draws of ``all``)."""
+    draw = _draw_all(seed, episode)
+    if shift == "all":
+        return draw
+    parts = PARTS[shift]
+    return replace(draw, parts=parts, distractors=draw_distractors(seed, episode)
+                   if "distractors" in parts else None)
+
+
+def draw_distractors(seed: int, episode: int) -> DistractorDraw:
+    """Episode ``episode``'s distractors for look seed ``seed``."""
+    rng = np.random.default_rng([int(seed), _DISTRACTOR_STREAM, int(episode)])
+    n = MAX_DISTRACTORS
+    return DistractorDraw(kind=rng.integers(0, len(_DISTRACTOR_TYPES), n),
+                          xy=rng.uniform(0, 1, (n, 2)), size=rng.uniform(0.03, 0.065, (n, 3)),
+                          yaw=rng.uniform(0, np.pi, n), rgb=rng.uniform(0.1, 0.9, (n, 3)))
+
+
+def _draw_all(seed: int, episode: int) -> LookDraw:
     rng = np.random.default_rng([int(seed), _LOOK_STREAM, int(episode)])
     g, n = len(GROUPS), _MAX_LIGHTS
     shift = _unit(rng, 1)[0] * rng.uniform() ** (1 / 3)
@@ -90,8 +145,11 @@ def draw_look(seed: int, episode: int) -> LookDraw:
                     fovy=float(rng.uniform(-1, 1)))
 
 
-def draw_textures(seed: int, gap: float) -> TextureDraw:
-    """The texture set of look seed ``seed`` at ``gap``."""
+def draw_textures(seed: int, gap: float, shift: str = "all") -> Optional[TextureDraw]:
+    """The texture set of look seed ``seed`` at ``gap``; None (the base textures) for a kind
+    of shift that leaves textures alone."""
+    if "texture" not in PARTS[shift]:
+        return None
     return TextureDraw(seed=int(seed), strength=float(gap))
 
 
@@ -157,11 +215,35 @@ class Appearance:
                    geom_group=geom_group, mat_group=mat_group)
 
 
+def restore_look(model, base: Appearance) -> None:
+    """Set ``model``'s colours, lights and cameras back to ``base`` (the sim look; textures:
+    :func:`texture_data`)."""
+    model.geom_rgba[:], model.mat_rgba[:] = base.geom_rgba, base.mat_rgba
+    model.light_diffuse[:], model.light_ambient[:] = base.light_diffuse, base.light_ambient
+    model.light_dir[:] = base.light_dir
+    model.vis.headlight.ambient[:], model.vis.headlight.diffuse[:] = base.headlight
+    model.cam_pos[:], model.cam_quat[:], model.cam_fovy[:] = (base.cam_pos, base.cam_quat,
+                                                              base.cam_fovy)
+
+
 def apply_look(model, base: Appearance, draw: LookDraw, gap: float, camera: int) -> None:
     """Set ``model``'s colours, lights and camera ``camera`` to the look of ``draw`` at
-    ``gap`` (the base appearance at gap 0, exactly). Textures: :func:`texture_data`.
-    The caller runs ``mj_camlight`` afterwards (camera and light edits need it)."""
+    ``gap``: the parts ``draw.parts`` names shifted, the others at their base values (the
+    base appearance at gap 0, exactly). Textures: :func:`texture_data`; distractors:
+    :func:`distractor_geoms`. The caller runs ``mj_camlight`` afterwards (camera and light
+    edits need it)."""
     gap = float(gap)
+    restore_look(model, base)
+    if "texture" in draw.parts:
+        _recolour(model, base, draw, gap)
+    if "lighting" in draw.parts:
+        _relight(model, base, draw, gap)
+    if "camera" in draw.parts:
+        _move_camera(model, base, draw, gap, camera)
+
+
+def _recolour(model, base: Appearance, draw: LookDraw, gap: float) -> None:
+    """The colours of every group of geoms and of their materials."""
     gain = np.exp(gap * (0.5 * draw.colour + 0.3 * draw.brightness[:, None]))      # (G, 3)
     weight = (gap * 0.4 * draw.mix)[:, None]                                        # (G, 1)
 
@@ -176,6 +258,10 @@ def apply_look(model, base: Appearance, draw: LookDraw, gap: float, camera: int)
     mat = base.mat_rgba.copy()
     mat[:, :3] = recolour(base.mat_rgba[:, :3], base.mat_group)
     model.mat_rgba[:] = mat
+
+
+def _relight(model, base: Appearance, draw: LookDraw, gap: float) -> None:
+    """Every light's colour, ambient term and direction, and the headlight."""
     n = len(base.light_diffuse)
     model.light_diffuse[:] = np.clip(base.light_diffuse * np.exp(gap * 0.5 * draw.light[:n]),
                                      0, 1)
@@ -186,6 +272,10 @@ def apply_look(model, base: Appearance, draw: LookDraw, gap: float, camera: int)
     hl = model.vis.headlight
     hl.ambient[:] = base.headlight[0] * np.exp(gap * 0.4 * draw.headlight[0])
     hl.diffuse[:] = base.headlight[1] * np.exp(gap * 0.4 * draw.headlight[1])
+
+
+def _move_camera(model, base: Appearance, draw: LookDraw, gap: float, camera: int) -> None:
+    """Camera ``camera``'s position, orientation and field of view."""
     pos, quat, fovy = base.cam_pos.copy(), base.cam_quat.copy(), base.cam_fovy.copy()
     pos[camera] = base.cam_pos[camera] + gap * 0.03 * draw.cam_shift
     half = 0.5 * gap * np.deg2rad(2.0) * draw.cam_angle
@@ -193,6 +283,29 @@ def apply_look(model, base: Appearance, draw: LookDraw, gap: float, camera: int)
     quat[camera] = _quat_mul(base.cam_quat[camera], turn)
     fovy[camera] = base.cam_fovy[camera] * np.exp(gap * 0.06 * draw.fovy)
     model.cam_pos[:], model.cam_quat[:], model.cam_fovy[:] = pos, quat, fovy
+
+
+def distractor_geoms(draw: Optional[DistractorDraw], gap: float) -> list:
+    """The distractors of ``draw`` at ``gap``: ``round(gap * MAX_DISTRACTORS)`` of them, each
+    ``0.4 + 0.6 * gap`` times its drawn size, standing on the table; a list of ``(type,
+    size (3,), pos (3,), mat (9,), rgba (4,))`` for ``mujoco.mjv_initGeom`` (``type`` a
+    ``mjtGeom``; ``size`` as a model geom's). None or gap 0: none."""
+    if draw is None:
+        return []
+    n = int(round(float(gap) * MAX_DISTRACTORS))
+    scale = 0.4 + 0.6 * float(gap)
+    out = []
+    for i in range(n):
+        kind = _DISTRACTOR_TYPES[int(draw.kind[i])]
+        a, b, c = draw.size[i] * scale
+        size, height = {_BOX: ((a, b, c), c), _SPHERE: ((a, 0, 0), a),
+                        _CYLINDER: ((a, c, 0), c), _CAPSULE: ((a, c, 0), a + c)}[kind]
+        x = _TABLE_X[0] + draw.xy[i, 0] * (_TABLE_X[1] - _TABLE_X[0])
+        y = _TABLE_Y[0] + draw.xy[i, 1] * (_TABLE_Y[1] - _TABLE_Y[0])
+        mat = _rotation(np.array([0.0, 0.0, 1.0]), float(draw.yaw[i]))
+        out.append((kind, np.array(size, dtype=np.float64), np.array([x, y, height]),
+                    mat.reshape(-1), np.array([*draw.rgb[i], 1.0])))
+    return out
 
 
 def _stains(rng, h: int, w: int) -> np.ndarray:

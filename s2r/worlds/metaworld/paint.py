@@ -9,10 +9,11 @@ on the painter's model (:mod:`.look`) and rendering. The physics never sees a lo
 
 Fast settings, as measured on Mesa's llvmpipe (``../shared/reference/metaworld.md``): shadows
 and reflections off, no multisampling (``offsamples = 0``); textures are uploaded again only
-when the texture set changes. Meta-World's fixed cameras are mounted upside down (their image
-"up" points down in the world): such a camera's image is turned 180 degrees, so frames come
-out upright (:attr:`Painter.turned`). :meth:`Painter.close` frees the GL context explicitly
-(EGL prints errors at exit otherwise).
+when the texture set changes. A look's distractors (:func:`.look.distractor_geoms`) are
+appended to the scene after ``mjv_updateScene``: no model holds them. Meta-World's fixed
+cameras are mounted upside down (their image "up" points down in the world): such a camera's
+image is turned 180 degrees, so frames come out upright (:attr:`Painter.turned`).
+:meth:`Painter.close` frees the GL context explicitly (EGL prints errors at exit otherwise).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 
 from s2r.worlds.metaworld import sim
 from s2r.worlds.metaworld.look import (Appearance, LookDraw, TextureDraw, apply_look,
-                                       texture_data)
+                                       distractor_geoms, restore_look, texture_data)
 from s2r.worlds.metaworld.tasks import TaskSpec
 
 import mujoco                                   # after sim: MUJOCO_GL is set there
@@ -72,6 +73,7 @@ class Painter:
         self._cam.fixedcamid = self.camera
         self._rect = mujoco.MjrRect(0, 0, self.width, self.height)
         self._textures = None                         # the texture set uploaded now
+        self._distractors: list = []                  # the look's extra scene geoms
         mujoco.mj_kinematics(m, self.data)
         mujoco.mj_camlight(m, self.data)
         up = self.data.cam_xmat[self.camera].reshape(3, 3)[:, 1]
@@ -100,17 +102,23 @@ class Painter:
         self._textures = key
 
     def set_look(self, draw: LookDraw | None, gap: float) -> None:
-        """Colours, lights and camera of ``draw`` at ``gap`` (None: the sim look; setting a
-        look costs microseconds, so it is set for every frame)."""
+        """Colours, lights, camera and distractors of ``draw`` at ``gap`` (None: the sim look;
+        setting a look costs microseconds, so it is set for every frame)."""
         if draw is None:
-            m, b = self.model, self.base
-            m.geom_rgba[:], m.mat_rgba[:] = b.geom_rgba, b.mat_rgba
-            m.light_diffuse[:], m.light_ambient[:] = b.light_diffuse, b.light_ambient
-            m.light_dir[:] = b.light_dir
-            m.vis.headlight.ambient[:], m.vis.headlight.diffuse[:] = b.headlight
-            m.cam_pos[:], m.cam_quat[:], m.cam_fovy[:] = b.cam_pos, b.cam_quat, b.cam_fovy
+            restore_look(self.model, self.base)
+            self._distractors = []
         else:
             apply_look(self.model, self.base, draw, gap, self.camera)
+            self._distractors = distractor_geoms(draw.distractors, gap)
+
+    def _add_distractors(self) -> None:
+        """Append the look's distractors to the scene MuJoCo built from the model: drawn like
+        any geom, held by no model, so the physics never meets them."""
+        scene = self._scene
+        for kind, size, pos, mat, rgba in self._distractors[:scene.maxgeom - scene.ngeom]:
+            mujoco.mjv_initGeom(scene.geoms[scene.ngeom], int(kind), size, pos, mat,
+                                rgba.astype(np.float32))
+            scene.ngeom += 1
 
     def draw(self, snapshot: "sim.Snapshot") -> np.ndarray:
         """The frame ``(H, W, 3) uint8`` of ``snapshot`` in the look set now."""
@@ -125,6 +133,7 @@ class Painter:
         mujoco.mj_camlight(m, d)
         mujoco.mjv_updateScene(m, d, self._option, None, self._cam,
                                mujoco.mjtCatBit.mjCAT_ALL, self._scene)
+        self._add_distractors()
         self._scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
         self._scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
         self._gl.make_current()

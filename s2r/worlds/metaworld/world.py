@@ -17,6 +17,7 @@ import numpy as np
 
 from s2r.worlds.base import Demonstration, TaskColumns
 from s2r.worlds.metaworld.controls import CONTROLS
+from s2r.worlds.metaworld.look import SHIFTS
 from s2r.worlds.options import Option, Options, check_options
 from s2r.worlds.metaworld.tasks import (ACTION_NAMES, PROPRIO_NAMES, TASKS, TaskSpec, named_width,
                                         state_names)
@@ -76,14 +77,16 @@ class MetaWorldTask:
     camera : str
     repeat : int
         Meta-World steps per world step.
+    shift : str
+        The kind of shift of its real look (:data:`.look.SHIFTS`).
     """
 
     world = "metaworld"
 
     def __init__(self, task: str = "button-press-topdown-v3", camera: str = "corner",
-                 repeat: int = 2):
+                 repeat: int = 2, shift: str = "all"):
         self.spec: TaskSpec = TASKS[task]
-        self.camera, self.repeat = camera, int(repeat)
+        self.camera, self.repeat, self.shift = camera, int(repeat), shift
         nq, nv = self.spec.model_size
         self.nq, self.nv = nq, nv
         names = state_names(self.spec, nq, nv)
@@ -103,13 +106,15 @@ class MetaWorldTask:
     def identity(self) -> str:
         from s2r.identity import digest
 
-        return digest("metaworld-task", self.spec.name, self.camera, str(self.repeat),
+        kind = () if self.shift == "all" else (f"shift {self.shift}",)   # all: the keys before
+        return digest("metaworld-task", self.spec.name, self.camera, str(self.repeat), *kind,
                       _source_digest(), _versions()).hex()[:16]
 
     def describe(self) -> dict:
+        shift = "" if self.shift == "all" else f"real look: {self.shift} shift only; "
         return {"task": f"Meta-World {self.spec.name}: its scripted expert's demonstrations "
                         f"in the sim look; camera {self.camera}; action repeat {self.repeat}; "
-                        f"success = Meta-World's info['success']",
+                        f"{shift}success = Meta-World's info['success']",
                 "proprioception": "state columns 0..3 (hand position, gripper opening)"}
 
     def demonstrations(self, n: int, steps: int, *, seed: int, height: int, width: int
@@ -148,10 +153,10 @@ class MetaWorldTask:
 
         real = look == "real"
         layouts = [sim.layout(self.spec, seed, "rollout", k) for k in range(int(n))]
-        looks = [draw_look(seed, k) if real else None for k in range(int(n))]
+        looks = [draw_look(seed, k, self.shift) if real else None for k in range(int(n))]
         return MetaWorldBatch(shared_pool(), self._key(height, width), self.repeat, layouts,
                               looks, gap if real else 0.0,
-                              draw_textures(seed, gap) if real else None)
+                              draw_textures(seed, gap, self.shift) if real else None)
 
     def render_state(self, state: np.ndarray, *, k: int, look: str, gap: float, seed: int,
                      height: int, width: int, step: int = 0) -> np.ndarray:
@@ -164,8 +169,9 @@ class MetaWorldTask:
         snap = sim.snapshot_of_state(self.spec, state, sim.layout_fields(s.env.model),
                                      self.nq, self.nv)
         real = look == "real"
-        group = (self._key(height, width), draw_textures(seed, gap) if real else None,
-                 draw_look(seed, k) if real else None, float(gap) if real else 0.0, [snap])
+        group = (self._key(height, width), draw_textures(seed, gap, self.shift) if real else None,
+                 draw_look(seed, k, self.shift) if real else None, float(gap) if real else 0.0,
+                 [snap])
         return shared_pool().paint([group])[0][0]
 
     def randomised_frames(self, n: int, steps: int, *, strength: float, seed: int,
@@ -205,7 +211,9 @@ class MetaWorldWorld:
     name = "metaworld"
     title = "Meta-World (MuJoCo)"
     #: Spec options: the task, expert episodes, world steps an episode (each ``repeat``
-    #: Meta-World steps), the real look's gap, the seed, the frame size, the camera.
+    #: Meta-World steps), the real look's gap, the seed, the frame size, the camera, the kind
+    #: of shift (written in a canonical spec only when not ``all``, so every spec written
+    #: before it keeps its one string).
     options = Options(
         Option("task", "button-press-topdown-v3", choices=tuple(TASKS), label="Task",
                help="A Meta-World task: its scripted expert's episodes, drawn in Meta-World's "
@@ -225,6 +233,11 @@ class MetaWorldWorld:
         Option("height", 96, low=MIN_SIZE, high=MAX_SIZE, label="Frame height"),
         Option("width", 128, low=MIN_SIZE, high=MAX_SIZE, label="Frame width"),
         Option("camera", "corner", choices=CAMERAS, label="Camera", shown=False),
+        Option("shift", "all", choices=SHIFTS, label="Kind of shift", written=False,
+               help="What the real look shifts: all (colours, textures, lights and camera), "
+                    "lighting, texture (surfaces and their colours), camera (its pose), or "
+                    "distractors (objects on the table the physics never meets; more and "
+                    "larger as the gap grows)."),
     )
     #: What the dashboard opens Meta-World with: 6 + 6 expert episodes of 40 steps at
     #: 96 x 128 (480 frames, rendered off-screen at ~50 frames/s a core: seconds on a CPU).
@@ -258,9 +271,9 @@ class MetaWorldWorld:
         return make_dataset(options, progress)
 
     def task(self, options: Optional[dict] = None) -> MetaWorldTask:
-        """The task of ``options`` (its ``task``, ``camera`` and ``repeat``)."""
+        """The task of ``options`` (its ``task``, ``camera``, ``repeat`` and ``shift``)."""
         o = {**self.options.defaults(), **(options or {})}
-        return MetaWorldTask(o["task"], o["camera"], o["repeat"])
+        return MetaWorldTask(o["task"], o["camera"], o["repeat"], o["shift"])
 
     def control_task(self, options: Optional[dict] = None):
         """What a control trains on: the task of ``options``, or the mix of several
