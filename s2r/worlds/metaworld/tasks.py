@@ -16,8 +16,10 @@ every stage in order (tested).
 **Horizons** count *world steps*: one world step applies the action for ``repeat`` Meta-World
 steps (2 by default, the action repeat of DrQ-v2's Meta-World runs); they cap a rollout near
 the expert's own length (:data:`HORIZON_STEPS`: about 1.3x the longest of 30 expert episodes,
-measured: button-press-topdown 75 Meta-World steps, assembly 96, peg-insert-side 227 at the
-99th percentile, 144 at the 90th).
+measured: button-press-topdown 75 Meta-World steps, assembly 96, drawer-open 92, hammer 80;
+where a few layouts take far longer, about 1.3x the 90th percentile: peg-insert-side 227 at
+the 99th percentile, 144 at the 90th; bin-picking 238 at most, 149 at the 90th;
+docs/metaworld.md).
 """
 
 from __future__ import annotations
@@ -142,6 +144,69 @@ def _peg(env, obs, info, start) -> int:
     return 1 if info["near_object"] else 0
 
 
+def _bin(env, obs, info, start) -> int:
+    """1 the hand at the cube (within 2 cm of the expert's grasp point, 3 cm above the cube's
+    centre with its y kept within 2.5 cm of the bin's centre line, in each direction: the expert
+    closes the gripper), 2 the cube lifted 2 cm (Meta-World's ``lifted``), 3 its centre within
+    5 cm of the target bin's goal horizontally while lifted (success's radius), 4 in the bin
+    (success). Thresholds: ``SawyerBinPickingV3Policy``'s switching rules and
+    ``SawyerBinPickingEnvV3.compute_reward``'s terms."""
+    if info["success"]:
+        return 4
+    cube = obs[4:7]
+    lifted = float(cube[2]) > start["cube_z"] + 0.02
+    if lifted and float(np.linalg.norm(cube[:2] - obs[36:38])) <= 0.05:
+        return 3
+    if lifted:
+        return 2
+    grasp = cube + np.array([0.0, 0.0, 0.03])
+    grasp[1] = min(max(float(grasp[1]), 0.675), 0.725)
+    at = (float(np.linalg.norm(obs[:2] - grasp[:2])) <= 0.02
+          and abs(float(obs[2] - grasp[2])) <= 0.02)
+    return 1 if at else 0
+
+
+def _drawer(env, obs, info, start) -> int:
+    """1 the hand above the handle (within 6 cm horizontally: the expert then drops), 2 at it
+    (also within 4 cm of 2 cm below the handle's height: the expert then pulls), 3 the drawer
+    half open (the handle half way from its start to success's 3 cm from the goal), 4 open
+    (success). Thresholds: ``SawyerDrawerOpenV3Policy``'s switching rules and
+    ``SawyerDrawerOpenEnvV3``'s success."""
+    if info["success"]:
+        return 4
+    if float(info["obj_to_target"]) <= 0.5 * (start["obj_to_target"] + 0.03):
+        return 3
+    handle = obs[4:7] + np.array([0.0, 0.0, -0.02])
+    above = float(np.linalg.norm(obs[:2] - handle[:2])) <= 0.06
+    if above and abs(float(obs[2] - handle[2])) <= 0.04:
+        return 2
+    return 1 if above else 0
+
+
+def _hammer(env, obs, info, start) -> int:
+    """1 the hand at the handle (within 4 cm of the expert's grasp point horizontally, 4 cm
+    behind the hammer's centre, and 5 cm above it at most: the expert has closed the gripper
+    and stops descending), 2 the hammer lifted 3 cm off the table (its centre above 6 cm; it
+    rests at 2.8 cm, the reset puts it at 0, so nothing is read at the reset), 3 its head
+    (Meta-World's: 16 cm along and 6 cm across from the centre) within 10 cm of the goal
+    while lifted (the nail starts to move), 4 the nail driven in (success). Thresholds:
+    ``SawyerHammerV3Policy``'s switching rules and ``SawyerHammerEnvV3.compute_reward``'s
+    terms."""
+    if info["success"]:
+        return 4
+    hammer = obs[4:7]
+    lifted = float(hammer[2]) > 0.06
+    head = hammer + np.array([0.16, 0.06, 0.0])
+    if lifted and float(np.linalg.norm(head - obs[36:39])) <= 0.10:
+        return 3
+    if lifted:
+        return 2
+    grasp = hammer + np.array([-0.04, 0.0, -0.01])
+    at = (float(np.linalg.norm(obs[:2] - grasp[:2])) <= 0.04
+          and float(obs[2] - grasp[2]) <= 0.05)
+    return 1 if at else 0
+
+
 def _button_start(env, obs) -> dict:
     """The button's travel to its target (half of it is stage 3)."""
     start = env._get_site_pos("buttonStart")[2]
@@ -158,6 +223,21 @@ def _peg_start(env, obs) -> dict:
     return {"peg_z": float(obs[6])}
 
 
+def _bin_start(env, obs) -> dict:
+    """The cube's height on the table."""
+    return {"cube_z": float(obs[6])}
+
+
+def _drawer_start(env, obs) -> dict:
+    """The handle's distance to the goal (half of its travel to success is stage 3)."""
+    return {"obj_to_target": float(np.linalg.norm(obs[4:7] - obs[36:39]))}
+
+
+def _nothing(env, obs) -> dict:
+    """Nothing: the task's stages compare with fixed heights."""
+    return {}
+
+
 #: The tasks, one row each: everything a task is to this world is its row.
 TASKS = {t.name: t for t in (
     TaskSpec("button-press-topdown-v3", "SawyerButtonPressTopdownV3Policy", ("button",),
@@ -172,6 +252,19 @@ TASKS = {t.name: t for t in (
              ("at the peg", "lifted", "near the hole", "inserted"), 180,
              "Peg insertion (side)", stage=_peg, start=_peg_start,
              model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6)),
+    TaskSpec("bin-picking-v3", "SawyerBinPickingV3Policy", ("cube",), "wxyz",
+             ("at the cube", "lifted", "above the bin", "in the bin"), 200,
+             "Bin picking (cube into a bin)", stage=_bin, start=_bin_start,
+             model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6)),
+    TaskSpec("drawer-open-v3", "SawyerDrawerOpenV3Policy", ("handle",), "wxyz",
+             ("above the handle", "at the handle", "half open", "open"), 120,
+             "Drawer opening", stage=_drawer, start=_drawer_start,
+             model_size=(10, 10), static=(0, 2, 3, 4, 5, 6, 7, 8, 9)),
+    TaskSpec("hammer-v3", "SawyerHammerV3Policy", ("hammer", "nail"), "wxyz",
+             ("at the handle", "lifted", "at the nail", "nail in"), 104,
+             "Hammer (drive a nail in)", stage=_hammer, start=_nothing,
+             model_size=(17, 16), static=(7, 9, 10, 11, 12, 13, 14, 15, 16),
+             carried=(0, 1, 2, 3, 4, 5, 6)),
 )}
 #: Most Meta-World steps a rollout takes, per task (:attr:`TaskSpec.horizon_steps`).
 HORIZON_STEPS = {name: t.horizon_steps for name, t in TASKS.items()}

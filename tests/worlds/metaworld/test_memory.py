@@ -57,6 +57,23 @@ def test_a_carried_object_stays_until_grasped_then_moves_with_the_hand():
     np.testing.assert_allclose(f[:7], nut[:7] + 0.025)
 
 
+@pytest.mark.parametrize("name, width, live", [("drawer-open-v3", 10, 1),     # handle y
+                                               ("hammer-v3", 17, 8)])         # nail y
+def test_what_opens_or_is_driven_in_is_read_live_the_rest_remembered(name, width, live):
+    """The drawer's handle and the nail move along y only, as the task is done: that column
+    is read live; the rest is kept (the goal, the nail's other columns; the hammer, free
+    while the gripper is open, where it was first seen)."""
+    mem = MetaWorldMemory(TASKS[name], look_frames=2)
+    mem.reset(1)
+    seen = [np.arange(float(width)) + i for i in (0, 2, 10)]
+    out = [mem(s[None], _proprio([5, 5, 5], OPEN), np.array([0]))[0] for s in seen][-1]
+    kept = [c for c in range(width) if c != live]
+    np.testing.assert_allclose(out[kept], 1 + np.arange(float(width))[kept])   # mean of 2
+    assert out[live] == 10 + live
+    with pytest.raises(MetricError, match=rf"expected task \(B, {width}\)"):
+        mem(np.zeros((1, width + 1)), np.zeros((1, 4)), np.array([0]))
+
+
 def test_bad_shapes_and_rows_are_one_line():
     mem = MetaWorldMemory(TASKS["assembly-v3"])
     mem.reset(1)

@@ -18,7 +18,8 @@ def test_the_spec_options_are_typed_and_checked():
         "height": 96, "width": 128, "camera": "topview", "repeat": 2, "shift": "all"}}
     for bad, words in (
             ("metaworld:task=reach", r"task 'reach' is not one of button-press-topdown-v3, "
-                                     r"assembly-v3, peg-insert-side-v3"),
+                                     r"assembly-v3, peg-insert-side-v3, bin-picking-v3, "
+                                     r"drawer-open-v3, hammer-v3"),
             ("metaworld:camera=gripperPOV", "camera 'gripperPOV' is not one of corner, corner2"),
             ("metaworld:gap=2", r"gap must be in \[0, 1\], got 2.0"),
             ("metaworld:shift=fog", "shift 'fog' is not one of all, lighting, texture, camera, "
@@ -33,22 +34,39 @@ def test_the_spec_options_are_typed_and_checked():
             parse_spec(bad)
 
 
-def test_the_task_columns_stages_and_horizons():
+@pytest.mark.parametrize("name, stages, horizon, named", [
+    ("button-press-topdown-v3", ("above the button", "at the button", "half pressed", "pressed"),
+     50, ("button x", "button qz")),
+    ("assembly-v3", ("at the handle", "lifted", "above the peg", "on the peg"), 60,
+     ("nut handle x", "nut handle qz")),
+    ("bin-picking-v3", ("at the cube", "lifted", "above the bin", "in the bin"), 100,
+     ("cube x", "cube qz")),
+    ("drawer-open-v3", ("above the handle", "at the handle", "half open", "open"), 60,
+     ("handle x", "handle qz")),
+    ("hammer-v3", ("at the handle", "lifted", "at the nail", "nail in"), 52,
+     ("hammer x", "hammer qz", "nail x", "nail qz"))])
+def test_the_task_columns_stages_and_horizons(name, stages, horizon, named):
+    """Every object is 7 named columns (position, then MuJoCo's w-first quaternion) between
+    the proprioception and the goal."""
+    task = WORLDS["metaworld"].task({"task": name})
+    assert task.stages == stages and task.horizon == task.demo_steps == horizon
+    cols = task.columns
+    objects = len(named) // 2
+    k = 4 + 7 * objects + 3
+    assert cols.proprio == (0, 1, 2, 3) and cols.task == tuple(range(4, k))
+    assert cols.action_names == ("hand dx", "hand dy", "hand dz", "gripper effort")
+    assert len(cols.state_names) == k + task.nq + task.nv + 7
+    assert tuple(n for n in cols.state_names[4:k - 3] if n.endswith((" x", " qz"))) == named
+    assert cols.state_names[k - 3:k] == ("goal x", "goal y", "goal z")
+
+
+def test_the_horizons_follow_the_action_repeat_and_each_task_and_camera_is_its_own():
     world = WORLDS["metaworld"]
-    for name, stages, horizon in (
-            ("button-press-topdown-v3", ("above the button", "at the button", "half pressed",
-                                         "pressed"), 50),
-            ("assembly-v3", ("at the handle", "lifted", "above the peg", "on the peg"), 60)):
-        task = world.task({"task": name})
-        assert task.stages == stages and task.horizon == task.demo_steps == horizon
-        cols = task.columns
-        assert cols.proprio == (0, 1, 2, 3) and cols.task == tuple(range(4, 14))
-        assert cols.action_names == ("hand dx", "hand dy", "hand dz", "gripper effort")
-        assert len(cols.state_names) == 14 + task.nq + task.nv + 7
     assert world.task({"task": "assembly-v3", "repeat": 1}).horizon == 120
+    assert world.task({"task": "hammer-v3", "repeat": 3}).horizon == 35
     ids = {world.task({"task": t, "camera": c}).identity() for t in world.tasks
            for c in ("corner", "topview")}
-    assert len(ids) == 6                          # the task and its camera name the frames
+    assert len(ids) == 2 * len(world.tasks) == 12    # the task and its camera name the frames
 
 
 def test_the_model_sizes_are_meta_worlds():
@@ -64,7 +82,7 @@ def test_the_model_sizes_are_meta_worlds():
 #: package's code changed: if what its tasks compute or draw changed (states, stages, frames,
 #: experts), give CODE_ID a new value (cached rollouts, demonstrations and controls are then
 #: misses); either way, record the new digest here.
-METAWORLD_SOURCE_DIGEST = "76075cf20f327d1064701948d6a073a7"
+METAWORLD_SOURCE_DIGEST = "fba2024f3bfc2b2d40b9e38abaf9aace"
 
 
 def test_meta_worlds_code_is_unchanged_or_its_code_id_was_considered():
