@@ -23,8 +23,10 @@ from s2r.encoders import get_spec, status
 from s2r.errors import MetricError
 from s2r.metrics.dis import check_pca_dim
 from s2r.metrics import catalogue
+from s2r.metrics.object_focus import FOCUS_KEYS
 from s2r.metrics.scoring import SCORE_VERSION, ScoreParams, score_embeddings
 from s2r.pairing import pair_frames
+from s2r.pipeline.object_focus import object_focus
 from s2r.progress import ProgressCallback, report
 from s2r.settings import current
 
@@ -129,7 +131,9 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         :func:`~s2r.metrics.scoring.score_embeddings`'s record plus ``encoder``
         (:func:`encoder_metadata`), ``dataset`` (``name``, ``fingerprint``) and
         ``precision`` (``"auto"`` or ``"int8"``: what the embeddings were computed in) and
-        ``runtime`` when ONNX Runtime computed them (:func:`runtime_fields`).
+        ``runtime`` when ONNX Runtime computed them (:func:`runtime_fields`); the object
+        focus (:func:`with_object_focus`: None, with its reason in ``not_estimable``, on a
+        dataset without masks or for an encoder without a Grad-CAM layer).
     """
     params = (params or ScoreParams()).validate()
     settings = settings if settings is not None else current()
@@ -147,6 +151,8 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         params=params, cache=cache, progress=progress, settings=settings)
     if meta["dim"] is None:       # the width of a dataset-dependent "embedding" (state)
         meta["dim"] = record.get("embedding_dim")
+    record = with_object_focus(record, object_focus(frameset, encoder_id, params, cache=cache,
+                                                    device=device, settings=settings))
     return {"encoder": meta, "dataset": {"name": frameset.name,
                                          "fingerprint": frameset.fingerprint},
             "precision": embedding_precision(frameset, encoder_id, precision=precision,
@@ -154,6 +160,18 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
             **runtime_fields(encoder_id, precision=precision, device=device,
                              settings=settings),
             **record}
+
+
+def with_object_focus(record: dict, focus: dict) -> dict:
+    """``record`` with the object-focus fields of :func:`s2r.pipeline.object_focus.
+    object_focus` (the record's own are None: the scorer never computes them); the reason
+    of a missing focus goes to ``not_estimable``."""
+    out = {**record, **{k: v for k, v in focus.items() if k != "object_focus_reason"}}
+    reason = focus.get("object_focus_reason")
+    if reason is not None:
+        out["not_estimable"] = {**record.get("not_estimable", {}),
+                                **{k: reason for k in FOCUS_KEYS}}
+    return out
 
 
 def score_encoders(frameset, encoder_ids: Sequence[str], *,
