@@ -225,6 +225,9 @@ class MetaWorldWorld:
         Option("height", 96, low=MIN_SIZE, high=MAX_SIZE, label="Frame height"),
         Option("width", 128, low=MIN_SIZE, high=MAX_SIZE, label="Frame width"),
         Option("camera", "corner", choices=CAMERAS, label="Camera", shown=False),
+        Option("masks", False, label="Task-object masks", shown=False,
+               help="Also draw the task objects' masks (one segmentation render a frame), "
+                    "for the object-focus score"),
     )
     #: What the dashboard opens Meta-World with: 6 + 6 expert episodes of 40 steps at
     #: 96 x 128 (480 frames, rendered off-screen at ~50 frames/s a core: seconds on a CPU).

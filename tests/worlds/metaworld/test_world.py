@@ -15,7 +15,7 @@ def test_the_spec_options_are_typed_and_checked():
     parsed = parse_spec("metaworld:task=assembly-v3,episodes=3,steps=20,gap=1,camera=topview")
     assert parsed == {"kind": "metaworld", "options": {
         "task": "assembly-v3", "episodes": 3, "steps": 20, "gap": 1.0, "seed": 0,
-        "height": 96, "width": 128, "camera": "topview", "repeat": 2}}
+        "height": 96, "width": 128, "camera": "topview", "repeat": 2, "masks": False}}
     for bad, words in (
             ("metaworld:task=reach", r"task 'reach' is not one of button-press-topdown-v3, "
                                      r"assembly-v3, peg-insert-side-v3"),
@@ -62,7 +62,7 @@ def test_the_model_sizes_are_meta_worlds():
 #: package's code changed: if what its tasks compute or draw changed (states, stages, frames,
 #: experts), give CODE_ID a new value (cached rollouts, demonstrations and controls are then
 #: misses); either way, record the new digest here.
-METAWORLD_SOURCE_DIGEST = "06419b20700b15aeda01c280dafaf11e"
+METAWORLD_SOURCE_DIGEST = "84fa609654158d58326823255cac37bd"
 
 
 def test_meta_worlds_code_is_unchanged_or_its_code_id_was_considered():
