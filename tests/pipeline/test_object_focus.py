@@ -85,3 +85,21 @@ def test_the_record_gets_the_focus_and_the_reason_and_keeps_its_key(demo, monkey
     merged = scores.with_object_focus(rec, fake)
     assert merged["object_focus"] == 0.5 and "object_focus_reason" not in merged
     assert merged["not_estimable"] == rec["not_estimable"]
+
+
+def test_the_scores_pages_table_shows_the_focus_and_its_floor(demo):
+    from s2r.figures.scores import scores_frame
+    from s2r.figures.tables import column_help, score_table
+    from s2r.pipeline import scores
+
+    rec = scores.score_encoder(demo, "pixels", params=PARAMS, cache=False)
+    focused = scores.with_object_focus({**rec, "encoder": {**rec["encoder"], "id": "x"}}, {
+        "object_focus": 0.5, "object_focus_ci_low": 0.4, "object_focus_ci_high": 0.6,
+        "object_focus_floor": 0.125, "object_focus_floor_ci_low": 0.1,
+        "object_focus_floor_ci_high": 0.15, "object_focus_reason": None})
+    table = score_table(scores_frame([rec, focused]), "table")
+    assert {"Object focus", "Object focus floor"} <= set(table.columns)
+    row = table[table["id"] == "x"].iloc[0]
+    assert row["Object focus"].startswith("0.500") and row["Object focus floor"].startswith("0.125")
+    assert table[table["id"] == "pixels"].iloc[0]["Object focus"] == "n/a"
+    assert "uniform map" in column_help("table")["Object focus floor"]
