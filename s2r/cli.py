@@ -320,6 +320,16 @@ def output_folder(text: str, *, args: Optional[argparse.Namespace] = None,
     return path
 
 
+def add_object_focus_arg(parser) -> None:
+    """Add ``--object-focus``: also score the share of each image encoder's saliency on the
+    task objects (:mod:`s2r.pipeline.object_focus`)."""
+    parser.add_argument("--object-focus", action="store_true",
+                        help="also score each image encoder's object focus: the share of its "
+                             "Grad-CAM saliency on the task objects' masks in up to 32 real "
+                             "frames (datasets with masks: the demo, metaworld:...,masks=true; "
+                             "a few seconds an encoder on a CPU, cached)")
+
+
 def add_force_arg(parser) -> None:
     """Add ``--force``: replace an existing output that s2r did not write."""
     parser.add_argument("--force", action="store_true",

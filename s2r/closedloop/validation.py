@@ -168,7 +168,8 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
              params: Optional[RolloutParams] = None, score_params=None, cache=None,
              device=None, n_boot: int = 2000,
              progress: Optional[ProgressCallback] = None, settings=None,
-             layers: str = "last", layer_score: Optional[str] = None) -> ValidationReport:
+             layers: str = "last", layer_score: Optional[str] = None,
+             object_focus: bool = False) -> ValidationReport:
     """Score every encoder at every gap and measure its closed-loop real success.
 
     Parameters
@@ -198,6 +199,10 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     layer_score : str, optional
         The score that picks the layer (a ranked score; default
         :data:`s2r.metrics.layers.DEFAULT_LAYER_SCORE`, the Sim2Real score).
+    object_focus : bool
+        Also score every image encoder's object focus on datasets with task-object masks
+        (:func:`s2r.pipeline.score_encoder`), so it is validated beside the other scores;
+        the report's ``params`` say ``"object_focus": true``.
 
     Returns
     -------
@@ -254,7 +259,8 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
             report(progress, done, total, f"{encoder_id}: scores at gap {gap:g}")
             records[(encoder_id, gap)] = score_encoder(frameset, encoder_id, params=score_params,
                                                        cache=cache, device=device,
-                                                       settings=settings)
+                                                       settings=settings,
+                                                       object_focus=object_focus)
             done += 1
     rows, outcomes = [], []
     for encoder_id in ids:
@@ -289,4 +295,4 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
         params={"validation_version": VALIDATION_VERSION, "dataset": spec,
                 "gaps": gaps, "encoders": ids, "rollouts": params.to_dict(),
                 "scores": score_params.to_dict(), "n_boot": int(n_boot),
-                **task.describe()})
+                **({"object_focus": True} if object_focus else {}), **task.describe()})

@@ -40,9 +40,9 @@ import fnmatch
 import os
 from pathlib import Path
 
-from s2r.cli import (add_command, add_force_arg, add_runtime_args, announce_first_use,
-                     atomic_output, dataset_from_args, integer_arg, number_arg, output_file,
-                     settings_from_args, train_announced)
+from s2r.cli import (add_command, add_force_arg, add_object_focus_arg, add_runtime_args,
+                     announce_first_use, atomic_output, dataset_from_args, integer_arg, number_arg,
+                     output_file, settings_from_args, train_announced)
 from s2r.commands.embed import add_backend_args, backend_from_args, runtime_cache
 from s2r.errors import S2RError
 
@@ -75,6 +75,7 @@ def register(subparsers) -> None:
     p.add_argument("--pairwise", default=None, metavar="FILE",
                    help="also write P(A beats B) and the paired difference interval of every "
                         "pair of encoders on every ranked score to FILE (.json or .csv)")
+    add_object_focus_arg(p)
     p.add_argument("--layers", default=None, metavar="all|last|NAME,...",
                    help="which layers of each encoder to score (one record per encoder and "
                         "layer, all embedded in one pass): 'last' = the final embedding "
@@ -347,6 +348,9 @@ def run(args: argparse.Namespace) -> int:
     ray_options = backend_from_args(args)
     if layers != "last" and ray_options:
         raise S2RError("--layers runs on this machine: drop --backend ray (or --layers)")
+    if args.object_focus and (layers != "last" or ray_options):
+        raise S2RError("--object-focus explains each encoder's final embedding on this machine: "
+                       "drop --layers and --backend ray (or --object-focus)")
     cache = runtime_cache(args)
     first_use = announce_first_use(ids, args)
     if layers != "last":
@@ -372,7 +376,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             records = score_encoders(frameset, ids, params=params, cache=cache,
                                      device=args.device, precision=args.precision,
-                                     progress=progress, settings=settings)
+                                     progress=progress, settings=settings,
+                                     object_focus=args.object_focus)
     with atomic_output(out, args, "scores") as tmp:
         write_records(records, tmp)
     print(_summary_table(records))

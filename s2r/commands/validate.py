@@ -27,9 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from s2r.cli import (add_command, add_dataset_args, add_force_arg, add_runtime_args,
-                     announce_first_use, atomic_output, cache_from_args, integer_arg, output_file,
-                     settings_from_args, train_announced)
+from s2r.cli import (add_command, add_dataset_args, add_force_arg, add_object_focus_arg,
+                     add_runtime_args, announce_first_use, atomic_output, cache_from_args,
+                     integer_arg, output_file, settings_from_args, train_announced)
 from s2r.errors import S2RError
 
 
@@ -105,6 +105,7 @@ def register(subparsers) -> None:
     p.add_argument("--layer-score", default=None, metavar="SCORE",
                    help="with --layers best: the score that picks each layer (a ranked score; "
                         "default sim2real_score)")
+    add_object_focus_arg(p)
     p.add_argument("--out", required=True, metavar="report.json", help="report file (.json)")
     add_force_arg(p)
     add_runtime_args(p, no_cache=False)
@@ -232,7 +233,7 @@ def run(args) -> int:
         report = validate(args.dataset, ids, gaps, params=params, cache=cache,
                           device=args.device, n_boot=args.n_boot, progress=progress,
                           settings=settings, layers=args.layers,
-                          layer_score=args.layer_score)
+                          layer_score=args.layer_score, object_focus=args.object_focus)
     with atomic_output(out, args, "validation") as tmp:
         tmp.write_text(json.dumps(report.to_dict(), indent=1))
     _print_summary(report)

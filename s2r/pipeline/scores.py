@@ -23,8 +23,10 @@ from s2r.encoders import get_spec, status
 from s2r.errors import MetricError
 from s2r.metrics.dis import check_pca_dim
 from s2r.metrics import catalogue
+from s2r.metrics.object_focus import FOCUS_KEYS, not_scored
 from s2r.metrics.scoring import SCORE_VERSION, ScoreParams, score_embeddings
 from s2r.pairing import pair_frames
+from s2r.pipeline.object_focus import object_focus as focus_of
 from s2r.progress import ProgressCallback, report
 from s2r.settings import current
 
@@ -98,7 +100,8 @@ def scored(frameset, encoder_id: str, make_key, embed, *, params: ScoreParams, c
 
 def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = None,
                   cache=None, device=None, precision: str = "auto",
-                  progress: Optional[ProgressCallback] = None, settings=None) -> dict:
+                  progress: Optional[ProgressCallback] = None, settings=None,
+                  object_focus: bool = False) -> dict:
     """Embed ``frameset`` with one encoder (cached) and score it (cached).
 
     Parameters
@@ -122,6 +125,10 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         Embedding progress (frames), then bootstrap progress (replicates).
     settings : s2r.settings.Settings, optional
         Default: :func:`s2r.settings.current` (this is an entry point); handed down.
+    object_focus : bool
+        Also compute the object focus (:mod:`s2r.pipeline.object_focus`: Grad-CAM maps of up
+        to 32 real frames, a few seconds an encoder on a CPU, cached). Asked for, not by
+        default: scoring stays an embedding pass and a bootstrap.
 
     Returns
     -------
@@ -129,7 +136,9 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         :func:`~s2r.metrics.scoring.score_embeddings`'s record plus ``encoder``
         (:func:`encoder_metadata`), ``dataset`` (``name``, ``fingerprint``) and
         ``precision`` (``"auto"`` or ``"int8"``: what the embeddings were computed in) and
-        ``runtime`` when ONNX Runtime computed them (:func:`runtime_fields`).
+        ``runtime`` when ONNX Runtime computed them (:func:`runtime_fields`); the object
+        focus (:func:`with_object_focus`: None, with its reason in ``not_estimable``, when not
+        asked for, on a dataset without masks or for an encoder without a Grad-CAM layer).
     """
     params = (params or ScoreParams()).validate()
     settings = settings if settings is not None else current()
@@ -147,6 +156,9 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         params=params, cache=cache, progress=progress, settings=settings)
     if meta["dim"] is None:       # the width of a dataset-dependent "embedding" (state)
         meta["dim"] = record.get("embedding_dim")
+    focus = (focus_of(frameset, encoder_id, params, cache=cache, device=device,
+                      settings=settings) if object_focus else not_scored(FOCUS_NOT_ASKED))
+    record = with_object_focus(record, focus)
     return {"encoder": meta, "dataset": {"name": frameset.name,
                                          "fingerprint": frameset.fingerprint},
             "precision": embedding_precision(frameset, encoder_id, precision=precision,
@@ -156,10 +168,28 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
             **record}
 
 
+#: Why a record has no object focus when it was not asked for.
+FOCUS_NOT_ASKED = ("not computed: ask for it (score_encoder(..., object_focus=True), "
+                   "s2r score --object-focus, s2r validate --object-focus)")
+
+
+def with_object_focus(record: dict, focus: dict) -> dict:
+    """``record`` with the object-focus fields of :func:`s2r.pipeline.object_focus.
+    object_focus` (the record's own are None: the scorer never computes them); the reason
+    of a missing focus goes to ``not_estimable``."""
+    out = {**record, **{k: v for k, v in focus.items() if k != "object_focus_reason"}}
+    reason = focus.get("object_focus_reason")
+    if reason is not None:
+        out["not_estimable"] = {**record.get("not_estimable", {}),
+                                **{k: reason for k in FOCUS_KEYS}}
+    return out
+
+
 def score_encoders(frameset, encoder_ids: Sequence[str], *,
                    params: Optional[ScoreParams] = None, cache=None, device=None,
                    precision: str = "auto",
-                   progress: Optional[ProgressCallback] = None, settings=None) -> list[dict]:
+                   progress: Optional[ProgressCallback] = None, settings=None,
+                   object_focus: bool = False) -> list[dict]:
     """:func:`score_encoder` for several encoders, in order.
 
     ``progress(done_encoders, n_encoders, message)``; the message names the encoder and
@@ -172,7 +202,7 @@ def score_encoders(frameset, encoder_ids: Sequence[str], *,
     settings = settings if settings is not None else current()
     return for_each_encoder(ids, progress, lambda encoder_id, inner: score_encoder(
         frameset, encoder_id, params=params, cache=cache, device=device, precision=precision,
-        progress=inner, settings=settings))
+        progress=inner, settings=settings, object_focus=object_focus))
 
 
 def for_each_encoder(ids: Sequence[str], progress: Optional[ProgressCallback], run) -> list:

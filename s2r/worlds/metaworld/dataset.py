@@ -73,6 +73,22 @@ def real_frames(options: dict, episodes: list, progress=None) -> np.ndarray:
     return np.concatenate(shared_pool().paint(groups, progress))
 
 
+def object_masks(options: dict, episodes: list, progress=None) -> np.ndarray:
+    """The task objects' masks (:mod:`.masks`) of ``episodes`` in the sim look, then in the
+    real look at ``options["gap"]`` (the sim ones again at gap 0): ``(2 * E * S, H, W)``."""
+    from s2r.worlds.metaworld.look import draw_look
+    from s2r.worlds.metaworld.pool import shared_pool
+
+    gap, seed = float(options["gap"]), int(options["seed"])
+    sim = [(paint_key(options), None, None, 0.0, ep.snapshots) for ep in episodes]
+    sim_masks = np.concatenate(shared_pool().paint(sim, progress, request="segment"))
+    if gap == 0.0:
+        return np.concatenate([sim_masks, sim_masks])
+    real = [(paint_key(options), None, draw_look(seed, e), gap, ep.snapshots)
+            for e, ep in enumerate(episodes)]
+    return np.concatenate([sim_masks, *shared_pool().paint(real, progress, request="segment")])
+
+
 def _model_size(episodes: list, snapshot: int) -> tuple:
     """``(nq, nv)`` of the episodes' model (the snapshot holds nq + nv + 7 columns)."""
     nq = len(episodes[0].snapshots[0].qpos)
@@ -87,7 +103,8 @@ def make_dataset(options: dict, progress=None) -> FrameSet:
     FrameSet
         ``2 * episodes * steps`` frames, sim then real; ``actions (N, 4)`` (the expert's,
         :data:`.tasks.ACTION_NAMES`), ``state (N, K)`` (the named observation:
-        :func:`.tasks.state_names`' first ``K``), ``episode``, ``step``.
+        :func:`.tasks.state_names`' first ``K``), ``episode``, ``step``; with
+        ``masks=true``, the task objects' masks (:func:`object_masks`).
     """
     from s2r.worlds.metaworld.tasks import ACTION_NAMES, TASKS, named_width, state_names
 
@@ -99,8 +116,10 @@ def make_dataset(options: dict, progress=None) -> FrameSet:
     states = np.concatenate([ep.states for ep in episodes])
     nq, nv = _model_size(episodes, states.shape[1] - named_width(spec))
     actions = np.concatenate([ep.actions for ep in episodes])
+    masks = ArrayImages(object_masks(options, episodes, progress)) if options.get("masks") \
+        else None
     return two_look_frameset(
         ArrayImages(np.concatenate([sim, real])), actions=np.concatenate([actions, actions]),
         state=np.concatenate([states, states]), episodes=options["episodes"],
-        steps=options["steps"], action_names=ACTION_NAMES, name="metaworld",
+        steps=options["steps"], action_names=ACTION_NAMES, name="metaworld", masks=masks,
         source={"kind": "metaworld", **options, "state_names": list(state_names(spec, nq, nv))})

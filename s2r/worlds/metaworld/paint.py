@@ -143,6 +143,43 @@ class Painter:
         out = out[::-1]                               # GL's rows run bottom up
         return np.ascontiguousarray(out[::-1, ::-1] if self.turned else out)
 
+    def segment(self, snapshot: "sim.Snapshot", geoms: np.ndarray) -> np.ndarray:
+        """The mask ``(H, W) uint8`` (1 = one of ``geoms`` is the nearest surface) of
+        ``snapshot`` in the camera of the look set now: one render in MuJoCo's segmentation
+        mode (each geom's colour is its index in the scene), which no colour, light or
+        texture changes."""
+        m, d, scene = self.model, self.data, self._scene
+        for name, values in snapshot.layout.items():
+            getattr(m, name)[:] = values
+        d.qpos[:] = snapshot.qpos
+        d.mocap_pos[:] = snapshot.mocap_pos
+        d.mocap_quat[:] = snapshot.mocap_quat
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_camlight(m, d)
+        mujoco.mjv_updateScene(m, d, self._option, None, self._cam,
+                               mujoco.mjtCatBit.mjCAT_ALL, scene)
+        flags = (mujoco.mjtRndFlag.mjRND_SEGMENT, mujoco.mjtRndFlag.mjRND_IDCOLOR)
+        for flag in flags:
+            scene.flags[flag] = 1
+        self._gl.make_current()
+        try:
+            mujoco.mjr_render(self._rect, scene, self._context)
+            rgb = np.empty((self.height, self.width, 3), dtype=np.uint8)
+            mujoco.mjr_readPixels(rgb, None, self._rect, self._context)
+        finally:
+            for flag in flags:
+                scene.flags[flag] = 0
+        seg = rgb.astype(np.int64) @ np.array([1, 1 << 8, 1 << 16])     # scene index + 1
+        wanted = np.zeros(scene.ngeom + 2, dtype=np.uint8)
+        chosen = set(np.asarray(geoms).tolist())
+        for i in range(scene.ngeom):
+            g = scene.geoms[i]
+            if g.objtype == mujoco.mjtObj.mjOBJ_GEOM and g.objid in chosen and g.segid >= 0:
+                wanted[g.segid + 1] = 1
+        out = wanted[np.minimum(seg, scene.ngeom + 1)][::-1]            # GL's rows run bottom up
+        return np.ascontiguousarray(out[::-1, ::-1] if self.turned else out)
+
     def close(self) -> None:
         """Free the render context and the GL context (idempotent)."""
         if self._context is not None:

@@ -176,9 +176,10 @@ class Pool:
                     self._reset()
                 raise
 
-    def paint(self, groups: Sequence[tuple], progress=None) -> list:
+    def paint(self, groups: Sequence[tuple], progress=None, request: str = "paint") -> list:
         """Draw ``groups`` of snapshots (see :mod:`.worker`), spread over the workers by
-        frame count; answers one ``(n, H, W, 3)`` array per group, in order."""
+        frame count; answers one ``(n, H, W, 3)`` array per group, in order (``request=
+        "segment"``: the task objects' masks, ``(n, H, W)``)."""
         import numpy as np
 
         from s2r.progress import report
@@ -189,7 +190,7 @@ class Pool:
         done = 0
         for start in range(0, len(chunks), self.n):
             round_ = chunks[start:start + self.n]
-            answers = self.call({i: ("paint", [c[1] for c in round_[i:i + 1]])
+            answers = self.call({i: (request, [c[1] for c in round_[i:i + 1]])
                                  for i in range(len(round_))})
             for i, (gi, _) in enumerate(round_):
                 frames = answers[i][0]

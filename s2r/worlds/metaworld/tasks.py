@@ -77,6 +77,9 @@ class TaskSpec:
     carried : tuple of int
         Columns of the task state of the object the hand carries (position 3, quaternion 4;
         empty: the task carries nothing): the memory moves it with the hand while held.
+    bodies : tuple of str
+        The MuJoCo bodies of its objects: their geoms, with those of every body below them,
+        are what the task-object masks cover (:mod:`.masks`).
     """
 
     name: str
@@ -91,6 +94,7 @@ class TaskSpec:
     model_size: tuple
     static: tuple
     carried: tuple = ()
+    bodies: tuple = ()
 
     def horizon(self, repeat: int) -> int:
         """The horizon in world steps of ``repeat`` Meta-World steps."""
@@ -243,28 +247,32 @@ TASKS = {t.name: t for t in (
     TaskSpec("button-press-topdown-v3", "SawyerButtonPressTopdownV3Policy", ("button",),
              "wxyz", ("above the button", "at the button", "half pressed", "pressed"), 100,
              "Button press (top down)", stage=_button, start=_button_start,
-             model_size=(10, 10), static=(0, 1, 3, 4, 5, 6, 7, 8, 9)),
+             model_size=(10, 10), static=(0, 1, 3, 4, 5, 6, 7, 8, 9), bodies=("button",)),
     TaskSpec("assembly-v3", "SawyerAssemblyV3Policy", ("nut handle",), "wxyz",
              ("at the handle", "lifted", "above the peg", "on the peg"), 120,
              "Assembly (nut onto a peg)", stage=_assembly, start=_assembly_start,
-             model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6)),
+             model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6),
+             bodies=("asmbly_peg",)),                   # Meta-World's name of the nut
     TaskSpec("peg-insert-side-v3", "SawyerPegInsertionSideV3Policy", ("peg",), "xyzw",
              ("at the peg", "lifted", "near the hole", "inserted"), 180,
              "Peg insertion (side)", stage=_peg, start=_peg_start,
-             model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6)),
+             model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6),
+             bodies=("peg",)),
     TaskSpec("bin-picking-v3", "SawyerBinPickingV3Policy", ("cube",), "wxyz",
              ("at the cube", "lifted", "above the bin", "in the bin"), 200,
              "Bin picking (cube into a bin)", stage=_bin, start=_bin_start,
-             model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6)),
+             model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6),
+             bodies=("obj",)),
     TaskSpec("drawer-open-v3", "SawyerDrawerOpenV3Policy", ("handle",), "wxyz",
              ("above the handle", "at the handle", "half open", "open"), 120,
              "Drawer opening", stage=_drawer, start=_drawer_start,
-             model_size=(10, 10), static=(0, 2, 3, 4, 5, 6, 7, 8, 9)),
+             model_size=(10, 10), static=(0, 2, 3, 4, 5, 6, 7, 8, 9),
+             bodies=("drawer_link",)),                  # the drawer with its handle
     TaskSpec("hammer-v3", "SawyerHammerV3Policy", ("hammer", "nail"), "wxyz",
              ("at the handle", "lifted", "at the nail", "nail in"), 104,
              "Hammer (drive a nail in)", stage=_hammer, start=_nothing,
              model_size=(17, 16), static=(7, 9, 10, 11, 12, 13, 14, 15, 16),
-             carried=(0, 1, 2, 3, 4, 5, 6)),
+             carried=(0, 1, 2, 3, 4, 5, 6), bodies=("hammerbody", "nail_link")),
 )}
 #: Most Meta-World steps a rollout takes, per task (:attr:`TaskSpec.horizon_steps`).
 HORIZON_STEPS = {name: t.horizon_steps for name, t in TASKS.items()}

@@ -7,6 +7,8 @@ anywhere else) until the parent closes the pipe or says ``exit``:
 ``("paint", groups)``
     Draw snapshots: each group is ``(key, textures, look, gap, snapshots)`` with ``key =
     (task, camera, height, width)``; answers a list of ``(n, H, W, 3) uint8`` arrays.
+``("segment", groups)``
+    The task objects' masks of such groups (:mod:`.masks`): ``(n, H, W) uint8`` arrays.
 ``("open", batch, key, repeat, textures, rows)``
     Start rollouts ``rows = [(k, layout, look), ...]`` of a batch (environments reused across
     batches); answers their first ``(state, success, stage)``.
@@ -63,6 +65,21 @@ class _Worker:
             painter.set_textures(textures)
             painter.set_look(look, gap)
             out.append(np.stack([painter.draw(s) for s in snapshots]))
+        return out
+
+    def segment(self, groups):
+        """The task objects' masks of ``paint`` groups (:mod:`.masks`): ``(n, H, W) uint8``
+        arrays (textures play no part)."""
+        import numpy as np
+
+        from s2r.worlds.metaworld.masks import object_geoms
+
+        out = []
+        for key, _, look, gap, snapshots in groups:
+            painter = self.painter_for(key)
+            painter.set_look(look, gap)
+            geoms = object_geoms(painter.model, key[0])
+            out.append(np.stack([painter.segment(s, geoms) for s in snapshots]))
         return out
 
     def open(self, batch, key, repeat, textures, rows):

@@ -238,6 +238,9 @@ class MetaWorldWorld:
                     "lighting, texture (surfaces and their colours), camera (its pose), or "
                     "distractors (objects on the table the physics never meets; more and "
                     "larger as the gap grows)."),
+        Option("masks", False, label="Task-object masks", shown=False, written=False,
+               help="Also draw the task objects' masks (one segmentation render a frame), "
+                    "for the object-focus score"),
     )
     #: What the dashboard opens Meta-World with: 6 + 6 expert episodes of 40 steps at
     #: 96 x 128 (480 frames, rendered off-screen at ~50 frames/s a core: seconds on a CPU).

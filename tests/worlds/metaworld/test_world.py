@@ -15,7 +15,8 @@ def test_the_spec_options_are_typed_and_checked():
     parsed = parse_spec("metaworld:task=assembly-v3,episodes=3,steps=20,gap=1,camera=topview")
     assert parsed == {"kind": "metaworld", "options": {
         "task": "assembly-v3", "episodes": 3, "steps": 20, "gap": 1.0, "seed": 0,
-        "height": 96, "width": 128, "camera": "topview", "repeat": 2, "shift": "all"}}
+        "height": 96, "width": 128, "camera": "topview", "repeat": 2, "shift": "all",
+        "masks": False}}
     for bad, words in (
             ("metaworld:task=reach", r"task 'reach' is not one of button-press-topdown-v3, "
                                      r"assembly-v3, peg-insert-side-v3, bin-picking-v3, "
@@ -82,7 +83,7 @@ def test_the_model_sizes_are_meta_worlds():
 #: package's code changed: if what its tasks compute or draw changed (states, stages, frames,
 #: experts), give CODE_ID a new value (cached rollouts, demonstrations and controls are then
 #: misses); either way, record the new digest here.
-METAWORLD_SOURCE_DIGEST = "fba2024f3bfc2b2d40b9e38abaf9aace"
+METAWORLD_SOURCE_DIGEST = "a6a2df19b861162e6e3da87437cbcb0a"
 
 
 def test_meta_worlds_code_is_unchanged_or_its_code_id_was_considered():
