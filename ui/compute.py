@@ -14,9 +14,11 @@ from s2r.errors import S2RError
 from ui import state as S
 
 
-def cached_record(frameset, encoder_id: str, cache, *, precision: str = "auto"
-                  ) -> Optional[dict]:
-    """The score record of ``encoder_id`` on ``frameset`` if it is on disk, else None.
+def cached_record(frameset, encoder_id: str, cache, *, precision: str = "auto",
+                  object_focus: bool = False) -> Optional[dict]:
+    """The score record of ``encoder_id`` on ``frameset`` if it is on disk, else None; with
+    ``object_focus``, only if its object focus is on disk too (or cannot be computed: then the
+    record says why).
 
     Never embeds, scores, builds the encoder or downloads: the weights fingerprint in the key
     is the hash of the weights file if it is here, else "missing" (a miss).
@@ -24,18 +26,48 @@ def cached_record(frameset, encoder_id: str, cache, *, precision: str = "auto"
     from s2r.pipeline import score_encoder
 
     try:
-        return score_encoder(frameset, encoder_id, cache=ReadOnlyCache(cache), precision=precision)
+        return score_encoder(frameset, encoder_id, cache=ReadOnlyCache(cache), precision=precision,
+                             object_focus=object_focus)
     except NotCached:
         return None
 
 
+def stored_record(frameset, encoder_id: str, cache, *, precision: str = "auto"
+                  ) -> Optional[dict]:
+    """The record on disk with its object focus where that is on disk too, else the plain
+    record, else None (nothing is computed: :func:`cached_record`)."""
+    record = cached_record(frameset, encoder_id, cache, precision=precision, object_focus=True)
+    if record is None and frameset.has_masks:   # without masks the first read says it all
+        record = cached_record(frameset, encoder_id, cache, precision=precision)
+    return record
+
+
 def score_one(frameset, encoder_id: str, cache, *, precision: str = "auto",
-              progress: Optional[Callable[[int, int, str], None]] = None) -> dict:
-    """Embed and score one encoder (cache first); the record of ``score_encoder``."""
+              progress: Optional[Callable[[int, int, str], None]] = None,
+              object_focus: bool = False) -> dict:
+    """Embed and score one encoder (cache first); the record of ``score_encoder``. Its object
+    focus is computed with ``object_focus``, else read back where the disk holds it."""
     from s2r.pipeline import score_encoder
 
-    return score_encoder(frameset, encoder_id, cache=cache, precision=precision,
-                         progress=progress)
+    record = score_encoder(frameset, encoder_id, cache=cache, precision=precision,
+                           progress=progress, object_focus=object_focus)
+    if object_focus or not frameset.has_masks:
+        return record
+    return cached_record(frameset, encoder_id, cache, precision=precision,
+                         object_focus=True) or record
+
+
+def focus_todo(frameset, records: dict) -> list[str]:
+    """The ids of ``records`` whose object focus can be computed on ``frameset`` and is not
+    (:func:`s2r.pipeline.object_focus.focus_unavailable`: masks, a Grad-CAM layer)."""
+    from s2r.pipeline.object_focus import focus_unavailable
+    from s2r.settings import current
+
+    if not frameset.has_masks:
+        return []
+    settings = current()
+    return [eid for eid, rec in records.items() if rec.get("object_focus") is None
+            and focus_unavailable(frameset, eid, settings=settings) is None]
 
 
 def results_key(fingerprint: str, precision: str = "auto") -> str:
@@ -73,7 +105,8 @@ def session_records(state, fingerprint: str, precision: Optional[str] = None) ->
 
 
 def lookup_records(state, frameset, encoder_ids: Sequence[str], cache) -> tuple[dict, dict]:
-    """Records of ``encoder_ids`` from the session, else from the disk cache (no compute).
+    """Records of ``encoder_ids`` from the session, else from the disk cache (no compute;
+    with the object focus where the disk holds it: :func:`stored_record`).
 
     Each id is looked up on disk at most once per session and dataset (a look-up builds the
     encoder to read its weights fingerprint): a miss is remembered, so later reruns of a page
@@ -94,7 +127,7 @@ def lookup_records(state, frameset, encoder_ids: Sequence[str], cache) -> tuple[
     for eid in encoder_ids:
         if eid not in held and eid not in misses:
             try:
-                rec = cached_record(frameset, eid, cache, precision=precision)
+                rec = stored_record(frameset, eid, cache, precision=precision)
             except S2RError as exc:
                 rec, misses[eid] = None, str(exc)
             if rec is None:

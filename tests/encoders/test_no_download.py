@@ -81,10 +81,11 @@ def test_a_key_naming_missing_weights_is_never_written(hub_answers, small_demo, 
     from s2r.encoders import locate
     from s2r.encoders.locate import file_fingerprint
     from s2r.pipeline import score_encoder
-    from ui.compute import cached_record
+    from ui.compute import cached_record, stored_record
 
     cache = Cache(tmp_path / "cache")
     assert cached_record(small_demo, "resnet18", cache) is None
+    assert stored_record(small_demo, "resnet18", cache) is None   # object focus first, then plain
     assert hub_answers == [] and cache.ls() == []
 
     downloads = []
