@@ -11,10 +11,10 @@ from s2r.figures import axes
 from s2r.figures import scores as charts
 from s2r.figures import tables as score_tables
 from s2r.figures.projection import projection_frame, projection_scatter
-from ui import compute, figures, guards, live_tsne, page_url, pages, tables, widgets
+from ui import compute, figures, focus, guards, live_tsne, page_url, pages, tables, widgets
 from ui import state as S
 from ui.events import selected_values
-from ui.loaders import saliency
+from ui.loaders import data, saliency
 
 frameset, records = guards.results_page(
     "Scores",
@@ -25,9 +25,17 @@ frameset, records = guards.results_page(
     "and right is better. Click a point to see where that encoder looks, and its t-SNE.",
     "the score scatter and table")
 state = st.session_state
-df = charts.scores_frame(list(records.values()))
-tiers = score_tables.tiers_of(list(records.values()))
-df["tier"] = [tiers.get(e) for e in df["encoder"]]
+
+
+def _scores_frame(records: dict):
+    """One row per encoder (every score, its interval and its tier) and the tiers."""
+    frame = charts.scores_frame(list(records.values()))
+    groups = score_tables.tiers_of(list(records.values()))
+    frame["tier"] = [groups.get(e) for e in frame["encoder"]]
+    return frame, groups
+
+
+df, tiers = _scores_frame(records)
 
 # ----------------------------------------------------------------------------- controls
 state.setdefault(S.SCORES_Y, "transfer_score_skill")
@@ -128,13 +136,17 @@ else:
 
 # ----------------------------------------------------------------------------- table
 st.subheader("Every metric")
+if focus.focus_control(state, frameset, records, data.get_cache()):  # computed on this run
+    df, tiers = _scores_frame(records)
 table, config = tables.score_dataframe(df, "table", tiers)
 st.dataframe(table, hide_index=True, width="stretch", column_config=config)
 st.caption("Each score: estimate [95% interval]; n/a = not estimable (too few episodes) or not "
            "applicable (no robot state). Skills: 0 = the no-information floor, 1 = the "
            "robot-state ceiling. Train AS null: the paper's training AS on shuffled actions "
            "(the training AS ranks nothing where it is close). Retrieval chance: the MRR of a "
-           "random ranking.")
+           "random ranking. Object focus: the share of the encoder's Grad-CAM saliency on "
+           "the task objects' masks in up to 32 real frames (floor: the masks' share of the "
+           "frame), computed when asked.")
 penalty_note = score_tables.unstable_penalty_note(df)
 if penalty_note:
     st.warning(penalty_note)

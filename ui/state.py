@@ -66,6 +66,7 @@ SCORES_SALIENCY_FIGURE = "scores.saliency.fig"
 SCORES_TSNE = "scores.tsne"
 SCORES_TSNE_FIGURE = "scores.tsne.fig"
 SCORES_TSNE_LIVE = "scores.tsne.live"    # prefix of the live t-SNE's stop / finish buttons
+SCORES_FOCUS = "scores.focus"            # button: compute the object focus (Grad-CAM)
 SCORES_CSV = "scores.csv"                # download buttons of the records
 SCORES_JSON = "scores.json"
 
