@@ -222,7 +222,7 @@ st.caption("Spearman over the image encoders, per gap first (the question a user
            "encoder to pick at this gap); pooled over gaps second: pooling mixes the gap's own "
            "effect on both the scores and the outcome into the correlation, which inflates it.")
 rows_all = {c["score"]: c for c in report.correlations_at("all", outcome)}
-x_choices = catalogue.shorts("validation")
+x_choices = {k: v for k, v in catalogue.shorts("validation").items() if k in df.columns}
 score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=S.VALIDATION_SCORE,
                  format_func=x_choices.get, index=list(x_choices).index(
                      V.default_score(report, head_gap, outcome, x_choices)))

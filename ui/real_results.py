@@ -79,10 +79,10 @@ def section() -> None:
                 if len(tasks) > 1 else "all")
         st.dataframe(correlation_table(report, task), hide_index=True, width="stretch")
         st.session_state.setdefault(S.VALIDATION_REAL_SCORE, "transfer_score_skill")
-        x_choices = catalogue.shorts("validation")
+        rows = pd.DataFrame(report["rows"])
+        x_choices = {k: v for k, v in catalogue.shorts("validation").items() if k in rows}
         score = st.radio("Score (x axis)", list(x_choices), horizontal=True,
                          key=S.VALIDATION_REAL_SCORE, format_func=x_choices.get)
-        rows = pd.DataFrame(report["rows"])
         if task != "all":
             rows = rows[rows["task"] == task]
         chart = success_scatter(rows, score, catalogue.get(score).title)

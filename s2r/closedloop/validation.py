@@ -93,7 +93,8 @@ def correlations(rows: Sequence[dict], outcomes: Sequence[dict], *,
     (:mod:`s2r.metrics.catalogue`) with real success and with real
     progress (:data:`OUTCOMES`), per gap and over all gaps (``gap = "all"``; an encoder's gaps
     are one bootstrap cluster), over the **image encoders** only: a reference without an
-    image model (``state``) is shown beside them, not ranked with them.
+    image model (``state``) is shown beside them, not ranked with them. A score no row holds
+    (one computed only when asked for, such as the object focus) has no correlation.
 
     ``outcomes[i]`` holds row ``i``'s per-rollout ``successes`` (bool) and ``progress``
     (fractions in [0, 1]). Every result names its ``outcome`` and the ``encoders`` it ranked.
@@ -103,7 +104,7 @@ def correlations(rows: Sequence[dict], outcomes: Sequence[dict], *,
     out = []
     for outcome in OUTCOMES:
         field = "successes" if outcome == "success" else "progress"
-        for name in catalogue.keys("validation"):
+        for name in [k for k in catalogue.keys("validation") if any(k in r for r in rows)]:
             for gap in [*gaps, "all"]:
                 idx = [i for i in images if gap == "all" or rows[i]["gap"] == gap]
                 score = [rows[i].get(name) for i in idx]

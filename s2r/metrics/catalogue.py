@@ -27,6 +27,8 @@ field                meaning
                      ``compute(Z, domain, actions, weights) -> float`` of the embeddings
                      ``(N, D)``, domains ``(N,)``, actions ``(N, A)`` and per-frame bootstrap
                      weights ``(N,)`` (all 1 for the estimate), bootstrapped like the others
+``asked``            computed beside the record, and only when asked for (the object focus:
+                     a Grad-CAM pass an encoder); a record holds it then, else not at all
 ===================  =======================================================================
 
 Adding a score is its pure function and one row here.
@@ -39,8 +41,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, TypedDict
 
 __all__ = ["Score", "SCORES", "VIEWS", "ScoreRecord", "get", "scores", "keys", "interval_keys",
-           "reference_keys", "ranked_keys", "computed_keys", "titles", "shorts", "score_range",
-           "axis_range"]
+           "asked_keys", "reference_keys", "ranked_keys", "computed_keys", "titles", "shorts",
+           "score_range", "axis_range"]
 
 #: Where a score can be offered (see the module docstring).
 VIEWS = ("summary", "table", "y", "validation")
@@ -62,6 +64,7 @@ class Score:
     ranked: bool = False
     views: tuple[str, ...] = ()
     compute: Optional[Callable[..., float]] = None
+    asked: bool = False
 
     def __post_init__(self):
         unknown = set(self.views) - set(VIEWS)
@@ -122,9 +125,9 @@ SCORES: tuple[Score, ...] = (
     Score("domain_separability", "Domain separability (d')", "Sep. d'", higher_is_better=False,
           ranked=True, views=("table",)),
     Score("object_focus", "Object focus (real saliency on the task objects)", "Object focus",
-          0.0, 1.0, views=("table", "validation")),
+          0.0, 1.0, views=("table", "validation"), asked=True),
     Score("object_focus_floor", "Object focus: floor (uniform map)", "Object focus floor",
-          0.0, 1.0, views=("table",)),
+          0.0, 1.0, views=("table",), asked=True),
     Score("action_score_train", "Training AS (paper)", "Train AS", axis=AS_AXIS,
           views=("table", "y")),
     Score("action_score_train_null", "Training AS: permutation null", "Train AS null",
@@ -159,8 +162,14 @@ def keys(view: Optional[str] = None) -> list[str]:
 
 
 def interval_keys() -> list[str]:
-    """Every score with an interval (``<key>_ci_low`` / ``<key>_ci_high`` in a record)."""
-    return [s.key for s in scores(interval=True)]
+    """Every score with an interval that every record holds (``<key>_ci_low`` /
+    ``<key>_ci_high``); the ones computed only when asked for are :func:`asked_keys`."""
+    return [s.key for s in scores(interval=True) if not s.asked]
+
+
+def asked_keys() -> list[str]:
+    """The scores a record holds only when they were asked for (``asked``)."""
+    return [s.key for s in SCORES if s.asked]
 
 
 def reference_keys() -> list[str]:

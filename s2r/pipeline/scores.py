@@ -23,7 +23,7 @@ from s2r.encoders import get_spec, status
 from s2r.errors import MetricError
 from s2r.metrics.dis import check_pca_dim
 from s2r.metrics import catalogue
-from s2r.metrics.object_focus import FOCUS_KEYS, not_scored
+from s2r.metrics.object_focus import FOCUS_KEYS
 from s2r.metrics.scoring import SCORE_VERSION, ScoreParams, score_embeddings
 from s2r.pairing import pair_frames
 from s2r.pipeline.object_focus import object_focus as focus_of
@@ -137,8 +137,9 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         (:func:`encoder_metadata`), ``dataset`` (``name``, ``fingerprint``) and
         ``precision`` (``"auto"`` or ``"int8"``: what the embeddings were computed in) and
         ``runtime`` when ONNX Runtime computed them (:func:`runtime_fields`); the object
-        focus (:func:`with_object_focus`: None, with its reason in ``not_estimable``, when not
-        asked for, on a dataset without masks or for an encoder without a Grad-CAM layer).
+        focus when asked for (:func:`with_object_focus`: None, with its reason in
+        ``not_estimable``, on a dataset without masks or for an encoder without a Grad-CAM
+        layer; not asked for, the record has no object-focus field).
     """
     params = (params or ScoreParams()).validate()
     settings = settings if settings is not None else current()
@@ -156,9 +157,9 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
         params=params, cache=cache, progress=progress, settings=settings)
     if meta["dim"] is None:       # the width of a dataset-dependent "embedding" (state)
         meta["dim"] = record.get("embedding_dim")
-    focus = (focus_of(frameset, encoder_id, params, cache=cache, device=device,
-                      settings=settings) if object_focus else not_scored(FOCUS_NOT_ASKED))
-    record = with_object_focus(record, focus)
+    if object_focus:
+        record = with_object_focus(record, focus_of(frameset, encoder_id, params, cache=cache,
+                                                     device=device, settings=settings))
     return {"encoder": meta, "dataset": {"name": frameset.name,
                                          "fingerprint": frameset.fingerprint},
             "precision": embedding_precision(frameset, encoder_id, precision=precision,
@@ -166,11 +167,6 @@ def score_encoder(frameset, encoder_id: str, *, params: Optional[ScoreParams] = 
             **runtime_fields(encoder_id, precision=precision, device=device,
                              settings=settings),
             **record}
-
-
-#: Why a record has no object focus when it was not asked for.
-FOCUS_NOT_ASKED = ("not computed: ask for it (score_encoder(..., object_focus=True), "
-                   "s2r score --object-focus, s2r validate --object-focus)")
 
 
 def with_object_focus(record: dict, focus: dict) -> dict:

@@ -18,7 +18,8 @@ from s2r.closedloop.outcome import Outcome
 from s2r.closedloop.validation import validate
 from s2r.metrics import catalogue
 
-SCORE_NAMES = catalogue.keys("validation")
+#: The validated scores every report holds (not those computed only when asked for).
+SCORE_NAMES = [k for k in catalogue.keys("validation") if k not in catalogue.asked_keys()]
 
 TINY = R.RolloutParams(rollouts=3, horizon=6, demos=4, demo_steps=16, height=64, width=64,
                        control_demos=6)
