@@ -93,8 +93,9 @@ def correlations(rows: Sequence[dict], outcomes: Sequence[dict], *,
     (:mod:`s2r.metrics.catalogue`) with real success and with real
     progress (:data:`OUTCOMES`), per gap and over all gaps (``gap = "all"``; an encoder's gaps
     are one bootstrap cluster), over the **image encoders** only: a reference without an
-    image model (``state``) is shown beside them, not ranked with them. A score no row holds
-    (one computed only when asked for, such as the object focus) has no correlation.
+    image model (``state``) is shown beside them, not ranked with them. A score computed only
+    when asked for (the object focus) is correlated only where a row holds a value of it
+    (:func:`s2r.metrics.catalogue.held_keys`).
 
     ``outcomes[i]`` holds row ``i``'s per-rollout ``successes`` (bool) and ``progress``
     (fractions in [0, 1]). Every result names its ``outcome`` and the ``encoders`` it ranked.
@@ -104,7 +105,7 @@ def correlations(rows: Sequence[dict], outcomes: Sequence[dict], *,
     out = []
     for outcome in OUTCOMES:
         field = "successes" if outcome == "success" else "progress"
-        for name in [k for k in catalogue.keys("validation") if any(k in r for r in rows)]:
+        for name in catalogue.held_keys("validation", rows):
             for gap in [*gaps, "all"]:
                 idx = [i for i in images if gap == "all" or rows[i]["gap"] == gap]
                 score = [rows[i].get(name) for i in idx]

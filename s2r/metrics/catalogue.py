@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, TypedDict
 
 __all__ = ["Score", "SCORES", "VIEWS", "ScoreRecord", "get", "scores", "keys", "interval_keys",
-           "asked_keys", "reference_keys", "ranked_keys", "computed_keys", "titles", "shorts",
-           "score_range", "axis_range"]
+           "asked_keys", "held_keys", "reference_keys", "ranked_keys", "computed_keys",
+           "titles", "shorts", "score_range", "axis_range"]
 
 #: Where a score can be offered (see the module docstring).
 VIEWS = ("summary", "table", "y", "validation")
@@ -170,6 +170,13 @@ def interval_keys() -> list[str]:
 def asked_keys() -> list[str]:
     """The scores a record holds only when they were asked for (``asked``)."""
     return [s.key for s in SCORES if s.asked]
+
+
+def held_keys(view: str, rows) -> list[str]:
+    """The scores of ``view`` to report for ``rows`` (records or report rows): every score,
+    except one computed only when asked for that no row holds a value of."""
+    return [k for k in keys(view) if not get(k).asked
+            or any(r.get(k) is not None for r in rows)]
 
 
 def reference_keys() -> list[str]:

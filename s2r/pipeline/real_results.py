@@ -177,8 +177,7 @@ def real_results_report(results: Sequence[dict], records: Mapping[str, dict], *,
             low, high = wilson_interval(r["successes"], r["trials"])
         rows.append({**r, "success_ci_low": low, "success_ci_high": high,
                      **_scalars(records[r["encoder"]])})
-    scores = list(scores or [k for k in catalogue.keys("validation")    # those the records hold
-                             if any(k in r for r in rows)])
+    scores = list(scores or catalogue.held_keys("validation", rows))
     tasks = sorted({r["task"] for r in rows if r["task"] is not None})
     groups = [*tasks, "all"] if len(tasks) > 1 else ["all"]
     jobs = [(name, task) for name in scores for task in groups]

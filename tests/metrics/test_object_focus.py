@@ -85,3 +85,17 @@ def test_bad_inputs_and_the_unscored_record():
     rec = not_scored("no masks")
     assert rec["object_focus"] is None and rec["object_focus_floor_ci_high"] is None
     assert rec["object_focus_reason"] == "no masks"
+
+
+def test_a_score_computed_when_asked_is_reported_only_where_a_row_holds_it():
+    from s2r.metrics import catalogue
+
+    assert "object_focus" not in catalogue.interval_keys()          # not in every record
+    assert "object_focus" in catalogue.asked_keys()
+    plain = [{"dis": None}, {"dis": 0.5}]
+    assert "object_focus" not in catalogue.held_keys("validation", plain)
+    assert "dis" in catalogue.held_keys("validation", [{"dis": None}])  # undefined, reported
+    none = [{"object_focus": None}, {"object_focus": None}]
+    assert "object_focus" not in catalogue.held_keys("validation", none)
+    held = [{"object_focus": None}, {"object_focus": 0.3}]
+    assert "object_focus" in catalogue.held_keys("validation", held)
