@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -13,11 +14,17 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 @pytest.fixture(autouse=True)
 def _isolated_dirs(tmp_path_factory, monkeypatch):
-    """Every test gets its own cache and weights folders (never the user's ./cache)."""
+    """Every test gets its own cache and weights folders (never the user's ./cache).
+
+    They are removed after the test: a full run writes several GB of embeddings, graphs and
+    checkpoints, and a disk that fills stops the run (pyproject's `tmp_path_retention_policy`
+    does the same for `tmp_path`).
+    """
     root = tmp_path_factory.mktemp("s2r")
     monkeypatch.setenv("S2R_CACHE_DIR", str(root / "cache"))
     monkeypatch.setenv("S2R_WEIGHTS_DIR", str(root / "weights"))
     yield
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
