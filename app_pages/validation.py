@@ -17,9 +17,6 @@ from ui.loaders import encoders, saliency
 from ui.loaders import validation as closed_loop
 from ui.progress import progress_bar
 
-#: The sim-to-real gaps offered.
-GAP_CHOICES = [0.0, 0.25, 0.5, 0.75, 1.0]
-
 guards.page_header(
     "Validation",
     "Ground truth for the scores. For every encoder, a behaviour-cloning policy is trained on "
@@ -36,7 +33,10 @@ real_results.section()  # your robot's results against the scores
 from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, task_of
 from s2r.closedloop.params import BOUNDS
 from s2r.closedloop.validation import default_encoders, demo_options
-from s2r.worlds import WORLDS
+from s2r.worlds import WORLDS, task_gaps
+
+#: The sim-to-real gaps offered: quarters and every task's own.
+GAP_CHOICES = sorted({0.0, 0.25, 0.5, 0.75, 1.0, *(g for gs in task_gaps().values() for g in gs)})
 
 # ----------------------------------------------------------------------------- settings
 # The world deployed in (and its choices: a task): the session's dataset when it is that
@@ -55,6 +55,8 @@ all_ids = encoders.offline_encoders()
 state.setdefault(S.VALIDATION_ENCODERS, world_specs.world_encoders(
     all_ids, default_encoders(WORLDS[state[S.VALIDATION_WORLD]]), state[S.VALIDATION_WORLD]))
 state.setdefault(S.VALIDATION_GAPS, [0.0, 0.5, 1.0])
+if "gaps" not in st.query_params:     # a link's gaps stay; else they follow the task (below)
+    state.setdefault(S.VALIDATION_GAPS_OF_TASK, [0.0, 0.5, 1.0])
 DEFAULTS = RolloutParams()
 state.setdefault(S.VALIDATION_ROLLOUTS, DEFAULTS.rollouts)
 state.setdefault(S.VALIDATION_DEMOS, DEFAULTS.demos)
@@ -121,6 +123,10 @@ try:
 except S2RError as exc:
     st.error(str(exc))
     st.stop()
+# The gaps are the task's own (those measured to inform) until the user picks others.
+if state[S.VALIDATION_GAPS] == state.get(S.VALIDATION_GAPS_OF_TASK):
+    state[S.VALIDATION_GAPS] = list(task_of(spec).gaps)
+state[S.VALIDATION_GAPS_OF_TASK] = list(task_of(spec).gaps)
 with st.container(border=True):
     st.markdown(f"**Dataset:** `{spec}` (sim and real frames of the same states, so paired "
                 "retrieval is scored; the gap is replaced by each gap below; rollouts are "

@@ -120,6 +120,7 @@ VALIDATION_WORLD = "validation.world"    # the world deployed in: a name of s2r.
 VALIDATION_OPTION = "validation.option"  # prefix: "<key>.<option>", its choices (a task)
 VALIDATION_ENCODERS = "validation.encoders"
 VALIDATION_GAPS = "validation.gaps"
+VALIDATION_GAPS_OF_TASK = "validation.gaps_of_task"  # the task's own gaps, last offered
 VALIDATION_ROLLOUTS = "validation.rollouts"
 VALIDATION_OUTCOME = "validation.outcome"
 VALIDATION_STAGE_GAP = "validation.stage_gap"

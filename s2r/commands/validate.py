@@ -64,8 +64,10 @@ def register(subparsers) -> None:
                    help="encoder ids or wildcards (at least 3); default: "
                         f"{','.join(BASE_ENCODERS)} and the world's simcnn controls "
                         f"({controls})")
-    p.add_argument("--gaps", default="0,0.5,1", metavar="G,G,...",
-                   help="sim-to-real gaps in [0, 1]")
+    p.add_argument("--gaps", default=argparse.SUPPRESS, metavar="G,G,...",
+                   help="sim-to-real gaps in [0, 1]; default: the task's own, 0 and the gaps "
+                        "where image encoders' real success differed in a measured sweep "
+                        f"({_task_gaps_text()})")
     defaults = RolloutParams()
     p.add_argument("--rollouts", type=integer_arg, default=defaults.rollouts, metavar="N",
                    help="rollouts per look and gap")
@@ -110,6 +112,14 @@ def register(subparsers) -> None:
     add_force_arg(p)
     add_runtime_args(p, no_cache=False)
     p.set_defaults(func=run)
+
+
+def _task_gaps_text() -> str:
+    """Every task's default gaps, for the help: ``demo 0,0.5,1; ...``."""
+    from s2r.worlds import task_gaps
+
+    return "; ".join(f"{task or world} {','.join(f'{g:g}' for g in gaps)}"
+                     for (world, task), gaps in task_gaps().items())
 
 
 def _gaps(text: str) -> list[float]:
@@ -204,7 +214,7 @@ def run(args) -> int:
         raise S2RError(f"DATASET: the closed loop needs one world's spec (e.g. demo:...), got "
                        f"{args.dataset}")
     args.dataset = args.dataset[0]
-    gaps = _gaps(args.gaps)
+    gaps = _gaps(args.gaps) if hasattr(args, "gaps") else None
     settings = settings_from_args(args)
     given = getattr(args, "encoders", None)        # default: the world's (below)
     ids = expand_encoder_ids(given, settings) if given is not None else None
@@ -218,6 +228,7 @@ def run(args) -> int:
     if not 1 <= args.n_boot <= MAX_N_BOOT:
         raise S2RError(f"--n-boot must be in [1, {MAX_N_BOOT:,}], got {args.n_boot}")
     world, options = world_options(args.dataset)   # a non-world spec fails before any work
+    gaps = gaps or list(world.task(options).gaps)
     out = output_file(args.out, (".json",), args=args, kind="validation")
     ids = ids if ids is not None else list(default_encoders(world))
     seed = args.seed if args.seed is not None else int(options.get("seed", 0))

@@ -25,7 +25,7 @@ from s2r.worlds.base import (LOOKS, Control, ControlTask, Demonstration, Rollout
 
 __all__ = ["WORLDS", "LOOKS", "Control", "ControlTask", "Demonstration", "RolloutBatch",
            "SceneMemory", "SimTask", "TaskColumns", "World", "Worlds", "check_control_world",
-           "control", "controls", "frame_cost"]
+           "control", "controls", "frame_cost", "task_gaps"]
 
 
 class Worlds(Mapping):
@@ -84,6 +84,13 @@ def frame_cost(world: str) -> float:
     """What a frame of ``world`` costs to draw relative to a demo frame
     (:attr:`~s2r.worlds.base.World.frame_cost`; 1.0 where the world declares none)."""
     return float(getattr(WORLDS[world], "frame_cost", 1.0))
+
+
+def task_gaps() -> dict[tuple[str, Optional[str]], tuple]:
+    """Every task's default validation gaps (:attr:`~s2r.worlds.base.SimTask.gaps`), by
+    ``(world, task)``: ``task`` is None for a world of one task (the demo)."""
+    return {(world.name, name): tuple(world.task({"task": name} if name else None).gaps)
+            for world in WORLDS.values() for name in (world.tasks or (None,))}
 
 
 def check_control_world(control_id: str, world: Optional[str], dataset: str) -> None:

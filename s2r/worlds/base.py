@@ -264,6 +264,9 @@ class SimTask(Protocol):
     max_steps : int or None
         Most steps an episode of the simulator can take (a rollout's horizon and a
         demonstration's length are refused beyond it, before any work); None: no limit.
+    gaps : tuple of float
+        The real gaps a validation runs by default: 0 and gaps where image encoders' real
+        success differs (measured), so a default validation ranks something.
     """
 
     world: str
@@ -272,6 +275,7 @@ class SimTask(Protocol):
     horizon: int
     demo_steps: int
     max_steps: Optional[int]
+    gaps: tuple
 
     def identity(self) -> str:
         """Digest (hex) of what draws the task's frames and runs it (its options, the world's

@@ -191,6 +191,31 @@ def test_a_validation_link_opens_the_world_and_task_it_names(tmp_path, monkeypat
     assert "task=assembly-v3" in at.markdown[0].value
 
 
+def test_the_gaps_follow_the_task_until_the_user_picks_others(tmp_path, monkeypatch):
+    at = _validation(monkeypatch, tmp_path / "c", spec="demo:episodes=3,steps=6,height=64,width=64")
+    at.run()
+    gaps = at.multiselect(key=S.VALIDATION_GAPS)
+    assert gaps.value == [0.0, 0.5, 1.0]
+    at.radio(key=S.VALIDATION_WORLD).set_value("metaworld").run()
+    at.selectbox(key=S.validation_option("task")).select("assembly-v3").run()
+    no_exception(at)
+    assert at.multiselect(key=S.VALIDATION_GAPS).value == [0.0, 0.1, 0.25]
+    at.selectbox(key=S.validation_option("task")).select("hammer-v3").run()
+    assert at.multiselect(key=S.VALIDATION_GAPS).value == [0.0, 0.05, 0.1]
+    at.multiselect(key=S.VALIDATION_GAPS).set_value([0.0, 1.0]).run()
+    at.selectbox(key=S.validation_option("task")).select("drawer-open-v3").run()
+    no_exception(at)
+    assert at.multiselect(key=S.VALIDATION_GAPS).value == [0.0, 1.0]    # the user's stay
+
+
+def test_a_links_gaps_stay_whatever_the_task(tmp_path, monkeypatch):
+    at = _validation(monkeypatch, tmp_path / "c", spec="demo:episodes=3,steps=6,height=64,width=64",
+                     query={"world": "metaworld", "task": "assembly-v3", "gaps": "0,0.5"})
+    at.run()
+    no_exception(at)
+    assert at.multiselect(key=S.VALIDATION_GAPS).value == [0.0, 0.5]
+
+
 def test_without_egl_the_validation_page_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setenv("MUJOCO_GL", "glfw")
     at = _validation(monkeypatch, tmp_path / "c", spec="demo:episodes=3,steps=6,height=64,width=64",

@@ -80,6 +80,7 @@ class ToyTask:
     stages = ("near", "at target")
     horizon = 8
     demo_steps = 6
+    gaps = (0.0, 1.0)
 
     def identity(self):
         return "toy-v1"

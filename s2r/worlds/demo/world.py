@@ -62,6 +62,7 @@ class DemoTask:
     #: The expert needs <= 15 steps; 30 leaves a policy room to correct itself.
     horizon = 30
     demo_steps = 24
+    gaps = (0.0, 0.5, 1.0)
     #: An episode of the demo's simulator has no end of its own.
     max_steps = None
 

@@ -80,6 +80,10 @@ class TaskSpec:
     bodies : tuple of str
         The MuJoCo bodies of its objects: their geoms, with those of every body below them,
         are what the task-object masks cover (:mod:`.masks`).
+    gaps : tuple of float
+        The real gaps a validation of it runs by default: 0 (the sim look's twin) and gaps
+        where image encoders' real success differs, chosen from a measured sweep (docs:
+        metaworld.md, "Gaps that inform"); beyond them every image policy fails.
     """
 
     name: str
@@ -95,6 +99,7 @@ class TaskSpec:
     static: tuple
     carried: tuple = ()
     bodies: tuple = ()
+    gaps: tuple = (0.0, 0.5, 1.0)
 
     def horizon(self, repeat: int) -> int:
         """The horizon in world steps of ``repeat`` Meta-World steps."""
@@ -252,7 +257,7 @@ TASKS = {t.name: t for t in (
              ("at the handle", "lifted", "above the peg", "on the peg"), 120,
              "Assembly (nut onto a peg)", stage=_assembly, start=_assembly_start,
              model_size=(16, 15), static=(7, 8, 9), carried=(0, 1, 2, 3, 4, 5, 6),
-             bodies=("asmbly_peg",)),                   # Meta-World's name of the nut
+             bodies=("asmbly_peg",), gaps=(0.0, 0.1, 0.25)),  # the nut, in Meta-World's name
     TaskSpec("peg-insert-side-v3", "SawyerPegInsertionSideV3Policy", ("peg",), "xyzw",
              ("at the peg", "lifted", "near the hole", "inserted"), 180,
              "Peg insertion (side)", stage=_peg, start=_peg_start,
@@ -272,7 +277,8 @@ TASKS = {t.name: t for t in (
              ("at the handle", "lifted", "at the nail", "nail in"), 104,
              "Hammer (drive a nail in)", stage=_hammer, start=_nothing,
              model_size=(17, 16), static=(7, 9, 10, 11, 12, 13, 14, 15, 16),
-             carried=(0, 1, 2, 3, 4, 5, 6), bodies=("hammerbody", "nail_link")),
+             carried=(0, 1, 2, 3, 4, 5, 6), bodies=("hammerbody", "nail_link"),
+             gaps=(0.0, 0.05, 0.1)),
 )}
 #: Most Meta-World steps a rollout takes, per task (:attr:`TaskSpec.horizon_steps`).
 HORIZON_STEPS = {name: t.horizon_steps for name, t in TASKS.items()}

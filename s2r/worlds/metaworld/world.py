@@ -98,6 +98,7 @@ class MetaWorldTask:
         self.stages = self.spec.stages
         self.horizon = self.spec.horizon(self.repeat)
         self.demo_steps = self.horizon
+        self.gaps = self.spec.gaps
         self.max_steps = MAX_STEPS // self.repeat     # Meta-World refuses a step past 500
 
     def _key(self, height: int, width: int) -> tuple:
