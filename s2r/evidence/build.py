@@ -32,10 +32,13 @@ _RHO_TOLERANCE = 1e-6
 
 
 def evidence_scores(reports: Sequence[ValidationReport]) -> list:
-    """The catalogue's validated scores that any of ``reports`` correlates and holds
-    (:func:`s2r.metrics.catalogue.held_keys`: the object focus only where it was asked
-    for), in the catalogue's order."""
-    held = [set(catalogue.held_keys("validation", r.rows)) & {c["score"] for c in r.correlations}
+    """The catalogue's validated scores that any of ``reports`` correlates and holds a value
+    of (:func:`s2r.metrics.catalogue.held_keys`: the object focus only where it was asked
+    for), in the catalogue's order: a score no row has a value of would give only undefined
+    rows."""
+    held = [set(catalogue.held_keys("validation", r.rows))
+            & {c["score"] for c in r.correlations}
+            & {k for row in r.rows for k, v in row.items() if v is not None}
             for r in reports]
     return [k for k in catalogue.keys("validation") if any(k in h for h in held)]
 
