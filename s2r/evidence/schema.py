@@ -57,6 +57,8 @@ _VERDICT: _Field = (lambda v: v in VERDICTS, "one of " + ", ".join(map(repr, VER
 _TEXTS: _Field = (lambda v: isinstance(v, list) and len(v) <= MAX_EVIDENCE_ROWS
                   and all(map(_text, v)), "a list of text")
 _OBJECT: _Field = (lambda v: isinstance(v, dict), "a JSON object")
+_SEED: _Field = (lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 32,
+                 "a whole number in [0, 2^32 - 1]")
 _SITUATION = {"report": _COUNT, "world": _TEXT, "task": _TEXT, "shift": _TEXT, "gap": _GAP}
 ROW_FIELDS = {**_SITUATION, "score": _TEXT, "outcome": _OUTCOME, "spearman": _RHO,
               "spearman_ci_low": _RHO, "spearman_ci_high": _RHO, "n_ranked": _COUNT,
@@ -166,9 +168,7 @@ def check_evidence(doc: Any, *, source: str = "evidence") -> dict:
     reports = doc["provenance"].get("reports")
     if not (isinstance(reports, list) and all(isinstance(r, dict) for r in reports)):
         _fail(source, "provenance.reports", reports, "a list of the reports' JSON objects")
-    _fields(doc["bootstrap"], {"n_boot": _COUNT, "seed": (lambda v: _count(v) or isinstance(
-        v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 32, "a whole number >= 0")},
-        f"{source} bootstrap")
+    _fields(doc["bootstrap"], {"n_boot": _COUNT, "seed": _SEED}, f"{source} bootstrap")
     scores = set(doc["scores"])
     for k, row in enumerate(_rows(doc, "rows", ROW_FIELDS, source, len(reports), scores)):
         where = f"{source} rows[{k}]"
