@@ -13,6 +13,7 @@ number a person typed: ASCII digits only (Python's ``int`` and ``float`` also ta
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -22,7 +23,7 @@ from typing import Union
 
 from s2r.errors import S2RError
 
-__all__ = ["input_file", "read_bounded", "quoted", "QUOTE_LIMIT",
+__all__ = ["input_file", "read_bounded", "read_json", "quoted", "QUOTE_LIMIT",
            "INTEGER_FORM", "DECIMAL_FORM", "is_integer_text", "parse_integer", "parse_decimal"]
 
 #: Characters of untrusted text an error message shows.
@@ -167,3 +168,33 @@ def read_bounded(path: Union[str, os.PathLike], what: str, *, max_bytes: int,
     if len(data) > max_bytes:
         raise error(f"{what} {quoted(str(p))} is over the limit of {max_bytes:,} bytes")
     return data
+
+
+def read_json(path: Union[str, os.PathLike], what: str, *, max_bytes: int, expected: str):
+    """The JSON value of the file ``path`` (:func:`read_bounded`, then parsed with its depth
+    bounded by Python's recursion limit).
+
+    Parameters
+    ----------
+    path : str or PathLike
+    what : str
+        How the message calls it (``"report"``, ``"evidence"``).
+    max_bytes : int
+        The documented size bound.
+    expected : str
+        What the file should have been, for the message (``"not a report of ..."``).
+
+    Raises
+    ------
+    S2RError
+        One line naming the file: refused by :func:`read_bounded`, not UTF-8 JSON, or nested
+        too deeply.
+    """
+    label = f"{what} {quoted(str(path))}"
+    raw = read_bounded(path, what, max_bytes=max_bytes)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise S2RError(f"{label}: JSON nested too deeply; {expected}") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise S2RError(f"{label}: not JSON ({quoted(str(exc))}); {expected}") from None

@@ -49,6 +49,7 @@ KINDS = {
     "saliency": "a saliency map or report",
     "validation": "a validation report",
     "figure": "a figure",
+    "evidence": "an evidence table",
 }
 
 #: A record is a few hundred bytes; anything larger is not one of s2r's.

@@ -20,7 +20,7 @@ from typing import (Any, List, Mapping, Optional, TypedDict, Union, get_args, ge
                     get_type_hints)
 
 from s2r.errors import S2RError
-from s2r.inputs import quoted, read_bounded
+from s2r.inputs import quoted, read_json
 
 __all__ = ["CLOSED_LOOP", "KIND_ALIASES", "MAX_REPORT_BYTES", "MAX_REPORT_ROWS", "REAL_RESULTS",
            "Correlation", "LayerEffect", "LayerOutcome", "LayerRow", "LayersSection", "ResultRow",
@@ -301,16 +301,8 @@ class ValidationReport:
         """Read a report file: refused unopened when it is a FIFO, a device or a link to one,
         unread when over :data:`MAX_REPORT_BYTES` (:func:`s2r.inputs.read_bounded`), then
         parsed (depth-bounded) and checked by :meth:`from_dict`."""
-        label = f"report {quoted(str(path))}"
-        raw = read_bounded(path, "report", max_bytes=MAX_REPORT_BYTES)
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except RecursionError:
-            raise S2RError(f"{label}: JSON nested too deeply; {_NOT_A_REPORT}") from None
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise S2RError(f"{label}: not JSON ({quoted(str(exc))}); {_NOT_A_REPORT}") \
-                from None
-        return cls.from_dict(data, source=label)
+        data = read_json(path, "report", max_bytes=MAX_REPORT_BYTES, expected=_NOT_A_REPORT)
+        return cls.from_dict(data, source=f"report {quoted(str(path))}")
 
 
 # ----------------------------------------------------------------------------- field checks

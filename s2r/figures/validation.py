@@ -14,6 +14,8 @@ import altair as alt
 import pandas as pd
 
 from s2r.closedloop.report import ValidationReport
+from s2r.evidence.verdicts import (ABOVE_CHANCE, AGAINST, CHANCE, UNDEFINED,
+                                    correlation_verdict)
 from s2r.figures import axes
 from s2r.metrics import catalogue
 
@@ -79,17 +81,21 @@ def stage_table(df: pd.DataFrame, stages, gap: float) -> pd.DataFrame:
     return table.sort_values(list(stages)[::-1], ascending=False).round(2)
 
 
+#: Each verdict (:mod:`s2r.evidence.verdicts`) as a sentence.
+_SENTENCES = {ABOVE_CHANCE: "ranked the encoders as deployment did",
+              AGAINST: "ranked them against deployment",
+              CHANCE: "cannot be told from chance here",
+              UNDEFINED: "undefined here (a constant score or outcome)"}
+
+
 def verdict(c: Mapping[str, Any]) -> str:
     """One plain sentence on a correlation row: did the score rank the encoders as
     deployment did?"""
-    if c.get("spearman") is None:
-        return "undefined here (a constant score or outcome)"
+    mark = correlation_verdict(c)
+    if mark == UNDEFINED:
+        return _SENTENCES[mark]
     text = f"rho {c['spearman']:+.2f} [{c['spearman_ci_low']:+.2f}, {c['spearman_ci_high']:+.2f}]"
-    if c["spearman_ci_low"] > 0:
-        return f"ranked the encoders as deployment did ({text})"
-    if c["spearman_ci_high"] < 0:
-        return f"ranked them against deployment ({text})"
-    return f"cannot be told from chance here ({text})"
+    return f"{_SENTENCES[mark]} ({text})"
 
 
 def default_score(report: ValidationReport, gap: Any, outcome: str, choices) -> str:
@@ -110,10 +116,9 @@ def verdict_table(report: ValidationReport, outcome: str, gaps) -> pd.DataFrame:
     last and labelled so: pooling mixes the gap's own effect on both the scores and the outcome
     into the correlation, which inflates it."""
     def cell(c) -> str:
-        if c is None or c.get("spearman") is None:
-            return "undefined"
-        mark = ("above chance" if c["spearman_ci_low"] > 0 else
-                "against" if c["spearman_ci_high"] < 0 else "chance")
+        mark = UNDEFINED if c is None else correlation_verdict(c)
+        if mark == UNDEFINED:
+            return mark
         return (f"{c['spearman']:+.2f} [{c['spearman_ci_low']:+.2f}, "
                 f"{c['spearman_ci_high']:+.2f}] {mark}")
 

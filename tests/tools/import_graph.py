@@ -55,7 +55,7 @@ MAX_LINES = 520
 MAX_UI_LINES = 250
 #: Top-level names of the dashboard, in a clone (``ui``, ``app_pages``, ``app``) and installed.
 DASHBOARD_NAMES = (*DASHBOARD, "app", "s2r_dashboard")
-PURE = ("s2r.metrics", "s2r.projection", "s2r.saliency")
+PURE = ("s2r.metrics", "s2r.projection", "s2r.saliency", "s2r.evidence")
 ORCHESTRATION = ("s2r.cache", "s2r.encoders", "s2r.embed", "s2r.pipeline")
 WORLDS_NEVER_IMPORT = ("s2r.datasets", "s2r.encoders", "s2r.cache")
 REGISTRY_MAY_IMPORT = {f"s2r.encoders.{m}" for m in ("spec", "builtins", "config", "backend",
@@ -68,7 +68,7 @@ LAYERS = (
     ("pipeline", ("s2r.pipeline", "s2r.closedloop.encoder_rollouts", "s2r.closedloop.validation",
                   "s2r.closedloop.layer_choice", "s2r.leaderboard", "s2r.figures")),
     ("computation", ("s2r.embed", "s2r.metrics", "s2r.projection", "s2r.saliency",
-                     "s2r.pairing", "s2r.closedloop")),
+                     "s2r.pairing", "s2r.closedloop", "s2r.evidence")),
     ("sources", ("s2r.datasets", "s2r.worlds", "s2r.encoders", "s2r.cache")),
     ("leaves", ("s2r", "s2r.frameset", "s2r.images", "s2r.identity", "s2r.atomic",
                 "s2r.checks", "s2r.errors", "s2r.inputs", "s2r.options", "s2r.progress",
