@@ -8,6 +8,7 @@
     python -m s2r figure compare demo --encoders efficientnet-lite0,pixels --frame 3 --out c.pdf
     python -m s2r figure validation report.json --score dis --out validation.png
     python -m s2r figure layers demo --encoders efficientnet-lite0 --out layers.svg
+    python -m s2r figure evidence evidence.json --out forest.pdf
 
 Charts are the dashboard's own: the pages and this command call the same builders of
 :mod:`s2r.figures` (``scores``, ``projection``, ``validation``, ``real_results``) on the same
@@ -29,7 +30,7 @@ from s2r.cli import (add_dataset_args, add_force_arg, add_runtime_args, announce
 from s2r.errors import S2RError
 from s2r.metrics import catalogue
 
-KINDS = ("scores", "tsne", "saliency", "compare", "validation", "layers")
+KINDS = ("scores", "tsne", "saliency", "compare", "validation", "layers", "evidence")
 
 
 def register(subparsers) -> None:
@@ -105,6 +106,14 @@ def register(subparsers) -> None:
                         "20,000 rows; checked field by field before drawing)")
     k.add_argument("--score", default="transfer_score_skill", metavar="SCORE",
                    help="the score on the x axis")
+    k = kind("evidence", "the forest plot of the evidence: each score's Spearman with real "
+                         "success per task-gap with its interval, and its combined estimate",
+             dataset=False, runtime=False)
+    k.add_argument("evidence", metavar="EVIDENCE.json",
+                   help="an evidence file written by 'python -m s2r evidence' (checked field "
+                        "by field before drawing)")
+    k.add_argument("--outcome", choices=("success", "progress"), default="success",
+                   help="the real outcome the scores are correlated with")
 
 
 def run(args) -> int:
@@ -122,6 +131,8 @@ def run(args) -> int:
 
 def _inputs(args) -> list:
     """(what, path) of the report a figure reads (the datasets are :func:`run_reads`')."""
+    if getattr(args, "evidence", None):
+        return [("the evidence", args.evidence)]
     return [("the report", args.report)] if getattr(args, "report", None) else []
 
 
@@ -313,5 +324,16 @@ def _layers(args, fmt: str) -> bytes:
     return chart_bytes(chart, fmt, **_size(args))
 
 
+def _evidence(args, fmt: str) -> bytes:
+    from s2r.evidence import read_evidence
+    from s2r.figures import chart_bytes
+    from s2r.figures.evidence import evidence_rows, forest_plot
+
+    evidence = read_evidence(args.evidence)           # bounded, every field checked
+    chart = forest_plot(evidence, args.outcome)
+    rows = len(evidence_rows(evidence, args.outcome))  # a line of print for each interval
+    return chart_bytes(chart, fmt, **_size(args), height=max(170, 6 * rows), keep_title=True)
+
+
 _DRAW = {"scores": _scores, "tsne": _tsne, "saliency": _saliency, "compare": _compare,
-         "validation": _validation, "layers": _layers}
+         "validation": _validation, "layers": _layers, "evidence": _evidence}

@@ -1,0 +1,139 @@
+"""The evidence (:mod:`s2r.evidence`) as a table and a forest plot: which score ranked the
+image encoders as closed-loop deployment did, at each task, kind of shift and gap, and
+combined over them (pure: evidence document in, table or chart out; no Streamlit).
+
+A cell is a score's Spearman with real ``outcome`` over the image encoders at one task-gap,
+with its 95% bootstrap interval and how many encoders the score left tied; the last column and
+the forest plot's bold mark are the combined estimate (the mean over the real looks, with the
+hierarchical bootstrap interval). Chance is rho = 0; a perfect ranking is 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import altair as alt
+import pandas as pd
+
+from s2r.metrics import catalogue
+
+__all__ = ["COMBINED", "evidence_rows", "evidence_table", "forest_plot", "markdown"]
+
+#: The forest plot's and the table's name of the combined estimate.
+COMBINED = "combined"
+
+
+def _place(row: Mapping[str, Any]) -> str:
+    """``"drawer-open-v3 gap 0.5"`` (``"..., lighting"`` for a kind of shift other than all)."""
+    where = row["task"] if row["world"] != "demo" else "demo"
+    shift = "" if row.get("shift", "all") == "all" else f", {row['shift']}"
+    gap = "" if row.get("gap") is None else f" gap {float(row['gap']):g}"
+    return f"{where}{gap}{shift}"
+
+
+def evidence_rows(evidence: Mapping[str, Any], outcome: str = "success", *,
+                  real_looks_only: bool = True) -> pd.DataFrame:
+    """One row per score and task-gap (``outcome`` only): ``score``, ``title``, ``place``,
+    ``spearman`` with ``low``/``high``, ``n_ranked``, ``n_tied``, ``verdict``, ``world``,
+    ``task``, ``shift``, ``gap``. ``real_looks_only`` leaves out gap 0 (the sim look's twin:
+    it says how a score ranks in-domain success, not transfer)."""
+    titles = catalogue.titles()
+    rows = [{"score": r["score"], "title": titles.get(r["score"], r["score"]),
+             "place": _place(r), "spearman": r["spearman"], "low": r["spearman_ci_low"],
+             "high": r["spearman_ci_high"], "n_ranked": r["n_ranked"], "n_tied": r["n_tied"],
+             "verdict": r["verdict"], "world": r["world"], "task": r["task"],
+             "shift": r.get("shift", "all"), "gap": r.get("gap")}
+            for r in evidence["rows"] if r["outcome"] == outcome
+            and not (real_looks_only and r.get("gap") is not None and float(r["gap"]) == 0.0)]
+    frame = pd.DataFrame(rows, columns=["score", "title", "place", "spearman", "low", "high",
+                                        "n_ranked", "n_tied", "verdict", "world", "task",
+                                        "shift", "gap"])
+    return frame.sort_values(["world", "task", "shift", "gap"], kind="stable",
+                             ignore_index=True)
+
+
+def _combined(evidence: Mapping[str, Any], outcome: str) -> dict:
+    return {c["score"]: c for c in evidence["combined"] if c["outcome"] == outcome}
+
+
+def _cell(rho, low, high, verdict: str, tied: str = "") -> str:
+    if rho is None:
+        return "undefined"
+    return f"{rho:+.2f} [{low:+.2f}, {high:+.2f}] {verdict}{tied}"
+
+
+def evidence_table(evidence: Mapping[str, Any], outcome: str = "success") -> pd.DataFrame:
+    """Scores x task-gaps: ``rho [low, high] verdict`` with ``(k tied of n)`` where the score
+    left encoders tied, then the combined estimate (``mean [low, high] verdict``, ``m of N
+    above chance``) last; scores in the catalogue's order."""
+    rows = evidence_rows(evidence, outcome)
+    combined = _combined(evidence, outcome)
+    places = list(dict.fromkeys(rows["place"]))
+    table = {}
+    for score in (k for k in evidence["scores"] if k in set(rows["score"]) | set(combined)):
+        mine = rows[rows["score"] == score].set_index("place")
+        cells = {}
+        for place in places:
+            if place not in mine.index:
+                cells[place] = ""
+                continue
+            r = mine.loc[place]
+            tied = f" ({r.n_tied} tied of {r.n_ranked})" if r.n_tied else ""
+            cells[place] = _cell(None if pd.isna(r.spearman) else r.spearman, r.low, r.high,
+                                 r.verdict, tied)
+        c = combined.get(score)
+        cells[COMBINED] = ("" if c is None else
+                           _cell(c["mean_rho"], c["ci_low"], c["ci_high"], c["verdict"],
+                                 f"; {c['n_above_chance']} of {c['n_task_gaps']} above chance"))
+        table[catalogue.titles().get(score, score)] = cells
+    return pd.DataFrame.from_dict(table, orient="index").rename_axis("score")
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """``table`` as a Markdown pipe table, the index first (what the docs' tables are)."""
+    header = [table.index.name or "", *map(str, table.columns)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, row in table.iterrows():
+        lines.append("| " + " | ".join([str(name), *(str(v) for v in row)]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def forest_plot(evidence: Mapping[str, Any], outcome: str = "success") -> alt.LayerChart:
+    """A row per score: its Spearman with real ``outcome`` at each task-gap (a point with its
+    95% interval, one colour per task, one shape per kind of shift) and the combined estimate
+    last (a black diamond with its interval); a dashed rule at rho = 0 marks chance."""
+    rows = evidence_rows(evidence, outcome).dropna(subset=["spearman"])
+    combined = pd.DataFrame([{"title": catalogue.titles().get(s, s), "spearman": c["mean_rho"],
+                              "low": c["ci_low"], "high": c["ci_high"], "label": c["label"],
+                              "place": COMBINED}
+                             for s, c in _combined(evidence, outcome).items()
+                             if c["mean_rho"] is not None])
+    order = [catalogue.titles().get(s, s) for s in evidence["scores"]]
+    y = alt.Y("title:N", sort=order, title=None)
+    y_off = alt.YOffset("place:N", title=None)
+    x = alt.X("spearman:Q", scale=alt.Scale(domain=[-1, 1]),
+              title=f"Spearman rho with real {outcome} over the image encoders")
+    task = alt.Color("task:N", title="task")
+    shift = alt.Shape("shift:N", title="kind of shift")
+    tips = ["title:N", "place:N", alt.Tooltip("spearman:Q", format="+.2f"),
+            alt.Tooltip("low:Q", format="+.2f"), alt.Tooltip("high:Q", format="+.2f")]
+    base = alt.Chart(rows)
+    bars = base.mark_rule(opacity=0.6).encode(y=y, yOffset=y_off, x="low:Q", x2="high:Q",
+                                              color=task)
+    points = base.mark_point(filled=True, size=40).encode(
+        y=y, yOffset=y_off, x=x, color=task, shape=shift,
+        tooltip=[*tips, "n_ranked:Q", "n_tied:Q", "verdict:N"])
+    chance = alt.Chart(pd.DataFrame({"spearman": [0.0], "what": ["chance (rho = 0)"]})).mark_rule(
+        strokeDash=[4, 3], color="#555").encode(x="spearman:Q", tooltip=["what:N"])
+    layers = [chance, bars, points]
+    if len(combined):
+        c = alt.Chart(combined)
+        layers += [c.mark_rule(color="black", strokeWidth=2.5).encode(y=y, x="low:Q",
+                                                                        x2="high:Q"),
+                   c.mark_point(shape="diamond", filled=True, size=120, color="black").encode(
+                       y=y, x=x, tooltip=[*tips, "label:N"])]
+    return alt.layer(*layers).properties(
+        title=alt.TitleParams(f"Which score ranked encoders as deployment did (real {outcome})",
+                              subtitle="each task-gap with its 95% interval; black diamond: "
+                                       "combined estimate (mean rho, hierarchical bootstrap)"),
+        width=520)

@@ -1,0 +1,81 @@
+"""The evidence's table and forest plot (s2r.figures.evidence) and `s2r figure evidence`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from s2r.cli import main
+from s2r.evidence import build_evidence
+from s2r.figures import evidence as E
+from tests.evidence.reports import make_report, ranked_table
+
+SCORES = {"sim2real_score": [0, 0, 0, .3, .5], "dis": [.5, .4, .3, .2, .1]}
+
+
+@pytest.fixture(scope="module")
+def evidence():
+    hammer = make_report(ranked_table({0.0: [0, .25, .5, .75, 1], 0.5: [0, .25, .5, .75, 1]},
+                                      SCORES), n_boot=50)
+    drawer = make_report(ranked_table({0.0: [1, 1, 1, 1, 1], 1.0: [0, .25, .5, .75, 1]},
+                                      SCORES), n_boot=50,
+                         dataset="metaworld:task=drawer-open-v3,episodes=2,shift=lighting")
+    return build_evidence([hammer, drawer], n_boot=200)
+
+
+def test_rows_leave_out_the_sim_look_and_sort_by_task(evidence):
+    rows = E.evidence_rows(evidence)
+    assert list(dict.fromkeys(rows["place"])) == ["drawer-open-v3 gap 1, lighting",
+                                                  "hammer-v3 gap 0.5"]
+    assert len(E.evidence_rows(evidence, real_looks_only=False)) == 2 * len(rows)
+    dis = rows[(rows["score"] == "dis") & (rows["task"] == "hammer-v3")].iloc[0]
+    assert dis["spearman"] == pytest.approx(-1.0)       # ranked exactly against deployment
+    assert dis["verdict"] == "against"
+
+
+def test_table_marks_ties_and_ends_with_the_combined_estimate(evidence):
+    table = E.evidence_table(evidence)
+    assert list(table.columns) == ["drawer-open-v3 gap 1, lighting", "hammer-v3 gap 0.5",
+                                   E.COMBINED]
+    s2r = table.loc["Sim2Real score"]
+    assert "(3 tied of 5)" in s2r["hammer-v3 gap 0.5"]  # the clipped zeros tie
+    combined = {c["score"]: c for c in evidence["combined"] if c["outcome"] == "success"}
+    assert s2r[E.COMBINED].startswith(f"{combined['sim2real_score']['mean_rho']:+.2f}")
+    assert f"{combined['sim2real_score']['n_above_chance']} of 2 above chance" in s2r[E.COMBINED]
+    assert table.loc["Domain invariance (DIS)", E.COMBINED].startswith("-1.00")
+
+
+def test_markdown_is_a_pipe_table_with_one_line_a_score(evidence):
+    text = E.markdown(E.evidence_table(evidence))
+    lines = text.strip().splitlines()
+    assert lines[0].startswith("| score | drawer-open-v3 gap 1, lighting |")
+    assert lines[1] == "|---|---|---|---|"
+    assert len(lines) == 2 + len(evidence["scores"])
+
+
+def test_forest_plot_is_titled_labelled_with_chance_and_the_combined_marks(evidence):
+    spec = E.forest_plot(evidence).to_dict()
+    assert "Which score" in spec["title"]["text"]
+    layers = spec["layer"]
+    chance = spec["datasets"][layers[0]["data"]["name"]]
+    assert layers[0]["mark"]["strokeDash"] and chance[0]["spearman"] == 0
+    x = next(lay["encoding"]["x"] for lay in layers if lay["mark"]["type"] == "point")
+    assert x["title"].startswith("Spearman rho with real success")
+    diamonds = [lay for lay in layers if lay["mark"].get("shape") == "diamond"]
+    assert len(diamonds) == 1
+    points = next(lay for lay in layers if lay["mark"]["type"] == "point"
+                  and lay["mark"].get("shape") != "diamond")
+    assert points["encoding"]["color"]["title"] == "task"
+
+
+def test_figure_command_writes_the_forest_plot(evidence, tmp_path, capsys):
+    path = tmp_path / "evidence.json"
+    path.write_text(json.dumps(evidence))
+    out = tmp_path / "forest.svg"
+    assert main(["figure", "evidence", str(path), "--out", str(out)]) == 0
+    svg = out.read_text()
+    assert "<svg" in svg and "Sim2Real score" in svg
+    assert main(["figure", "evidence", str(tmp_path / "missing.json"),
+                 "--out", str(tmp_path / "x.svg")]) == 2
+    assert "missing.json" in capsys.readouterr().err
