@@ -11,14 +11,13 @@ whose threads a Ray task also limits to one, so scores agree to about 1e-7, not 
 import json
 
 import pytest
-import torch
 
 from s2r.cache import Cache
 from s2r.closedloop import study as S
 from s2r.errors import S2RError
 from tests.closedloop.test_study import demo_plan
 
-ray = pytest.importorskip("ray")
+pytest.importorskip("ray")
 
 
 def same(a, b, where="report") -> None:
@@ -36,23 +35,6 @@ def same(a, b, where="report") -> None:
         assert a == pytest.approx(b, rel=1e-6, abs=1e-9), where
     else:
         assert a == b, where
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    """A local Ray instance for the whole module, shut down after it."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture
-def one_thread():
-    """torch on one thread, like a Ray task with num_cpus=1 (restored after)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.mark.slow
