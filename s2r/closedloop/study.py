@@ -27,7 +27,7 @@ from typing import Callable, Iterator, Optional, Sequence
 from s2r import __version__
 from s2r.closedloop.params import MAX_GAPS, RolloutParams
 from s2r.closedloop.validation import default_encoders, validate
-from s2r.datasets.world import format_world, parse_world, world_options
+from s2r.datasets.world import format_world, is_world_spec, parse_world, world_options
 from s2r.errors import S2RError
 from s2r.progress import ProgressCallback, report
 
@@ -150,11 +150,11 @@ def task_label(spec: str) -> str:
 
 def default_plan(tasks: Sequence[str] = CORTEXBENCH_TASKS, *, gaps: Optional[dict] = None,
                  **fields) -> StudyPlan:
-    """The plan of ``tasks`` (Meta-World task names, or world specs), each at
+    """The plan of ``tasks`` (Meta-World task names, or any world's specs), each at
     ``gaps[label]`` when given, else at its task's default gaps (``SimTask.gaps``);
     ``fields``: any other field of :class:`StudyPlan`."""
     gaps = dict(gaps or {})
-    specs = [t if ":" in t else METAWORLD_SPEC.format(task=t) for t in tasks]
+    specs = [t if is_world_spec(t) else METAWORLD_SPEC.format(task=t) for t in tasks]
     made = []
     for spec in specs:
         label = task_label(spec)
@@ -305,12 +305,19 @@ def read_manifest(path: Path) -> dict:
 
 def _finished(manifest: dict, plan: StudyPlan, out_dir: Path) -> dict:
     """``{cell name: entry}`` of the cells ``manifest`` records done, measured as ``plan``
-    measures, whose report is still there."""
+    measures, whose report is still there (at its own name: a manifest's path is never
+    followed elsewhere)."""
     if manifest.get("measured_as") != plan.measured_as():
         return {}
     return {e["cell"].get("name"): e for e in manifest["cells"]
-            if e.get("status") == "done" and isinstance(e.get("report"), str)
+            if e.get("status") == "done" and isinstance(e["cell"].get("name"), str)
+            and e.get("report") == _report_name(e["cell"]["name"])
             and (out_dir / e["report"]).is_file()}
+
+
+def _report_name(name: str) -> str:
+    """Where a cell's report goes, under the study's folder."""
+    return f"reports/{name}.json"
 
 
 def _manifest(plan: StudyPlan, entries: list, command: Sequence[str]) -> dict:
@@ -383,7 +390,7 @@ def run_study(plan: StudyPlan, out_dir, *, cache=None,
         old = finished.get(cell.name)
         done = old is not None and old["cell"] == cell.to_dict()
         entries.append(old if done else {"cell": cell.to_dict(), "status": "pending",
-                                         "report": f"reports/{cell.name}.json",
+                                         "report": _report_name(cell.name),
                                          "wall_s": None})
     clock = _Clock(progress, sum(cell_units(c) for c in cells))
     offsets = dict(zip((c.name for c in cells),

@@ -108,14 +108,17 @@ def _plan(args, settings):
     """The study's plan from the arguments, every bound checked."""
     from s2r.closedloop.study import default_plan, task_label
     from s2r.commands.validate import ranked_encoder_ids, rollout_params
+    from s2r.datasets.world import world_options
     from s2r.pipeline.real_results import MAX_N_BOOT
 
     if not 1 <= args.n_boot <= MAX_N_BOOT:
         raise S2RError(f"--n-boot must be in [1, {MAX_N_BOOT:,}], got {args.n_boot}")
     params = rollout_params(args)
+    for spec in args.spec:                   # a world's spec, never read as a task name
+        world_options(spec, "--spec")
     tasks = [*_items(args.tasks, "--tasks"), *args.spec]
     gaps = task_gaps(args.gaps)
-    labels = [t if ":" not in t else task_label(t) for t in tasks]
+    labels = [*_items(args.tasks, "--tasks"), *map(task_label, args.spec)]
     for task in gaps:
         if task not in labels:
             raise S2RError(f"--gaps: {task!r} is not a task of the study (its tasks: "

@@ -127,6 +127,12 @@ def test_finished_cells_are_skipped_and_the_manifest_says_what_is_done(tmp_path,
     assert [s is None for _, s in seen] == [True, True] + [False] * 11
     assert paths == [out / "reports" / f"{c.name}.json" for c in cells]
     assert json.loads(paths[5].read_text()) == {"dataset": cells[5].spec}
+    calls.clear()                         # a manifest's report path is never followed elsewhere
+    manifest = json.loads((out / "study.json").read_text())
+    manifest["cells"][0]["report"] = "../elsewhere.json"
+    (tmp_path / "elsewhere.json").write_text("{}")
+    (out / "study.json").write_text(json.dumps(manifest))
+    assert S.run_study(plan, out, cache=False)[0] == paths[0] and calls == [cells[0].spec]
     calls.clear()                                          # another way of measuring: all again
     S.run_study(S.default_plan(gaps=GAPS, encoders=IDS, n_boot=10), out, cache=False)
     assert len(calls) == 13
@@ -219,3 +225,19 @@ def test_the_command_runs_the_study_and_reruns_nothing(tmp_path, capsys):
     assert manifest["cells"][0]["status"] == "done"
     assert main(args) == 0                        # its own outputs: replaced without --force
     assert "(already done)" in capsys.readouterr().out
+
+
+def test_a_task_without_given_gaps_runs_at_its_tasks_default_gaps(monkeypatch):
+    from types import SimpleNamespace
+
+    from s2r.worlds import WORLDS
+
+    monkeypatch.setattr(WORLDS["demo"], "task", lambda options: SimpleNamespace(gaps=(0, 0.3)))
+    assert S.default_plan([SPEC], shifts=()).tasks == (S.StudyTask(SPEC, (0.0, 0.3)),)
+
+
+def test_an_unknown_task_or_a_spec_of_no_world_is_one_line(tmp_path, capsys):
+    for extra in (["--tasks", "juggle-v3"], ["--tasks", "", "--spec", str(tmp_path)]):
+        assert main(["study", *extra, "--out-dir", str(tmp_path / "o"), "--dry-run"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error:") and "\n" not in err, err
