@@ -41,7 +41,7 @@ from s2r.outputs import check_folder_path, check_output_path, path_error_line
 
 # Order = order in ``--help``. Each name is a module in s2r/commands/.
 COMMANDS = ("demo", "info", "encoders", "weights", "embed", "score", "project", "saliency",
-            "validate", "evidence", "train_encoder", "figure", "app", "cache")
+            "validate", "study", "evidence", "train_encoder", "figure", "app", "cache")
 
 
 def add_dataset_args(parser: argparse.ArgumentParser) -> None:

@@ -135,3 +135,32 @@ def package_digest(directory, *, only: Optional[Iterable[str]] = None,
         files = [f for f in files if f.stem in set(only)]
     files = [f for f in files if f.stem not in set(exclude)]
     return digest(*(f.read_bytes() for f in files)).hex()
+
+
+def source_commit(start: Optional[Path] = None) -> Optional[str]:
+    """The git commit (40 hex digits) of the checkout s2r runs from, read from its ``.git``
+    files (no git process); None for an installed package or anything unreadable. Evidence
+    and study manifests record it as their provenance."""
+    import re
+
+    here = Path(start) if start is not None else Path(__file__).resolve().parent.parent
+    git = here / ".git"
+    try:
+        if git.is_file():                                      # a worktree: "gitdir: PATH"
+            git = Path(git.read_text(encoding="utf-8").split(":", 1)[1].strip())
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+        if head.startswith("ref: "):
+            ref = head[5:]
+            common = git / "commondir"
+            base = (git / common.read_text(encoding="utf-8").strip()
+                    if common.is_file() else git)
+            loose = base / ref
+            if loose.is_file():
+                head = loose.read_text(encoding="utf-8").strip()
+            else:
+                packed = (base / "packed-refs").read_text(encoding="utf-8")
+                head = next(line.split()[0] for line in packed.splitlines()
+                            if line.endswith(" " + ref))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return head if re.fullmatch(r"[0-9a-f]{40}", head) else None

@@ -48,6 +48,7 @@ KINDS = {
     "projection": "a projection table",
     "saliency": "a saliency map or report",
     "validation": "a validation report",
+    "study": "a study's report or manifest",
     "figure": "a figure",
     "evidence": "an evidence table",
 }

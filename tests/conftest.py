@@ -53,3 +53,24 @@ def paired_demo():
     from s2r.worlds.demo.dataset import make_demo
 
     return make_demo(episodes=3, steps=10, gap=0.5, seed=1, paired=True, height=96, width=128)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A local Ray instance for the whole module (2 CPUs, no dashboard), shut down after it."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture
+def one_thread():
+    """torch on one thread, like a CPU actor or task with num_cpus=1 (restored after)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -33,7 +33,7 @@ from s2r.progress import ProgressCallback, report
 from s2r.worlds import World
 
 __all__ = ["BASE_ENCODERS", "VALIDATION_VERSION", "default_encoders", "demo_options",
-           "validate", "world_options", "world_spec_options"]
+           "measure_encoder", "validate", "world_options", "world_spec_options"]
 
 VALIDATION_VERSION = 2
 #: Every encoder that runs offline in every world: the state reference, raw pixels, three
@@ -134,6 +134,67 @@ def _embed_once(framesets, encoder_id: str, cache, device, settings=None) -> Non
     embed_distinct(framesets, encoder_id, cache=cache, device=device, settings=settings)
 
 
+def _scores(framesets: dict, encoder_id: str, score_params, cache, device, settings,
+            object_focus: bool, each=None) -> dict:
+    """``{gap: score record}`` of ``encoder_id`` on every gap's frameset, its embeddings
+    cached once first (:func:`_embed_once`); ``each(k, gap)`` is called before the ``k``-th
+    gap is scored (the progress bar's message)."""
+    from s2r.pipeline.scores import score_encoder
+
+    _embed_once(list(framesets.values()), encoder_id, cache, device, settings)
+    records = {}
+    for k, (gap, frameset) in enumerate(framesets.items()):
+        if each is not None:
+            each(k, gap)
+        records[gap] = score_encoder(frameset, encoder_id, params=score_params, cache=cache,
+                                     device=device, settings=settings,
+                                     object_focus=object_focus)
+    return records
+
+
+def _task_params(params: Optional[RolloutParams], options: dict, task) -> RolloutParams:
+    """``params`` (default :class:`RolloutParams`) at the spec's frame size, with the task's
+    horizon and demonstration length where they are None, checked."""
+    return RolloutParams(**{**(params or RolloutParams()).to_dict(),
+                            "height": int(options["height"]),
+                            "width": int(options["width"])}).for_task(task)
+
+
+def measure_encoder(spec, encoder_id: str, gaps: Sequence[float], *,
+                    params: Optional[RolloutParams] = None, score_params=None, cache=None,
+                    device=None, settings=None, object_focus: bool = False,
+                    progress: Optional[ProgressCallback] = None) -> dict:
+    """Everything :func:`validate` measures of one encoder, computed into ``cache``: its
+    scores at every gap and its closed-loop outcomes in the sim look and the real look at
+    every gap. A :func:`validate` of the same spec, gaps and parameters that follows reads
+    them from the cache (the same keys), so encoders can be measured apart (a Ray task each:
+    :mod:`s2r.closedloop.study_ray`) and ranked together after.
+
+    Parameters are :func:`validate`'s; ``progress`` is handed to the rollouts.
+
+    Returns
+    -------
+    dict
+        ``{"scores": {gap: score record}, "rollouts": {"sim": Outcome, "real": {gap:
+        Outcome}}}``.
+    """
+    from s2r.cache import as_cache
+    from s2r.metrics.scoring import ScoreParams
+
+    world, options = world_options(spec)
+    params = _task_params(params, options, world.task(options))
+    score_params = (score_params or ScoreParams()).validate()
+    cache = as_cache(cache, settings)
+    gaps = list(dict.fromkeys(float(g) for g in gaps))
+    _train_controls([encoder_id], cache, settings, None)
+    framesets = {gap: world.dataset({**options, "gap": gap}) for gap in gaps}
+    scores = _scores(framesets, encoder_id, score_params, cache, device, settings,
+                     object_focus)
+    rollouts = encoder_rollouts(encoder_id, gaps, spec=spec, params=params, cache=cache,
+                                device=device, progress=progress, settings=settings)
+    return {"scores": scores, "rollouts": rollouts}
+
+
 def _train_controls(encoder_ids, cache, settings, progress) -> None:
     """Train the world controls among ``encoder_ids`` that are not trained yet, with their
     epochs on the bar (building them would train them anyway, silently). A read-only cache
@@ -220,7 +281,6 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     from s2r.cache import as_cache
     from s2r.encoders.first_use import first_use_controls
     from s2r.metrics.scoring import ScoreParams
-    from s2r.pipeline.scores import score_encoder
     from s2r.settings import current
     from s2r.worlds import check_control_world
 
@@ -238,9 +298,7 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
         raise MetricError(f"validate needs 1 to {MAX_GAPS} distinct gaps, got {len(gaps)}")
     world, options = world_options(spec)
     task = world.task(options)
-    params = RolloutParams(**{**(params or RolloutParams()).to_dict(),
-                              "height": int(options["height"]),
-                              "width": int(options["width"])}).for_task(task)
+    params = _task_params(params, options, task)
     score_params = (score_params or ScoreParams()).validate()
     cache = as_cache(cache, settings)
     total = len(ids) * (2 * len(gaps) + 1)
@@ -256,14 +314,13 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
     framesets = {gap: world.dataset({**options, "gap": gap}) for gap in gaps}
     _train_controls(ids, cache, settings, lambda d, t, m: report(progress, done, total, m))
     for encoder_id in ids:
-        _embed_once(list(framesets.values()), encoder_id, cache, device, settings)
-        for gap, frameset in framesets.items():
-            report(progress, done, total, f"{encoder_id}: scores at gap {gap:g}")
-            records[(encoder_id, gap)] = score_encoder(frameset, encoder_id, params=score_params,
-                                                       cache=cache, device=device,
-                                                       settings=settings,
-                                                       object_focus=object_focus)
-            done += 1
+        def scoring(k, gap, _id=encoder_id, _done=done):
+            report(progress, _done + k, total, f"{_id}: scores at gap {gap:g}")
+
+        scored = _scores(framesets, encoder_id, score_params, cache, device, settings,
+                         object_focus, scoring)
+        records.update({(encoder_id, gap): record for gap, record in scored.items()})
+        done += len(gaps)
     rows, outcomes = [], []
     for encoder_id in ids:
         def inner(d, t, message="", _id=encoder_id, _done=done):

@@ -78,11 +78,13 @@ def run(args) -> int:
         raise S2RError(f"--n-boot must be in [1, {MAX_N_BOOT:,}], got {args.n_boot}")
     if not 0 <= args.seed < 2 ** 32:
         raise S2RError(f"--seed must be in [0, 2^32 - 1], got {args.seed}")
+    from s2r.identity import source_commit
+
     reports = [ValidationReport.read(path) for path in args.reports]
     start = time.perf_counter()
     doc = build_evidence(reports, n_boot=args.n_boot, seed=args.seed,
                          sources=[f"report {quoted(path)}" for path in args.reports],
-                         provenance={"s2r_version": __version__,
+                         provenance={"commit": source_commit(), "s2r_version": __version__,
                                      "command": _command_line(args),
                                      "report_files": list(args.reports),
                                      "n_boot": args.n_boot, "seed": args.seed})

@@ -34,7 +34,6 @@ from s2r.errors import S2RError
 
 
 def register(subparsers) -> None:
-    from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams
     from s2r.closedloop.validation import BASE_ENCODERS
     from s2r.worlds import WORLDS
 
@@ -68,6 +67,32 @@ def register(subparsers) -> None:
                    help="sim-to-real gaps in [0, 1]; default: the task's own, 0 and the gaps "
                         "where image encoders' real success differed in a measured sweep "
                         f"({_task_gaps_text()})")
+    add_rollout_args(p)
+    p.add_argument("--n-boot", type=integer_arg, default=2000, metavar="B",
+                   help="bootstrap replicates of each correlation (at most 50,000; with "
+                        "--real-results, B x (tasks + 1) at most 250,000)")
+    p.add_argument("--layers", choices=("last", "best"), default="last",
+                   help="best: also train and deploy each image encoder's policy on its "
+                        "best-scoring layer at each gap (every layer scored on the frames; no "
+                        "rollout looked at) and report real success and progress at both "
+                        "layers, and the paired difference across encoders")
+    p.add_argument("--layer-score", default=None, metavar="SCORE",
+                   help="with --layers best: the score that picks each layer (a ranked score; "
+                        "default sim2real_score)")
+    add_object_focus_arg(p)
+    p.add_argument("--out", required=True, metavar="report.json", help="report file (.json)")
+    add_force_arg(p)
+    add_runtime_args(p, no_cache=False)
+    p.set_defaults(func=run)
+
+
+def add_rollout_args(p) -> None:
+    """Add the options of :class:`~s2r.closedloop.params.RolloutParams` (``--rollouts``,
+    ``--horizon``, ``--demos``, ``--demo-steps``, ``--policy``, ``--control-demos``,
+    ``--control-members``, ``--memory``, ``--seed``): how the closed loop's ground truth is
+    measured; :func:`rollout_params` reads them back."""
+    from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams
+
     defaults = RolloutParams()
     p.add_argument("--rollouts", type=integer_arg, default=defaults.rollouts, metavar="N",
                    help="rollouts per look and gap")
@@ -96,22 +121,6 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=integer_arg, default=None,
                    help="demonstrations, rollouts, policy fit (default: the dataset spec's "
                         "seed, else 0)")
-    p.add_argument("--n-boot", type=integer_arg, default=2000, metavar="B",
-                   help="bootstrap replicates of each correlation (at most 50,000; with "
-                        "--real-results, B x (tasks + 1) at most 250,000)")
-    p.add_argument("--layers", choices=("last", "best"), default="last",
-                   help="best: also train and deploy each image encoder's policy on its "
-                        "best-scoring layer at each gap (every layer scored on the frames; no "
-                        "rollout looked at) and report real success and progress at both "
-                        "layers, and the paired difference across encoders")
-    p.add_argument("--layer-score", default=None, metavar="SCORE",
-                   help="with --layers best: the score that picks each layer (a ranked score; "
-                        "default sim2real_score)")
-    add_object_focus_arg(p)
-    p.add_argument("--out", required=True, metavar="report.json", help="report file (.json)")
-    add_force_arg(p)
-    add_runtime_args(p, no_cache=False)
-    p.set_defaults(func=run)
 
 
 def _task_gaps_text() -> str:
@@ -122,11 +131,26 @@ def _task_gaps_text() -> str:
                      for (world, task), gaps in task_gaps().items())
 
 
-def _gaps(text: str) -> list[float]:
+def rollout_params(args, default_seed: int = 0):
+    """The checked :class:`~s2r.closedloop.params.RolloutParams` of :func:`add_rollout_args`'
+    options (``--seed`` not given: ``default_seed``)."""
+    from s2r.closedloop.encoder_rollouts import RolloutParams
+
+    seed = args.seed if args.seed is not None else int(default_seed)
+    return RolloutParams(rollouts=args.rollouts, horizon=getattr(args, "horizon", None),
+                         demos=args.demos, demo_steps=getattr(args, "demo_steps", None),
+                         policy=args.policy, control_demos=args.control_demos,
+                         control_members=args.control_members, memory=args.memory,
+                         seed=seed).validate()
+
+
+def parse_gaps(text: str, flag: str = "--gaps") -> list[float]:
+    """The distinct gaps of ``text`` (``"0,0.5,1"``), at most :data:`~s2r.closedloop.params.
+    MAX_GAPS` of them, each in [0, 1]; one :class:`S2RError` line naming ``flag`` otherwise."""
     from s2r.closedloop.params import MAX_GAPS
     from s2r.inputs import parse_decimal, quoted
 
-    expected = f"--gaps: expected at most {MAX_GAPS} numbers in [0, 1] separated by commas"
+    expected = f"{flag}: expected at most {MAX_GAPS} numbers in [0, 1] separated by commas"
     if len(text) > 100_000:                          # parsed in milliseconds below this
         raise S2RError(f"{expected}, got {len(text):,} characters")
     try:
@@ -139,6 +163,20 @@ def _gaps(text: str) -> list[float]:
     if len(distinct) > MAX_GAPS:
         raise S2RError(f"{expected}, got {len(distinct):,} distinct gaps")
     return distinct
+
+
+def ranked_encoder_ids(given, settings):
+    """The encoder ids of ``--encoders`` (wildcards expanded,
+    :func:`~s2r.commands.score.expand_encoder_ids`), at least 3 (a validation ranks them);
+    None when it was not given (the world's default encoders)."""
+    from s2r.commands.score import expand_encoder_ids
+
+    if given is None:
+        return None
+    ids = expand_encoder_ids(given, settings)
+    if len(ids) < 3:
+        raise S2RError(f"--encoders: validate ranks encoders, give at least 3 (got {len(ids)})")
+    return ids
 
 
 def _cell(r: dict, name: str) -> str:
@@ -192,8 +230,7 @@ def _print_layers(section: dict) -> None:
 
 
 def run(args) -> int:
-    from s2r.commands.score import expand_encoder_ids
-    from s2r.closedloop.encoder_rollouts import RolloutParams, world_options
+    from s2r.closedloop.encoder_rollouts import world_options
     from s2r.closedloop.validation import default_encoders, validate
     from s2r.inputs import quoted
     from s2r.pipeline.real_results import MAX_N_BOOT
@@ -214,12 +251,9 @@ def run(args) -> int:
         raise S2RError(f"DATASET: the closed loop needs one world's spec (e.g. demo:...), got "
                        f"{args.dataset}")
     args.dataset = args.dataset[0]
-    gaps = _gaps(args.gaps) if hasattr(args, "gaps") else None
+    gaps = parse_gaps(args.gaps) if hasattr(args, "gaps") else None
     settings = settings_from_args(args)
-    given = getattr(args, "encoders", None)        # default: the world's (below)
-    ids = expand_encoder_ids(given, settings) if given is not None else None
-    if ids is not None and len(ids) < 3:
-        raise S2RError(f"--encoders: validate ranks encoders, give at least 3 (got {len(ids)})")
+    ids = ranked_encoder_ids(getattr(args, "encoders", None), settings)  # None: the world's
     from s2r.metrics import catalogue
 
     if args.layer_score is not None and args.layer_score not in catalogue.ranked_keys():
@@ -231,13 +265,7 @@ def run(args) -> int:
     gaps = gaps or list(world.task(options).gaps)
     out = output_file(args.out, (".json",), args=args, kind="validation")
     ids = ids if ids is not None else list(default_encoders(world))
-    seed = args.seed if args.seed is not None else int(options.get("seed", 0))
-    params = RolloutParams(rollouts=args.rollouts, horizon=getattr(args, "horizon", None),
-                           demos=args.demos, demo_steps=getattr(args, "demo_steps", None),
-                           policy=args.policy,
-                           control_demos=args.control_demos,
-                           control_members=args.control_members, memory=args.memory,
-                           seed=seed).validate()
+    params = rollout_params(args, int(options.get("seed", 0)))
     cache = cache_from_args(args)
     train_announced(announce_first_use(ids, args), args)
     with tqdm_progress("validate") as progress:

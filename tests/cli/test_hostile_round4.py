@@ -118,10 +118,10 @@ def test_every_validate_count_is_bounded_before_any_work(name, tmp_path, capsys,
 def test_repeated_gaps_are_one_gap_and_the_library_bounds_them_too():
     from s2r.closedloop.params import MAX_GAPS
     from s2r.closedloop.validation import validate
-    from s2r.commands.validate import _gaps
+    from s2r.commands.validate import parse_gaps
     from s2r.errors import MetricError
 
-    assert _gaps(",".join(["0.5"] * 1000)) == [0.5]
+    assert parse_gaps(",".join(["0.5"] * 1000)) == [0.5]
     with pytest.raises(MetricError, match=f"1 to {MAX_GAPS} distinct gaps, got 22"):
         validate(TINY_DEMO, ["state", "pixels", "efficientnet-lite0"],
                  [i / 100 for i in range(22)], cache=False)

@@ -16,8 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import ray
-import torch
 
 from s2r.cache import Cache
 from s2r.cli import main
@@ -41,23 +39,6 @@ from tests.helpers.datafiles import frames, write_zarr
 
 IDS = ("pixels", "efficientnet-lite0", "resnet18@random")
 TINY_DEMO = "demo:episodes=2,steps=4,height=64,width=80"
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    """A local Ray instance for the whole module, shut down after it."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-
-
-@pytest.fixture
-def one_thread():
-    """torch on one thread, like a CPU actor with num_cpus=1 (restored after)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")

@@ -66,7 +66,8 @@ LAYERS = (
     ("ui", ("ui",)),
     ("cli", ("s2r.cli", "s2r.commands", "s2r.__main__", "s2r.dashboard")),
     ("pipeline", ("s2r.pipeline", "s2r.closedloop.encoder_rollouts", "s2r.closedloop.validation",
-                  "s2r.closedloop.layer_choice", "s2r.leaderboard", "s2r.figures")),
+                  "s2r.closedloop.layer_choice", "s2r.closedloop.study",
+                  "s2r.closedloop.study_ray", "s2r.leaderboard", "s2r.figures")),
     ("computation", ("s2r.embed", "s2r.metrics", "s2r.projection", "s2r.saliency",
                      "s2r.pairing", "s2r.closedloop", "s2r.evidence")),
     ("sources", ("s2r.datasets", "s2r.worlds", "s2r.encoders", "s2r.cache")),
@@ -80,7 +81,7 @@ SETTINGS = "s2r.settings"
 #: CLI and its commands, the pipeline's entry points (``s2r.pipeline``, the closed loop's
 #: ``validate``), the dashboard.
 SETTINGS_EDGES = (SETTINGS, "s2r.cli", "s2r.commands", "s2r.pipeline",
-                  "s2r.closedloop.validation", "ui", "app_pages", "app")
+                  "s2r.closedloop.validation", "s2r.closedloop.study", "ui", "app_pages", "app")
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
