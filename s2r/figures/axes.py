@@ -197,6 +197,84 @@ def off_scale_layers(df: pd.DataFrame, x, y, *, font_size: int = 11) -> list:
         for place, dy in _PLACES.items() if (places == place).any()]
 
 
+def spread(values: Sequence[float], min_gap: float, low: float, high: float) -> np.ndarray:
+    """Positions as near ``values`` as can be with every two at least ``min_gap`` apart,
+    within ``[low, high]`` (where they fit): labels stacked at one x stay readable. Greedy:
+    pushed up from the lowest, then back down from ``high``; order is kept.
+
+    Parameters
+    ----------
+    values : sequence of float, shape (n,)
+    min_gap : float
+        The least distance between two positions, in the values' units.
+    low, high : float
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        In the order of ``values``.
+    """
+    v = np.asarray(values, dtype=float)
+    order = np.argsort(v, kind="stable")
+    out = np.clip(v[order], low, high)
+    for i in range(1, len(out)):
+        out[i] = max(out[i], out[i - 1] + min_gap)
+    if len(out) and out[-1] > high:
+        out[-1] = high
+        for i in range(len(out) - 2, -1, -1):
+            out[i] = min(out[i], out[i + 1] - min_gap)
+    placed = np.empty_like(out)
+    placed[order] = out
+    return placed
+
+
+#: Least distance between two off-scale labels at one edge, as a share of the y axis.
+LABEL_GAP = 0.045
+
+
+def edge_label_layers(df: pd.DataFrame, x, y_field: str, label: str, *,
+                      y_domain: tuple = (0.0, 1.0), font_size: int = 10) -> list:
+    """The labels of the points of ``df`` beyond the x axis (:func:`mark_off_scale`), one
+    each, stacked at the edge without overlap (:func:`spread` of their ``y_field``) and tied
+    to their point by a thin leader: ``"name ◄ off scale −2.69"``. None when no point is
+    off the x axis. Their points' own name labels are to be left out (:func:`in_range`)."""
+    if MARK_COL not in df:
+        return []
+    off = df[_off_x(df)]
+    if not len(off):
+        return []
+    low, high = y_domain
+    gap = LABEL_GAP * (high - low)
+    parts = []
+    for _, side in off.groupby(off[MARK_COL].astype(str).str.contains("\u25c4")):
+        placed = spread(side[y_field].astype(float).to_numpy(), gap, low, high)
+        parts.append(side.assign(label_y=placed,
+                                 label_text=[f"{n} {m}" for n, m in zip(side[label],
+                                                                        side[MARK_COL])]))
+    data = pd.concat(parts)
+    base = alt.Chart(data)
+    tip = [alt.Tooltip(f"{NOTE_COL}:N", title="Off scale")]
+    return [base.mark_rule(color="#b22222", opacity=0.5).encode(
+                x=x, y=f"{y_field}:Q", y2="label_y:Q"),
+            base.mark_text(align="left", baseline="middle", dx=10, fontSize=font_size,
+                           fontStyle="italic", color="#b22222").encode(
+                x=x, y=alt.Y("label_y:Q"), text="label_text:N", tooltip=tip)]
+
+
+def in_range(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``df`` not beyond the x axis (whose name labels :func:`edge_label_layers`
+    does not draw)."""
+    if MARK_COL not in df:
+        return df
+    return df[~_off_x(df)]
+
+
+def _off_x(df: pd.DataFrame) -> pd.Series:
+    """Which rows of a :func:`mark_off_scale` frame lie beyond the x axis only."""
+    marks = df[MARK_COL].astype(str)
+    return (marks != "") & ~marks.str.contains("\u25bc|\u25b2")
+
+
 def off_scale_tooltip(df: pd.DataFrame) -> list:
     """The tooltip row naming what is off scale, when a row of ``df`` is."""
     if NOTE_COL in df and df[NOTE_COL].astype(bool).any():

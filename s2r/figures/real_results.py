@@ -51,9 +51,10 @@ def success_scatter(rows: pd.DataFrame, score: str, title: str) -> alt.LayerChar
         x=x, y=y, color=color,
         tooltip=["encoder:N", "task:N", alt.Tooltip("success_rate:Q", format=".2f"),
                  alt.Tooltip(f"{score}:Q", format=".3f"), *axes.off_scale_tooltip(data)]))
-    layers.append(base.mark_text(align="left", dx=8, dy=-6, fontSize=10).encode(
-        x=x, y="success_rate:Q", text="encoder:N"))
-    layers += axes.off_scale_layers(data, x, y, font_size=10)
+    layers.append(alt.Chart(axes.in_range(data)).mark_text(
+        align="left", dx=8, dy=-6, fontSize=10).encode(x=x, y="success_rate:Q",
+                                                        text="encoder:N"))
+    layers += axes.edge_label_layers(data, x, "success_rate", "encoder", font_size=10)
     return alt.layer(*layers).properties(
         title=alt.TitleParams(f"Your real success vs {title}", anchor="start",
                               subtitle="One point per encoder (and task); bars: 95% Wilson "

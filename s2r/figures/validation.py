@@ -183,9 +183,10 @@ def success_scatter(df: pd.DataFrame, score: str, *,
     layers.append(base.mark_point(filled=True, size=90, opacity=0.9).encode(
         x=x, y=y, color=color, shape=alt.Shape("gap_label:N", title="Sim-to-real gap"),
         tooltip=tooltip))
-    layers.append(base.mark_text(align="left", dx=8, dy=-6, fontSize=10).encode(
-        x=x, y=f"{col}:Q", text="encoder:N", color=color))
-    layers += axes.off_scale_layers(data, x, y, font_size=10)
+    layers.append(alt.Chart(axes.in_range(data)).mark_text(
+        align="left", dx=8, dy=-6, fontSize=10).encode(x=x, y=f"{col}:Q", text="encoder:N",
+                                                        color=color))
+    layers += axes.edge_label_layers(data, x, col, "encoder", font_size=10)
     subtitle = "One point per encoder and gap; bars: 95% intervals."
     if correlation and correlation.get("spearman") is not None:
         subtitle += (f" Spearman over the image encoders, pooled over all gaps "

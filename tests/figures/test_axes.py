@@ -103,3 +103,32 @@ def test_the_range_note_names_each_clipped_axis():
                            "Transfer skill -1 to 1.1)")
     assert "off scale" in note
     assert axes.range_note(["domain_separability"]) == ""
+
+
+# ------------------------------------------------------------- labels stacked at an edge
+def test_spread_keeps_order_and_gap_within_bounds():
+    placed = axes.spread([0.0, 0.0, 0.05, 0.9, 1.0, 1.0], 0.1, 0.0, 1.0)
+    assert list(np.argsort(placed, kind="stable")) == [0, 1, 2, 3, 4, 5]
+    assert np.all(np.diff(np.sort(placed)) >= 0.1 - 1e-12)
+    assert placed.min() >= 0.0 and placed.max() <= 1.0
+    assert list(axes.spread([0.2, 0.7], 0.1, 0.0, 1.0)) == [0.2, 0.7]     # room: unmoved
+    assert list(axes.spread([0.3, 0.3], 0.1, 0.0, 1.0)) == [0.3, pytest.approx(0.4)]
+    assert axes.spread([], 0.1, 0.0, 1.0).shape == (0,)
+
+
+def test_points_beyond_the_x_axis_get_one_label_each_without_overlap():
+    df = pd.DataFrame({"encoder": ["a", "b", "c", "d", "ok"],
+                       "transfer_score_skill": [-5.0, -2.0, -31.0, -1.5, 0.5],
+                       "success_real": [0.0, 0.0, 0.05, 0.6, 0.0]})
+    rows, axis = axes.score_rows(df, "transfer_score_skill")
+    layers = axes.edge_label_layers(rows, "transfer_score_skill:Q", "success_real", "encoder")
+    assert len(layers) == 2                                 # the leaders, the labels
+    spec = layers[1].to_dict()
+    data = next(iter(spec["datasets"].values()))
+    assert [r["label_text"].split()[0] for r in data] == ["a", "b", "c", "d"]
+    ys = sorted(r["label_y"] for r in data)
+    assert min(np.diff(ys)) >= axes.LABEL_GAP - 1e-12       # no two labels overlap
+    assert all("off scale" in r["label_text"] for r in data)
+    assert list(axes.in_range(rows)["encoder"]) == ["ok"]   # its own name label only
+    assert axes.edge_label_layers(rows[rows["encoder"] == "ok"], "x:Q", "success_real",
+                                  "encoder") == []

@@ -278,6 +278,6 @@ def test_validation_figure_clips_its_score_axis(tmp_path, capsys):
     assert len(xy) == 3
     fx, _ = S.axis_maps(svg)
     assert sorted(fx(xy[:, 0])) == pytest.approx([-1.0, 0.6, 0.9], abs=0.02)
-    assert "\u25c4 off scale \u22126.00" in S.texts(svg)
+    assert "pixels \u25c4 off scale \u22126.00" in S.texts(svg)   # its name and value, one label
     assert "off scale: pixels: Domain invariance (DIS) -6.000 is below the axis (-1 to 1)" \
         in capsys.readouterr().out
