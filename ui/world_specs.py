@@ -126,7 +126,7 @@ def world_encoders(known: list, wanted: list, world: str) -> list:
     """The ids of ``wanted`` that ``world`` can validate, in order: those of ``known`` (the
     encoders that run here) that are not another world's sim-trained control
     (:func:`s2r.worlds.control`). When one of another world's controls is left out, ``world``'s
-    own controls are added in its place (a switch of world keeps a control in the
+    own default controls are added in its place (a switch of world keeps a control in the
     selection)."""
     from s2r.worlds import WORLDS, control
 
@@ -138,5 +138,6 @@ def world_encoders(known: list, wanted: list, world: str) -> list:
 
     kept = [e for e in wanted if e in known and owner(e) in (None, world)]
     if any(owner(e) not in (None, world) for e in wanted):
-        kept += [c for c in WORLDS[world].controls if c in known and c not in kept]
+        kept += [c for c, row in WORLDS[world].controls.items()
+                 if row.default and c in known and c not in kept]
     return kept

@@ -26,7 +26,7 @@ from typing import Callable, Iterator, Optional, Sequence
 
 from s2r import __version__
 from s2r.closedloop.params import MAX_GAPS, RolloutParams
-from s2r.closedloop.validation import default_encoders, validate
+from s2r.closedloop.validation import study_encoders, validate
 from s2r.datasets.world import format_world, is_world_spec, parse_world, world_options
 from s2r.errors import S2RError
 from s2r.progress import ProgressCallback, report
@@ -102,7 +102,7 @@ class StudyPlan:
         Each at its gaps with every kind of shift at once.
     encoders : tuple of str, optional
         The encoders of every cell; None: each world's
-        :func:`~s2r.closedloop.validation.default_encoders`.
+        :func:`~s2r.closedloop.validation.study_encoders`.
     params : RolloutParams
         Rollouts, demonstrations, policy, seed of every cell (the frame size: each spec's).
     object_focus : bool
@@ -221,7 +221,7 @@ def study_cells(plan: StudyPlan) -> list:
 
     def cell(label: str, shift: str, gaps) -> Cell:
         spec = labels[label].spec
-        ids = plan.encoders or default_encoders(world_options(spec, "a study")[0])
+        ids = plan.encoders or study_encoders(world_options(spec, "a study")[0])
         return Cell(f"{label}--{shift}", _cell_spec(spec, shift, plan.masks),
                     tuple(dict.fromkeys(ids)), tuple(dict.fromkeys(float(g) for g in gaps)))
 

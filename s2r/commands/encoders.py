@@ -19,8 +19,11 @@ def register(subparsers) -> None:
     p = add_command(
         subparsers, "encoders", help="list the encoders and whether their weights are available",
         description="List the encoder registry (the paper's Table I encoders, the pixels "
-                    "baseline, the robot-state reference, EfficientNet-Lite0 and user "
-                    "encoders from s2r_encoders.toml / $S2R_ENCODERS) with availability: "
+                    "baseline, the robot-state reference, the EfficientNet-Lites and layers of "
+                    "them (ID@LAYER), the sim-trained controls and user "
+                    "encoders from s2r_encoders.toml / $S2R_ENCODERS), what kind each is "
+                    "(image encoder, layer tap, control, random init, reference), with "
+                    "availability: "
                     "ready, weights-missing (with how to get them) or random (random-init "
                     "controls) and the runtime of its embedding pass: onnx (ONNX Runtime on the "
                     "CPU), torch, or - (no model: the robot state). The table fits 100 "
@@ -30,23 +33,28 @@ def register(subparsers) -> None:
     p.add_argument("--all", action="store_true",
                    help="also list the ID@random controls (random init of each architecture)")
     p.add_argument("--json", action="store_true",
-                   help="print a JSON list of objects (every registry field + status, "
+                   help="print a JSON list of objects (every registry field + kind, label, "
+                        "status, "
                         "status_message, weights_file, url, runtime, runtime_reason)")
     p.set_defaults(func=run)
 
 
 def encoder_records(pattern: str = "*", *, include_random: bool = False, settings) -> list:
-    """One JSON-ready dict per encoder: the spec's fields plus ``status``,
-    ``status_message``, ``weights_file``, ``url``, ``runtime`` and ``runtime_reason``
+    """One JSON-ready dict per encoder: the spec's fields plus ``kind`` and ``label`` (what it
+    is: :mod:`s2r.encoders.labels`), ``status``, ``status_message``, ``weights_file``,
+    ``url``, ``runtime`` and ``runtime_reason``
     (:func:`~s2r.encoders.runtime_plan.planned_runtime` on the default device)."""
     from s2r.encoders import list_encoders, status
+    from s2r.encoders.labels import encoder_kind, encoder_label
     from s2r.encoders.runtime_plan import planned_runtime
 
     records = []
     for spec in list_encoders(pattern, include_random=include_random, settings=settings):
         st = status(spec, settings=settings)
         runtime, reason = planned_runtime(spec, settings)
-        records.append({**spec.to_dict(), "status": st.state, "status_message": st.message,
+        records.append({**spec.to_dict(), "kind": encoder_kind(spec, settings),
+                        "label": encoder_label(spec, settings),
+                        "status": st.state, "status_message": st.message,
                         "weights_file": st.file, "url": st.url, "runtime": runtime,
                         "runtime_reason": reason})
     return records
@@ -66,10 +74,10 @@ def format_table(records: list, width: int = TABLE_WIDTH) -> str:
     characters a line where the ids allow: the name is cut to fit (at least
     :data:`MIN_NAME` characters); the pretraining data and the runtime's reason are in
     ``--json``. Dim ``S``: the dataset's state width, for the ``state`` reference."""
-    header = ("id", "#", "name", "arch", "dim", "params(M)", "status", "runtime")
+    header = ("id", "#", "name", "kind", "dim", "params(M)", "status", "runtime")
     rows = [header] + [(
         r["id"], "" if r["table_number"] is None else str(r["table_number"]), r["name"],
-        r["architecture"], "S" if r["dim"] is None else str(r["dim"]),
+        r["kind"], "S" if r["dim"] is None else str(r["dim"]),
         f"{r['params_m']:.1f}", r["status"], r["runtime"]) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     others = sum(widths) - widths[2] + 2 * (len(header) - 1)

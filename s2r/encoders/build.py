@@ -27,11 +27,11 @@ import torch
 import torch.nn as nn
 
 from s2r.encoders.backend import get_backend
+from s2r.encoders.pools import LayerTap, layer_site, resolve_module
 from s2r.encoders.registry import get_spec, random_variant
 from s2r.encoders.spec import EncoderSpec
 from s2r.encoders.weights import fingerprint_of
 from s2r.errors import EncoderError
-from s2r.inputs import is_integer_text
 from s2r.settings import embedding_threads
 
 
@@ -40,36 +40,23 @@ def pick_device():
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-def resolve_module(root, path: str):
-    """The submodule of ``root`` at dotted ``path``; integer parts index (``-1`` = last).
-
-    >>> resolve_module(model, "layer4.-1")        # doctest: +SKIP
-    """
-    module = root
-    for part in path.split("."):
-        try:
-            if is_integer_text(part):
-                module = list(module.children())[int(part)] if not hasattr(
-                    module, "__getitem__") else module[int(part)]
-            else:
-                module = getattr(module, part)
-        except (AttributeError, IndexError, TypeError):
-            children = [name for name, _ in module.named_children()]
-            raise EncoderError(f"layer path {path!r}: no submodule {part!r} in "
-                               f"{type(module).__name__} (children: {children[:12]})") from None
-    return module
-
-
 def build_model(spec: EncoderSpec, *, pretrained: bool, settings=None):
     """The bare embedding module of ``spec`` on CPU (fp32) and its weights file (built by
     the spec's backend).
+
+    A layer encoder (``ID@LAYER``, ``spec.layer`` set) is the trunk the backend builds seen at
+    that layer (:class:`~s2r.encoders.pools.LayerTap`).
 
     Returns
     -------
     (model, path or None)
         ``model(x)`` maps normalised ``(B, 3, h, w)`` to ``(B, spec.dim)``.
     """
-    return get_backend(spec.backend).build(spec, pretrained=pretrained, settings=settings)
+    model, path = get_backend(spec.backend).build(spec, pretrained=pretrained,
+                                                  settings=settings)
+    if spec.layer is not None:
+        model = LayerTap(model, layer_site(spec, model))
+    return model, path
 
 
 # ---------------------------------------------------------------------------------------------

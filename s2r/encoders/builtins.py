@@ -1,6 +1,6 @@
 """The built-in registry entries: the paper's 23 encoders, ``pixels``, ``efficientnet-lite0``,
-``-lite1``, ``-lite2`` and ``state`` (data only; see :mod:`s2r.encoders.registry` for the ids
-and look-up).
+``-lite1``, ``-lite2``, layers of the Lites as encoders of their own (:data:`LAYER_TAPS`) and
+``state`` (data only; see :mod:`s2r.encoders.registry` for the ids and look-up).
 
 Every entry is built with keyword arguments only, its fields grouped as in
 :mod:`s2r.encoders.spec`: the Table I facts, how to build it, where its weights are, how to
@@ -16,10 +16,12 @@ entry records the true value and says what the paper printed.
 
 from __future__ import annotations
 
+import dataclasses
+
 from s2r.encoders.simcnn_specs import SIMCNN_CONTROLS
-from s2r.encoders.spec import (INCEPTION_MEAN, INCEPTION_STD, OPENAI_CLIP_MEAN, OPENAI_CLIP_STD,
-                               BuildSpec, CamSpec, CheckpointSpec, EncoderSpec, Preprocessing,
-                               TableFacts, WeightsSpec)
+from s2r.encoders.spec import (INCEPTION_MEAN, INCEPTION_STD, LAYER_MARK, OPENAI_CLIP_MEAN,
+                               OPENAI_CLIP_STD, BuildSpec, CamSpec, CheckpointSpec, EncoderSpec,
+                               Preprocessing, TableFacts, WeightsSpec)
 
 _VIT_CAM = "blocks.-1.norm1"
 _CLIP_CAM = "transformer.resblocks.-1.ln_1"
@@ -346,5 +348,41 @@ _BUILTIN = (
         cam=CamSpec(family="state")),
 )
 
+#: Attribute of the model of a layer encoder that holds the trunk (``s2r.encoders.pools.TRUNK``;
+#: the registry's data imports no torch): its Grad-CAM layer is the tapped module inside it.
+_TRUNK = "trunk"
+
+
+def layer_encoder(base: EncoderSpec, *, layer: str, dim: int, where: str) -> EncoderSpec:
+    """``base`` seen at its tap ``layer`` (a name of its layer plan whose module path is the
+    same, as for timm's stage taps), an encoder of its own: id ``BASE@LAYER``, embedding the
+    ``dim``-wide pooled output of that layer (``where``: the stage, in words), Grad-CAM at
+    that layer. The same weights as ``base``; ``params_m`` counts the whole trunk the model
+    holds."""
+    facts = dataclasses.replace(
+        base.facts, name=f"{base.name} at {layer}", table_number=None, paper_params_m=None,
+        notes=f"Layer tap of {base.id}: the output of {layer} ({where}), pooled to {dim} "
+              f"numbers exactly as `score --layers` taps it, as an encoder of its own (the same "
+              f"weights as {base.id}; a shallower layer transfers differently).")
+    return dataclasses.replace(base, id=f"{base.id}{LAYER_MARK}{layer}", base_id=base.id,
+                               facts=facts, layer=layer, dim=int(dim),
+                               cam_layer=f"{_TRUNK}.{layer}")
+
+
+_BY_ID = {spec.id: spec for spec in _BUILTIN}
+#: The layer encoders: (base id, tap, pooled width, the stage in words). The EfficientNet-Lites'
+#: stride-8 stage ``blocks.2`` (about 1/3 of their weighted layers deep) and stride-16 stage
+#: ``blocks.4`` (about 2/3 deep); widths as their layer plans measure them (tested).
+LAYER_TAPS = tuple(
+    (f"efficientnet-lite{n}", layer, dim, where)
+    for n, widths in ((0, (40, 112)), (1, (40, 112)), (2, (48, 120)))
+    for layer, dim, where in zip(("blocks.2", "blocks.4"), widths,
+                                 ("the stride-8 stage, ~1/3 deep",
+                                  "the stride-16 stage, ~2/3 deep")))
+
 #: id -> spec of every built-in entry, Table I order first.
-BUILTIN_SPECS: dict = {spec.id: spec for spec in (*_BUILTIN, *SIMCNN_CONTROLS)}
+BUILTIN_SPECS: dict = {spec.id: spec for spec in (
+    *_BUILTIN,
+    *(layer_encoder(_BY_ID[base], layer=layer, dim=dim, where=where)
+      for base, layer, dim, where in LAYER_TAPS),
+    *SIMCNN_CONTROLS)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from s2r.encoders.backend import backends
-from s2r.encoders.spec import PRETRAINING_GROUPS, RANDOM_SUFFIX
+from s2r.encoders.spec import LAYER_MARK, PRETRAINING_GROUPS, RANDOM_SUFFIX
 from s2r.errors import EncoderError
 
 #: Values of the enum fields a user encoder may take (``Pixels``/``State`` and their families
@@ -38,7 +38,8 @@ ID_FORBIDDEN = ",*?[]"
 def id_problem(text: str, *, max_length: int = ID_MAX_LENGTH):
     """Why ``text`` (already stripped) cannot be an encoder id, or ``None``: empty, longer
     than ``max_length``, whitespace or control characters, ``,`` or a wildcard, ``:`` (the
-    mark of inline references, ``timm:NAME``) or the ``@random`` suffix."""
+    mark of inline references, ``timm:NAME``) or ``@`` (the mark of ``ID@random`` and of
+    layer encoders, ``ID@LAYER``)."""
     if not text:
         return "is empty"
     if len(text) > max_length:
@@ -53,6 +54,9 @@ def id_problem(text: str, *, max_length: int = ID_MAX_LENGTH):
         return "may not contain ':' (it marks inline references such as timm:NAME)"
     if text.endswith(RANDOM_SUFFIX):
         return f"may not end in {RANDOM_SUFFIX} (the random-init controls' suffix)"
+    if LAYER_MARK in text:
+        return (f"may not contain {LAYER_MARK!r} (it marks ID{RANDOM_SUFFIX} controls and "
+                f"layer encoders, ID{LAYER_MARK}LAYER)")
     return None
 
 

@@ -36,20 +36,25 @@ class FirstUse:
     id : str
         The control's encoder id (``"mw-simcnn-dr0"``).
     minutes : int
-        How long its training was measured to take on a 2-core machine
+        How long its training takes on a 2-core machine, measured or estimated
         (:attr:`s2r.worlds.base.Control.minutes`).
     path : Path
         Where its weights file is saved.
+    estimated : bool
+        ``minutes`` is an estimate, not a measurement
+        (:attr:`s2r.worlds.base.Control.minutes_estimated`).
     """
 
     id: str
     minutes: int
     path: Path
+    estimated: bool = False
 
     @property
     def note(self) -> str:
         """The line a command prints before training it."""
-        return (f"training control {self.id} on first use (measured ~{self.minutes} min on "
+        how = "estimated" if self.estimated else "measured"
+        return (f"training control {self.id} on first use ({how} ~{self.minutes} min on "
                 f"2 cores; saved to {self.path})")
 
 
@@ -108,7 +113,8 @@ def first_use_controls(encoder_ids: Sequence[str], *, settings, dataset=None) ->
             check_control_world(encoder_id, world, name)
     writable_weights_dir(settings)
     return [FirstUse(e, control(e)[1].minutes, expected_path(get_spec(e, settings=settings),
-                                                             settings))
+                                                             settings),
+                     estimated=control(e)[1].minutes_estimated)
             for e in ids]
 
 

@@ -10,6 +10,10 @@ Ids
   an image encoder (no model to build, datasets with state only);
 - ``ID@random`` for every one with weights: the same architecture with deterministic random
   weights (a control: what does the architecture alone give?);
+- ``ID@LAYER``: a layer encoder, the pooled output of one layer of ``ID`` (a tap of
+  :mod:`s2r.encoders.taps`, the numbers ``score --layers`` gives for it) as an encoder of its
+  own; the built-in ones are :data:`s2r.encoders.builtins.LAYER_TAPS` (the EfficientNet-Lites'
+  ``blocks.2`` and ``blocks.4``), each with its ``ID@LAYER@random`` control;
 - user encoders: ``timm:NAME[.TAG]``, ``open_clip:MODEL:PRETRAINED``, ``ckpt:ARCH:PATH``,
   entries of a config file, or specs passed to :func:`register_encoder` (see
   :mod:`s2r.encoders.config`).
@@ -28,7 +32,7 @@ from s2r.encoders.backend import get_backend
 from s2r.encoders.builtins import BUILTIN_SPECS
 from s2r.encoders.config import (check_encoder_config, config_path, load_encoder_config,
                                  parse_encoder_ref)
-from s2r.encoders.spec import RANDOM_SUFFIX, EncoderSpec
+from s2r.encoders.spec import LAYER_MARK, RANDOM_SUFFIX, EncoderSpec
 from s2r.encoders.suggest import close_matches
 from s2r.errors import EncoderError
 
@@ -150,6 +154,7 @@ class EncoderRegistry:
         if spec is None:
             spec = self._config_specs(settings).get(base_id)
         if spec is None:
+            self._check_layer_id(base_id, settings)
             known = list(self._all(settings))
             close = close_matches(base_id, known, n=5, cutoff=0.4)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
@@ -158,6 +163,21 @@ class EncoderRegistry:
                 f"ID{RANDOM_SUFFIX} for each, 'timm:NAME', 'open_clip:MODEL:TAG', "
                 "'ckpt:ARCH:PATH'). List them with `python -m s2r encoders`.")
         return random_variant(spec) if random else spec
+
+    def _check_layer_id(self, text: str, settings=None) -> None:
+        """One EncoderError line when ``text`` is ``BASE@LAYER`` for a known ``BASE`` but
+        ``LAYER`` is none of its layer encoders: it names them (or says it has none)."""
+        base, mark, layer = text.rpartition(LAYER_MARK)
+        specs = self._all(settings)
+        if not mark or base not in specs:
+            return
+        layers = [s.id for s in specs.values() if s.base_id == base and s.layer is not None]
+        have = (f"its layer encoders are {', '.join(layers)}" if layers
+                else "it has no layer encoders")
+        raise EncoderError(
+            f"unknown encoder {text!r}: {base!r} has no layer encoder {layer!r}; {have} "
+            f"(ID{LAYER_MARK}LAYER names a registered one, ID{RANDOM_SUFFIX} a random-init "
+            f"control; `python -m s2r score --layers` scores any layer of {base}).")
 
     def list(self, pattern: str = "*", *, include_random: bool = False, settings=None) -> list:
         """Specs whose id matches the fnmatch ``pattern``, Table I order first."""

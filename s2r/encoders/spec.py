@@ -11,7 +11,8 @@ group             class            fields
                                    table_number, architecture, training_type,
                                    pretraining_data, pretraining_group, params_m,
                                    paper_params_m, license, notes
-``build``         :class:`BuildSpec`   backend, identifier, tag, model_kwargs, dim, int8
+``build``         :class:`BuildSpec`   backend, identifier, tag, model_kwargs, dim, int8,
+                                   layer
 ``weights``       :class:`WeightsSpec` checkpoint, hub_repo, hub_files, random_init, seed
 ``preprocessing`` :class:`Preprocessing` mean, std, input_size
 ``cam``           :class:`CamSpec`     family (the activation layout), layer (``cam_layer``)
@@ -45,6 +46,8 @@ ARCHITECTURES = ("CNN", "Transformer", "Pixels", "State")
 FAMILIES = ("cnn", "vit", "swin", "clip", "pixels", "state")
 PRETRAINING_GROUPS = ("general", "manipulation", "none")
 RANDOM_SUFFIX = "@random"
+#: Separates an encoder's id from one of its layers in a layer encoder's id (``BASE@LAYER``).
+LAYER_MARK = "@"
 RANDOM_SEED = 0
 
 
@@ -143,6 +146,10 @@ class BuildSpec:
         set for the ResNet/VGG-type CNNs where it was measured to be faster
         (``bench/bench_embed.py``); depthwise CNNs (MobileNet, EfficientNet) gain nothing and
         transformers are not quantized.
+    layer : str or None
+        A layer encoder (id ``BASE@LAYER``): the name of the tap of the architecture
+        (:mod:`s2r.encoders.taps`, what ``score --layers`` names) whose pooled output is the
+        embedding, ``dim`` its width; ``None``: the architecture's own embedding.
     """
 
     backend: str
@@ -151,6 +158,7 @@ class BuildSpec:
     model_kwargs: tuple = ()
     dim: Optional[int]
     int8: bool = False
+    layer: Optional[str] = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,7 +238,7 @@ FLAT_FIELDS = {
     "model_kwargs": ("build", "model_kwargs"), "license": ("facts", "license"),
     "notes": ("facts", "notes"), "paper_params_m": ("facts", "paper_params_m"),
     "seed": ("weights", "seed"), "base_id": (None, "base_id"), "source": (None, "source"),
-    "int8": ("build", "int8"),
+    "int8": ("build", "int8"), "layer": ("build", "layer"),
 }
 _GROUPS = {"facts": TableFacts, "build": BuildSpec, "weights": WeightsSpec,
            "preprocessing": Preprocessing, "cam": CamSpec}
@@ -255,13 +263,15 @@ class EncoderSpec:
     Parameters
     ----------
     id : str
-        Registry id (``clip-base-16``, ``resnet18@random``, ``timm:convnext_tiny``).
+        Registry id (``clip-base-16``, ``resnet18@random``, ``efficientnet-lite0@blocks.4``,
+        ``timm:convnext_tiny``).
     facts, build, weights, preprocessing, cam
         The groups (:class:`TableFacts`, :class:`BuildSpec`, :class:`WeightsSpec`,
         :class:`Preprocessing`, :class:`CamSpec`); ``weights``, ``preprocessing`` default
         to their defaults.
     base_id : str or None
-        For ``@random`` entries: the id of the pretrained entry.
+        For ``@random`` entries: the id of the pretrained entry; for layer encoders
+        (``BASE@LAYER``): ``BASE``.
     source : str
         ``"builtin"`` or where a user entry came from (config file, command line).
     **flat
@@ -290,8 +300,8 @@ class EncoderSpec:
     name, table_number, architecture, training_type = _Flat(), _Flat(), _Flat(), _Flat()
     pretraining_data, pretraining_group, params_m = _Flat(), _Flat(), _Flat()
     paper_params_m, license, notes = _Flat(), _Flat(), _Flat()
-    backend, identifier, tag, model_kwargs, dim, int8 = (_Flat(), _Flat(), _Flat(), _Flat(),
-                                                         _Flat(), _Flat())
+    backend, identifier, tag, model_kwargs, dim, int8, layer = (
+        _Flat(), _Flat(), _Flat(), _Flat(), _Flat(), _Flat(), _Flat())
     checkpoint, hub_repo, hub_files, random_init, seed = (_Flat(), _Flat(), _Flat(), _Flat(),
                                                           _Flat())
     mean, std, input_size = _Flat(), _Flat(), _Flat()

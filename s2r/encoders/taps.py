@@ -51,7 +51,6 @@ the process; :mod:`s2r.embed.layers` also keeps it in the disk cache.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import asdict, dataclass
 from types import SimpleNamespace
 from typing import Optional, Sequence
@@ -61,7 +60,8 @@ import torch
 import torch.nn as nn
 
 from s2r.encoders.backend import get_backend
-from s2r.encoders.build import as_uint8_batch, resolve_module
+from s2r.encoders.build import as_uint8_batch, build_model
+from s2r.encoders.pools import POOLS, TapSite, module_output, resolve_module
 from s2r.encoders.runtime import torch_threads
 from s2r.errors import EncoderError
 from s2r.inputs import quoted
@@ -77,17 +77,6 @@ TAPS_VERSION = 1
 FINAL_NAME = "head"
 #: What ``--layers`` and :func:`select_layers` accept for "each encoder's final layer".
 LAST = "last"
-
-
-@dataclass(frozen=True)
-class TapSite:
-    """A tap a backend declares: ``name`` (what users type), ``module`` (dotted path inside the
-    encoder's ``model``, :func:`~s2r.encoders.build.resolve_module`) and ``pool`` (a key of
-    :data:`POOLS`)."""
-
-    name: str
-    module: str
-    pool: str
 
 
 @dataclass(frozen=True)
@@ -131,48 +120,6 @@ class Tap:
                    module=data.get("module"), pool=data.get("pool"))
 
 
-# ----------------------------------------------------------------------------- pooling
-def _avg(model, x):
-    return x.float().mean(dim=(2, 3))
-
-
-def _nhwc(model, x):
-    return x.float().mean(dim=(1, 2))
-
-
-def _timm_head(model, x):
-    return model.forward_head(model.norm(x), pre_logits=True).float()
-
-
-def _clip_head(model, x):
-    pooled, _ = model._pool(x)
-    if getattr(model, "proj", None) is not None:
-        pooled = pooled @ model.proj
-    return pooled.float()
-
-
-@functools.lru_cache(maxsize=16)
-def _soft_argmax(h: int, w: int):
-    from s2r.encoders.simcnn import SpatialSoftmax
-
-    return SpatialSoftmax(h, w)
-
-
-def _keypoints(model, x):
-    pool = _soft_argmax(int(x.shape[-2]), int(x.shape[-1])).to(x.device)
-    return pool(x.float())
-
-
-#: pool key -> ``pool(model, output) -> (B, D)`` (``model``: the module being run).
-POOLS: dict = {"avg": _avg, "nhwc": _nhwc, "timm-head": _timm_head, "clip-head": _clip_head,
-               "keypoints": _keypoints}
-
-
-def _output(out):
-    """A module's output tensor (the first of a tuple)."""
-    return out[0] if isinstance(out, (tuple, list)) else out
-
-
 def _weighted(module: nn.Module) -> bool:
     return any(p.ndim >= 2 for p in module.parameters(recurse=False))
 
@@ -204,7 +151,7 @@ def plan_layers(spec, model: nn.Module, *, seed: int = 0) -> tuple:
 
     def capture(site):
         def hook(module, inputs, output):
-            seen[site.name] = (POOLS[site.pool](model, _output(output)).detach().double(),
+            seen[site.name] = (POOLS[site.pool](model, module_output(output)).detach().double(),
                                count[0])
         return hook
 
@@ -221,7 +168,7 @@ def plan_layers(spec, model: nn.Module, *, seed: int = 0) -> tuple:
         gen = torch.Generator().manual_seed(seed)
         x = torch.randn(2, 3, *(int(v) for v in spec.input_size), generator=gen)
         with torch.inference_mode():
-            final = _output(model(x)).flatten(1).double()
+            final = module_output(model(x)).flatten(1).double()
     finally:
         for h in handles:
             h.remove()
@@ -247,12 +194,14 @@ def plan_layers(spec, model: nn.Module, *, seed: int = 0) -> tuple:
 
 
 def architecture_signature(spec) -> tuple:
-    """What a plan depends on: the architecture, its input and output size (and
-    :data:`TAPS_VERSION`)."""
+    """What a plan depends on: the architecture, the layer it is seen at (a layer encoder's
+    plan is one layer, its embedding), its input and output size (and :data:`TAPS_VERSION`).
+    The layer is named only when set, so every other encoder's signature is what it was."""
     ck = spec.checkpoint
+    seen_at = () if spec.layer is None else (("layer", spec.layer),)
     return (spec.backend, spec.identifier, spec.tag, tuple(spec.model_kwargs),
             None if ck is None else ck.arch, tuple(spec.input_size or ()), spec.dim,
-            spec.family, TAPS_VERSION)
+            spec.family, *seen_at, TAPS_VERSION)
 
 
 _PLANS: dict = {}
@@ -268,8 +217,7 @@ def layer_plan(spec, settings=None, *, make=None) -> tuple:
     sig = architecture_signature(spec)
     if sig not in _PLANS:
         def compute() -> tuple:
-            model, _ = get_backend(spec.backend).build(spec, pretrained=False,
-                                                       settings=settings)
+            model, _ = build_model(spec, pretrained=False, settings=settings)
             return plan_layers(spec, model.eval().float())
 
         _PLANS[sig] = tuple(make(compute) if make is not None else compute())
@@ -310,7 +258,7 @@ def _run_with_taps(enc, model, taps, x, got: dict):
 
     def capture(tap):
         def hook(module, inputs, output):
-            got[tap.name] = POOLS[tap.pool](model, _output(output))
+            got[tap.name] = POOLS[tap.pool](model, module_output(output))
         return hook
 
     try:
@@ -318,7 +266,7 @@ def _run_with_taps(enc, model, taps, x, got: dict):
             if not tap.final:
                 handles.append(resolve_module(model, tap.module).register_forward_hook(
                     capture(tap)))
-        return enc.forward(x, model=model) if enc is not None else _output(model(x))
+        return enc.forward(x, model=model) if enc is not None else module_output(model(x))
     finally:
         for h in handles:
             h.remove()
@@ -409,7 +357,7 @@ class LayerView:
             else:
                 shape = []
                 h = self.cam_layer.register_forward_hook(
-                    lambda m, i, o: shape.append(_output(o).shape))
+                    lambda m, i, o: shape.append(module_output(o).shape))
                 try:
                     with torch.inference_mode():
                         self.encoder.forward(torch.zeros(1, 3, *self.encoder.input_size,
@@ -428,7 +376,7 @@ class LayerView:
         got = []
         # registered now, after any Grad-CAM hook on the same module, so it reads the output
         # that hook hands on (the gradient then flows through Grad-CAM's grid)
-        h = self.cam_layer.register_forward_hook(lambda m, i, o: got.append(_output(o)))
+        h = self.cam_layer.register_forward_hook(lambda m, i, o: got.append(module_output(o)))
         try:
             self.encoder.forward(x)
         finally:

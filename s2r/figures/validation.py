@@ -14,6 +14,7 @@ import altair as alt
 import pandas as pd
 
 from s2r.closedloop.report import ValidationReport
+from s2r.encoders.labels import encoder_kind
 from s2r.evidence.verdicts import (ABOVE_CHANCE, AGAINST, CHANCE, UNDEFINED,
                                     correlation_verdict)
 from s2r.figures import axes
@@ -31,20 +32,6 @@ def results_frame(report: ValidationReport) -> pd.DataFrame:
 
 OUTCOME_TITLES = {"success": "Real success rate (closed loop)",
                   "progress": "Real progress (fraction of stages reached)"}
-
-
-def encoder_kind(encoder_id: str, settings=None) -> str:
-    """``reference`` (no image model: shown, not ranked), ``control`` (random init or trained
-    on the sim frames: transfer known by construction) or ``image encoder`` (``settings``:
-    where a user's encoder config is; handed down)."""
-    from s2r.encoders import get_spec
-
-    spec = get_spec(encoder_id, settings=settings)
-    if not spec.has_image_model:
-        return "reference"
-    if spec.random_init or spec.backend == "simcnn":
-        return "control"
-    return "image encoder"
 
 
 def _interval(value: float, low: float, high: float) -> str:

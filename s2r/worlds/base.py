@@ -166,8 +166,11 @@ class Control:
     height, width : int
         Frame size of the training episodes (resized like every frame the encoder embeds).
     minutes : int
-        How many minutes its training was measured to take on a 2-core machine (what the
-        first-use note and the messages say: :mod:`s2r.encoders.first_use`).
+        How many minutes its training takes on a 2-core machine (what the first-use note and
+        the messages say: :mod:`s2r.encoders.first_use`): measured, unless
+        ``minutes_estimated``.
+    minutes_estimated : bool
+        ``minutes`` is an estimate (scaled from measured controls), not a measurement.
     name, pretraining_data, notes : str
         The registry entry's text.
     dataset, targets_names : str
@@ -175,6 +178,10 @@ class Control:
     recognise_unrecorded : bool
         Whether files written before recipes were stored (under this version's name, with
         matching fields) are recognised (only the demo's controls have such files).
+    default : bool
+        Whether ``validate`` ranks it by default
+        (:func:`s2r.closedloop.validation.default_encoders`); False for controls only a study
+        ranks (:func:`~s2r.closedloop.validation.study_encoders`). Not part of the recipe.
     """
 
     id: str
@@ -195,6 +202,8 @@ class Control:
     dataset: str = ""
     targets_names: str = ""
     recognise_unrecorded: bool = False
+    default: bool = True
+    minutes_estimated: bool = False
 
 
 class RolloutBatch(Protocol):

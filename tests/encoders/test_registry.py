@@ -111,8 +111,8 @@ def test_normalisation_and_backends():
     sizes = {"pixels": (32, 32), "efficientnet-lite1": (240, 240),
              "efficientnet-lite2": (260, 260),  # the EfficientNet-Lite release's sizes
              **{cid: (48, 64) for cid in CONTROLS}}  # the sim-trained controls' input
-    for spec in list_encoders():
-        assert spec.input_size == sizes.get(spec.id, (224, 224)), spec.id
+    for spec in list_encoders():   # a layer encoder runs at its base encoder's size
+        assert spec.input_size == sizes.get(spec.base_id or spec.id, (224, 224)), spec.id
 
 
 def test_hub_repos_match_the_libraries_pretrained_configs():
@@ -137,13 +137,14 @@ def test_list_encoders_wildcards_and_random_controls():
                                                       "r3m-resnet50"]
     assert [s.id for s in list_encoders("clip-*-1?")] == ["clip-base-16", "clip-large-14"]
     plain = list_encoders()
-    assert len(plain) == 37 and not any(s.random_init for s in plain)   # 32 + 5 simcnn controls
+    # 32 + 6 layer encoders + 8 simcnn controls (the demo's 3, Meta-World's 5)
+    assert len(plain) == 46 and not any(s.random_init for s in plain)
     assert {"resnet18.tv", "resnet34.tv", "resnet50.tv", "resnet101.tv"} <= {s.id for s in plain}
     assert {"pixels", "efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2",
             "state"} <= {s.id for s in plain}
     full = list_encoders(include_random=True)
     randoms = [s for s in full if s.random_init]
-    assert len(randoms) == 35  # every architecture (the controls too); pixels, state: no weights
+    assert len(randoms) == 44  # every architecture (the controls too); pixels, state: no weights
     assert {s.id for s in randoms} == {s.id + "@random" for s in plain
                                        if s.id not in ("pixels", "state")}
     assert [s.id for s in list_encoders("resnet18*", include_random=True)] == [
@@ -261,7 +262,7 @@ def test_cli_lists_with_status(capsys, no_network):
 
     assert main(["encoders", "--json", "--all"]) == 0
     records = json.loads(capsys.readouterr().out)
-    assert len(records) == 72      # 37 entries + 35 @random (the controls have one too)
+    assert len(records) == 90      # 46 entries + 44 @random (the controls have one too)
     by_id = {r["id"]: r for r in records}
     for key in ("id", "name", "table_number", "architecture", "pretraining_data",
                 "params_m", "dim", "status"):
@@ -285,17 +286,19 @@ def test_cli_lists_the_packaged_efficientnet_lites_as_ready(capsys, no_network):
 
     assert main(["encoders", "--json", "efficientnet-lite*"]) == 0
     records = json.loads(capsys.readouterr().out)
-    by_id = {r["id"]: r for r in records}
+    by_id = {r["id"]: r for r in records if r["kind"] == "image encoder"}
     assert list(by_id) == ["efficientnet-lite0", "efficientnet-lite1", "efficientnet-lite2"]
     for n, size in ((0, 224), (1, 240), (2, 260)):
         record = by_id[f"efficientnet-lite{n}"]
         assert record["status"] == "ready" and record["name"] == f"EfficientNet-Lite{n}"
         assert record["dim"] == 1280 and record["input_size"] == [size, size]
         assert record["table_number"] is None and record["pretraining_group"] == "general"
-    assert main(["encoders", "--json", "--all", "efficientnet-lite[12]*"]) == 0
+    assert main(["encoders", "--json", "--all", "efficientnet-lite[12]"]) == 0
     ids = [r["id"] for r in json.loads(capsys.readouterr().out)]
-    assert ids == ["efficientnet-lite1", "efficientnet-lite2", "efficientnet-lite1@random",
-                   "efficientnet-lite2@random"]
+    assert ids == ["efficientnet-lite1", "efficientnet-lite2"]
+    assert main(["encoders", "--json", "--all", "efficientnet-lite[12]@random"]) == 0
+    ids = [r["id"] for r in json.loads(capsys.readouterr().out)]
+    assert ids == ["efficientnet-lite1@random", "efficientnet-lite2@random"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -135,5 +135,7 @@ def test_verdicts_say_in_plain_words_what_an_interval_allows():
                       "spearman_ci_high": -0.3}).startswith("ranked them against deployment")
     assert V.verdict({"spearman": None}).startswith("undefined here")
     assert V.encoder_kind("state") == "reference"
-    assert V.encoder_kind("simcnn-dr1") == V.encoder_kind("resnet18@random") == "control"
+    assert V.encoder_kind("simcnn-dr1") == "control"
+    assert V.encoder_kind("resnet18@random") == "random init"
+    assert V.encoder_kind("efficientnet-lite0@blocks.4") == "layer tap"
     assert V.encoder_kind("efficientnet-lite0") == "image encoder"

@@ -71,6 +71,7 @@ def test_controls_are_listed_by_id_across_worlds_and_validated_by_default_in_the
     from s2r.closedloop.validation import BASE_ENCODERS, default_encoders
 
     assert set(controls()) == {"simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1", "mw-simcnn-dr0",
+                               "mw-simcnn-dr0.25", "mw-simcnn-dr0.5", "mw-simcnn-dr0.75",
                                "mw-simcnn-dr1", "toy-simcnn-dr1"}
     assert control("toy-simcnn-dr1")[0] is toy
     with pytest.raises(KeyError):
@@ -79,7 +80,31 @@ def test_controls_are_listed_by_id_across_worlds_and_validated_by_default_in_the
     assert default_encoders(WORLDS["demo"]) == (
         *BASE_ENCODERS, "simcnn-dr0", "simcnn-dr0.5", "simcnn-dr1")
     assert default_encoders(WORLDS["metaworld"]) == (*BASE_ENCODERS, "mw-simcnn-dr0",
-                                                     "mw-simcnn-dr1")
+                                                     "mw-simcnn-dr1")   # not the study's
+
+
+@pytest.mark.parametrize("world, images", [("metaworld", 19), ("demo", 17)])
+def test_the_study_set_has_16_image_encoders_or_more_each_labelled(world, images):
+    """study_encoders: state + >= 16 image encoders, each resolving, each of a known kind,
+    none whose weights are missing but the controls trained on first use."""
+    from s2r.closedloop.validation import default_encoders, study_encoders
+    from s2r.encoders import get_spec, status
+    from s2r.encoders.labels import KINDS, encoder_kind
+    from s2r.settings import current
+
+    ids = study_encoders(WORLDS[world])
+    assert len(ids) == len(set(ids)) and set(default_encoders(WORLDS[world])) <= set(ids)
+    kinds = {i: encoder_kind(i) for i in ids}
+    assert set(kinds.values()) == set(KINDS)
+    assert [i for i, k in kinds.items() if k == "reference"] == ["state"]
+    assert sum(k != "reference" for k in kinds.values()) == images >= 16
+    assert sum(k == "layer tap" for k in kinds.values()) >= 4
+    assert set(WORLDS[world].controls) == {i for i, k in kinds.items() if k == "control"}
+    for i in ids:
+        spec = get_spec(i)
+        state = status(spec, settings=current()).state
+        assert state in ("ready", "random") or (
+            i in WORLDS[world].controls and spec.backend == "simcnn"), (i, state)
 
 
 def test_the_demo_worlds_real_look_at_gap_0_is_its_sim_look_pixel_for_pixel():

@@ -21,6 +21,14 @@ on the CPU renderer).
 epochs, gaps weighted toward 1 and 48 texture sets (a uniform gap and fewer episodes left its
 probe reading the button at gap 1 hardly better than ``dr0``'s: docs/validation.md).
 
+``dr0.25``, ``dr0.5`` and ``dr0.75`` (the study's controls, :attr:`Control.default` False:
+not in ``validate``'s default set) share the recipe at those strengths, their episodes and
+epochs on the straight line between ``dr0``'s and ``dr1``'s (300 x 13, 400 x 14, 500 x 15): a
+wider range of looks needs more frames to cover it, as ``dr1`` did, and both grow with the
+strength, so the order by construction (more randomisation, smaller gap) is not undone by
+less training. Their ``minutes`` are estimates, the measured ``dr0`` (3) and ``dr1`` (12)
+scaled by episodes x epochs (both measured 1.25 minutes per 1,000 episode-epochs).
+
 Each control's :attr:`~s2r.worlds.base.Control.version` is part of its weights file's name:
 bump it with any change to how that control is trained.
 """
@@ -46,11 +54,13 @@ _EVERY = 2
 
 
 def _control(cid: str, strength: float, episodes: int, epochs: int, version: int,
-             minutes: int) -> Control:
+             minutes: int, study: bool = False) -> Control:
+    """One control's row; ``study``: one of the study's controls (not in validate's default
+    set; its ``minutes`` an estimate, not yet measured)."""
     s = strength
     return Control(
         id=cid, strength=s, version=version, episodes=episodes, steps=60, epochs=epochs, seed=0,
-        state_columns=CONTROL_STATE_COLUMNS,
+        state_columns=CONTROL_STATE_COLUMNS, default=not study, minutes_estimated=study,
         task=(("task", CONTROL_TASKS), ("camera", "corner"), ("repeat", 2)),
         height=96, width=128, minutes=minutes,
         name=f"Meta-World sim CNN, randomisation {s:g}",
@@ -68,9 +78,13 @@ def _control(cid: str, strength: float, episodes: int, epochs: int, version: int
 
 
 #: Meta-World's controls: id -> Control, sized to train in minutes on first use (dr0: 6,000
-#: frames x 12 epochs; dr1: 18,000 frames x 16 epochs).
+#: frames x 12 epochs; dr1: 18,000 frames x 16 epochs; measured minutes). The study's three
+#: between them: episodes and epochs interpolated, minutes estimated (module docstring).
 CONTROLS = {c.id: c for c in (_control("mw-simcnn-dr0", 0.0, 200, 12, 2, 3),
-                              _control("mw-simcnn-dr1", 1.0, 600, 16, 3, 12))}
+                              _control("mw-simcnn-dr1", 1.0, 600, 16, 3, 12),
+                              _control("mw-simcnn-dr0.25", 0.25, 300, 13, 1, 5, study=True),
+                              _control("mw-simcnn-dr0.5", 0.5, 400, 14, 1, 7, study=True),
+                              _control("mw-simcnn-dr0.75", 0.75, 500, 15, 1, 9, study=True))}
 
 
 def _gap(rng: np.random.Generator, strength: float) -> float:

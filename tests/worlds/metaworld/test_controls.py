@@ -33,7 +33,8 @@ def test_the_controls_train_on_both_default_tasks(monkeypatch):
     from s2r.settings import current
 
     controls = WORLDS["metaworld"].controls
-    assert set(controls) == {"mw-simcnn-dr0", "mw-simcnn-dr1"}
+    assert set(controls) == {"mw-simcnn-dr0", "mw-simcnn-dr0.25", "mw-simcnn-dr0.5",
+                             "mw-simcnn-dr0.75", "mw-simcnn-dr1"}
     for cid in controls:
         monkeypatch.setitem(controls, cid, dataclasses.replace(controls[cid], episodes=2,
                                                                steps=4))
@@ -88,3 +89,36 @@ def test_randomised_training_gaps_lean_toward_the_full_gap():
     half = np.array([_gap(rng, 0.5) for _ in range(2_000)])
     assert half.max() <= 0.5 and abs(half.mean() - 1 / 3) < 0.02
     assert _gap(rng, 0.0) == 0.0
+
+
+def test_the_study_controls_sit_between_dr0_and_dr1():
+    """dr0.25/0.5/0.75: the same recipe at increasing strength, episodes and epochs between
+    dr0's and dr1's (growing with strength), their own weights files, estimated minutes between
+    the measured dr0 and dr1, and not in validate's default set; dr0 and dr1 unchanged."""
+    from s2r.encoders import get_spec
+
+    c = WORLDS["metaworld"].controls
+    ladder = [c[f"mw-simcnn-dr{s}"] for s in ("0", "0.25", "0.5", "0.75", "1")]
+    assert [r.strength for r in ladder] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    for field in ("episodes", "epochs", "minutes"):
+        values = [getattr(r, field) for r in ladder]
+        assert values == sorted(values) and len(set(values)) == 5, field
+    assert [(r.episodes, r.epochs, r.version, r.minutes) for r in (ladder[0], ladder[-1])] == [
+        (200, 12, 2, 3), (600, 16, 3, 12)]
+    for r in ladder:                     # the same recipe but for strength and size
+        assert (r.steps, r.seed, r.state_columns, r.task, r.height, r.width) == (
+            60, 0, (4, 14), ladder[0].task, 96, 128)
+    files = {get_spec(r.id).weights_file for r in ladder}
+    assert len(files) == 5
+    assert [(r.default, r.minutes_estimated) for r in ladder] == [
+        (True, False), (False, True), (False, True), (False, True), (True, False)]
+    # minutes: the measured rate (1.25 min per 1,000 episode-epochs) times each one's size
+    for r in ladder[1:-1]:
+        assert abs(r.minutes - 1.25 * r.episodes * r.epochs / 1000) <= 0.5
+
+
+def test_an_estimated_control_says_so_in_its_first_use_note(tmp_path):
+    from s2r.encoders.first_use import FirstUse
+
+    assert "(estimated ~7 min" in FirstUse("mw-simcnn-dr0.5", 7, tmp_path, estimated=True).note
+    assert "(measured ~3 min" in FirstUse("mw-simcnn-dr0", 3, tmp_path).note
