@@ -47,6 +47,11 @@ variable                field                   meaning (default)
                                                 core this process may use,
                                                 :func:`embedding_threads`) or a whole
                                                 number >= 1 (``auto``)
+``S2R_EVIDENCE``        ``evidence``            the evidence file that decides which score
+                                                ranks the encoders and which encoder to
+                                                pick (``s2r evidence --out``; none: the
+                                                evidence shipped with s2r,
+                                                :func:`s2r.evidence.evidence_in_effect`)
 ======================  ======================  ============================================
 
 Every value is read one way (:func:`current`; a bad value is a :class:`SettingsError`, one
@@ -58,8 +63,8 @@ line naming the variable: the CLI prints it and exits with status 2, the app sho
   :data:`MAX_VALUE_CHARS` characters is an error, and so is a path with a name longer than
   255 bytes;
 - ``~`` and ``~user`` expand in every path (``S2R_CACHE_DIR``, ``S2R_WEIGHTS_DIR``,
-  ``S2R_ENCODERS``, the Hugging Face folders, each of ``S2R_DATA_ROOTS`` and the paths of
-  ``S2R_DATASET``);
+  ``S2R_ENCODERS``, ``S2R_EVIDENCE``, the Hugging Face folders, each of ``S2R_DATA_ROOTS``
+  and the paths of ``S2R_DATASET``);
 - a switch is on for ``1``, ``true``, ``yes``, ``on`` and off for ``0``, ``false``, ``no``,
   ``off`` (any case); anything else is an error;
 - ``S2R_THREADS`` is ``auto`` (any case) or a whole number of at least 1;
@@ -100,7 +105,7 @@ _DEFAULTS = {
     "S2R_DATASET": "the built-in demo", "S2R_DEMO_SPEC": "the built-in demo",
     "S2R_DEFAULT_ENCODERS": "the built-in choice",
     "S2R_AUTOCOMPUTE": "on", "S2R_DATA_ROOTS": "the working folder and the home folder",
-    "S2R_RUNTIME": "auto", "S2R_THREADS": "auto",
+    "S2R_RUNTIME": "auto", "S2R_THREADS": "auto", "S2R_EVIDENCE": "the shipped evidence",
 }
 #: What ``S2R_RUNTIME`` accepts (:data:`s2r.encoders.runtime.RUNTIMES`).
 _RUNTIMES = ("torch", "onnx", "auto")
@@ -254,6 +259,7 @@ class Settings:
     data_roots: tuple[str, ...]
     runtime: str = "auto"
     threads: Optional[int] = None
+    evidence: Optional[Path] = None
 
     @classmethod
     def from_environ(cls, env: Mapping[str, str]) -> "Settings":
@@ -270,6 +276,7 @@ class Settings:
                      else [os.getcwd(), os.path.expanduser("~")])
         config = _path_setting(env, "S2R_ENCODERS")
         cache = _path_setting(env, "S2R_CACHE_DIR")
+        evidence = _path_setting(env, "S2R_EVIDENCE")
         return cls(
             cache_dir=Path(cache) if cache else Path.cwd() / "cache",
             weights_dir=Path(_path_setting(env, "S2R_WEIGHTS_DIR") or "weights"),
@@ -286,6 +293,7 @@ class Settings:
             data_roots=tuple(os.path.realpath(r) for r in root_list),
             runtime=_runtime(env),
             threads=_threads(env),
+            evidence=Path(evidence) if evidence else None,
         )
 
     @property

@@ -83,7 +83,7 @@ def register(subparsers) -> None:
                         "encoder's layers)")
     p.add_argument("--layer-score", default=None, metavar="SCORE",
                    help="with --layers: the score that picks each encoder's best layer "
-                        "(default sim2real_score)")
+                        "(default: s2r.metrics.layers.DEFAULT_LAYER_SCORE)")
     g = p.add_argument_group("score parameters (recorded in every row)")
     g.add_argument("--pca-dim", type=integer_arg, default=DEFAULT_PCA_DIM, metavar="K",
                    help=f"DIS: common PCA dimension, the same K for every encoder compared "
@@ -250,10 +250,11 @@ def _best_lines(records) -> list:
     return lines
 
 
-def _summary_table(records) -> str:
+def _summary_table(records, order_by: str) -> str:
+    """The CLI's table: the catalogue's summary scores, best ``order_by`` first."""
     from s2r.leaderboard import records_to_frame
-
     from s2r.metrics import catalogue
+    from s2r.metrics.pairwise import better_sign
 
     frame = records_to_frame(records)
     summary = catalogue.keys("summary")
@@ -270,9 +271,10 @@ def _summary_table(records) -> str:
             table[c] = [format_score(r, c) for r in frame.to_dict("records")]
     import pandas as pd
 
-    order = pd.to_numeric(frame["sim2real_score"], errors="coerce").fillna(-1.0).to_numpy()
-    order = order.argsort(kind="stable")[::-1]
-    return table.iloc[order].to_string(index=False)
+    values = pd.to_numeric(frame.get(order_by), errors="coerce") * better_sign(order_by)
+    order = values.fillna(-float("inf")).to_numpy().argsort(kind="stable")[::-1]
+    return (f"sorted by the {catalogue.get(order_by).title} (the score with the strongest "
+            f"record in the evidence), best first\n" + table.iloc[order].to_string(index=False))
 
 
 def format_score(row: dict, key: str) -> str:
@@ -288,8 +290,10 @@ def format_score(row: dict, key: str) -> str:
     return f"{value:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
-def _write_pairwise(records, path: Path, ci: float, args: argparse.Namespace) -> None:
-    """P(A beats B) of every pair on every ranked score, and the resolved tiers, to ``path``."""
+def _write_pairwise(records, path: Path, ci: float, args: argparse.Namespace,
+                    key: str) -> None:
+    """P(A beats B) of every pair on every ranked score, and the resolved tiers, to ``path``;
+    prints what is resolved on ``key``."""
     import json
 
     import pandas as pd
@@ -305,12 +309,11 @@ def _write_pairwise(records, path: Path, ci: float, args: argparse.Namespace) ->
                                       indent=1, allow_nan=False) + "\n")
         else:
             pd.DataFrame(rows).to_csv(tmp, index=False)
-    resolved = sum(r["resolved"] for r in rows if r["metric"] == "sim2real_score") // 2
-    n_pairs = sum(1 for r in rows if r["metric"] == "sim2real_score") // 2
-    print(f"wrote {path}: {len(rows)} comparisons; on the Sim2Real score {resolved} of "
-          f"{n_pairs} pair(s) resolved at {ci:.0%}; tiers: "
-          + " > ".join("{" + ", ".join(t) + "}" for t in tiers(records, "sim2real_score",
-                                                                    ci=ci)))
+    resolved = sum(r["resolved"] for r in rows if r["metric"] == key) // 2
+    n_pairs = sum(1 for r in rows if r["metric"] == key) // 2
+    print(f"wrote {path}: {len(rows)} comparisons; on the {catalogue.get(key).title} "
+          f"{resolved} of {n_pairs} pair(s) resolved at {ci:.0%}; tiers: "
+          + " > ".join("{" + ", ".join(t) + "}" for t in tiers(records, key, ci=ci)))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -343,6 +346,9 @@ def run(args: argparse.Namespace) -> int:
 
     params = params_from_args(args)
     settings = settings_from_args(args)
+    from s2r.evidence import evidence_in_effect
+
+    evidence = evidence_in_effect(settings)     # a bad S2R_EVIDENCE is refused before work
     ids = expand_encoder_ids(args.encoders, settings)
     layers = layers_from_args(args)
     ray_options = backend_from_args(args)
@@ -380,15 +386,20 @@ def run(args: argparse.Namespace) -> int:
                                      object_focus=args.object_focus)
     with atomic_output(out, args, "scores") as tmp:
         write_records(records, tmp)
-    print(_summary_table(records))
+    from s2r.pipeline.pick import pick_encoder, reference_ids, world_of
+
+    pick = pick_encoder(records, evidence, world=world_of(frameset),
+                        n_frames=len(frameset), reference=reference_ids(ids, settings))
+    print(_summary_table(records, pick.score))
     for line in _best_lines(records):
         print(line)
     for r in records:
         for w in r.get("warnings", []):
             print(f"warning ({r['encoder']['id']}): {w}")
     if pairwise is not None:
-        _write_pairwise(records, pairwise, params.ci, args)
+        _write_pairwise(records, pairwise, params.ci, args, pick.score)
     what = (f"{len(records)} encoder(s)" if layers == "last" else
             f"{len(records)} (encoder, layer) record(s) of {len(ids)} encoder(s)")
     print(f"wrote {out}: {what} on {frameset.name!r} ({frameset.fingerprint})")
+    print("\n" + "\n".join(pick.lines()))
     return 0
