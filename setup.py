@@ -25,7 +25,8 @@ setup(
     + ["s2r_dashboard", "s2r_dashboard.app_pages"]
     + [f"s2r_dashboard.{p}" for p in find_packages(include=["ui", "ui.*"])],
     package_dir={"s2r_dashboard": "."},
-    package_data={"s2r_dashboard": [".streamlit/config.toml"]},
+    package_data={"s2r_dashboard": [".streamlit/config.toml"],
+                  "s2r.evidence": ["data/evidence.json"]},   # the shipped evidence
     # The root folder is the dashboard's package folder: only the files named above, not
     # README/Makefile/requirements that an sdist carries there.
     include_package_data=False,

@@ -11,7 +11,7 @@ from s2r.errors import S2RError
 from s2r.figures.layers import PICK, depth_profile, layer_choices, layers_frame
 from s2r.metrics.layers import best_layers, mark_best_layers
 from s2r.metrics.pairwise import better_sign
-from ui import compute, figures, guards, page_url, progress, widgets
+from ui import compute, figures, guards, page_url, progress, verdict, widgets
 from ui import state as S
 from ui.events import selected_values
 from ui.loaders import data, layers, saliency
@@ -50,7 +50,7 @@ if not found:
 
 flat = [r for e in ids if e in found for r in found[e]]
 points = {f"{r['encoder']['id']} @ {r['layer']}": r for r in flat}
-state.setdefault(S.LAYERS_Y, "sim2real_score")
+state.setdefault(S.LAYERS_Y, verdict.default_score("ranking", frameset))
 state.setdefault(S.LAYERS_BANDS, True)
 state.setdefault(S.LAYERS_TARGET, "embedding")
 choices = layer_choices()

@@ -1,5 +1,6 @@
-"""Scores: the paper's Figure 5 (DIS vs action skill) with floors, ceilings and intervals; which
-differences are resolved; click an encoder to look inside it."""
+"""Scores: which encoder to pick (on the score the evidence trusts most); the paper's Figure 5
+(DIS vs action skill) with floors, ceilings and intervals; which differences are resolved; click
+an encoder to look inside it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from s2r.figures import axes
 from s2r.figures import scores as charts
 from s2r.figures import tables as score_tables
 from s2r.figures.projection import projection_frame, projection_scatter
-from ui import compute, figures, focus, guards, live_tsne, page_url, pages, tables, widgets
+from ui import compute, figures, focus, guards, live_tsne, page_url, pages, tables, verdict, widgets
 from ui import state as S
 from ui.events import selected_values
 from ui.loaders import data, saliency
@@ -19,18 +20,23 @@ from ui.loaders import data, saliency
 frameset, records = guards.results_page(
     "Scores",
     "Each point is an encoder: x = domain invariance score (DIS, eq. 1 of the paper), y = how "
-    "well a linear probe reads the robot's action from the embedding. By default y is the "
-    "**transfer skill**: the share of the gap between the no-information floor (0) and the "
-    "robot-state ceiling (1) that a probe trained on sim frames recovers on real frames. Up "
-    "and right is better. Click a point to see where that encoder looks, and its t-SNE.",
+    "well a linear probe reads the robot's action from the embedding, as a skill: the share "
+    "of the gap between the no-information floor (0) and the robot-state ceiling (1) that the "
+    "probe recovers. By default y is the action score with the strongest record in the "
+    "evidence (closed-loop validation); the paper's Figure 5 is y = transfer skill (a probe "
+    "trained on sim frames, scored on real ones). Click a point to see where that encoder "
+    "looks, and its t-SNE.",
     "the score scatter and table")
 state = st.session_state
+rank_score = verdict.pick_box(records, frameset,
+                              [e for e in records if not widgets.has_image_model(e)])
 
 
 def _scores_frame(records: dict):
-    """One row per encoder (every score, its interval and its tier) and the tiers."""
+    """One row per encoder (every score, its interval and its tier on the ranking score) and
+    the tiers."""
     frame = charts.scores_frame(list(records.values()))
-    groups = score_tables.tiers_of(list(records.values()))
+    groups = score_tables.tiers_of(list(records.values()), rank_score)
     frame["tier"] = [groups.get(e) for e in frame["encoder"]]
     return frame, groups
 
@@ -38,7 +44,8 @@ def _scores_frame(records: dict):
 df, tiers = _scores_frame(records)
 
 # ----------------------------------------------------------------------------- controls
-state.setdefault(S.SCORES_Y, "transfer_score_skill")
+state.setdefault(S.SCORES_Y, verdict.default_score("y", frameset))
+state.setdefault(S.SCORES_RANK_METRIC, rank_score)
 state.setdefault(S.SCORES_ERRORBARS, True)
 state.setdefault(S.SCORES_LABELS, True)
 y_choices = catalogue.shorts("y")
@@ -90,10 +97,9 @@ chosen = widgets.synced_selectbox(
     help="Click a point of the chart, or pick an encoder here.")
 row = df[df["encoder"] == chosen].iloc[0]
 st.subheader(f"Inside {widgets.encoder_label(chosen)}")
-st.caption(f"Sim2Real {charts.fmt_ci(row, 'sim2real_score')} · transfer skill "
-           f"{charts.fmt_ci(row, 'transfer_score_skill')} · held-out skill "
-           f"{charts.fmt_ci(row, 'action_score_heldout_skill')} · DIS {charts.fmt_ci(row, 'dis')}"
-           f" · tier {widgets.fmt(row.get('tier'), 0)}")
+st.caption(" · ".join(f"{short} {charts.fmt_ci(row, key)}"
+                      for key, short in catalogue.shorts("summary").items())
+           + f" · tier {widgets.fmt(row.get('tier'), 0)}")
 if not widgets.has_image_model(chosen):  # the state reference: no frames to explain
     st.info(widgets.no_image_model_note([chosen]))
     pages.link(pages.PROJECTION, "Its t-SNE map")
@@ -138,7 +144,7 @@ else:
 st.subheader("Every metric")
 if focus.focus_control(state, frameset, records, data.get_cache()):  # computed on this run
     df, tiers = _scores_frame(records)
-table, config = tables.score_dataframe(df, "table", tiers)
+table, config = tables.score_dataframe(df, "table", tiers, order_by=rank_score)
 st.dataframe(table, hide_index=True, width="stretch", column_config=config)
 st.caption("Each score: estimate [95% interval]; n/a = not estimable (too few episodes) or not "
            "applicable (no robot state). Skills: 0 = the no-information floor, 1 = the "

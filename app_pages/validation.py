@@ -11,7 +11,7 @@ from s2r.figures import axes
 from s2r.figures import validation as V
 from s2r.metrics import catalogue
 from s2r.settings import current
-from ui import figures, guards, page_url, real_results, widgets, world_specs
+from ui import figures, guards, page_url, real_results, verdict, widgets, world_specs
 from ui import state as S
 from ui.loaders import encoders, saliency
 from ui.loaders import validation as closed_loop
@@ -231,7 +231,9 @@ rows_all = {c["score"]: c for c in report.correlations_at("all", outcome)}
 x_choices = {k: v for k, v in catalogue.shorts("validation").items() if k in df.columns}
 score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=S.VALIDATION_SCORE,
                  format_func=x_choices.get, index=list(x_choices).index(
-                     V.default_score(report, head_gap, outcome, x_choices)))
+                     V.default_score(report, head_gap, outcome, x_choices,
+                                     prefer=verdict.default_score(
+                                         "validation", world_name=state[S.VALIDATION_WORLD]))))
 scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
 st.altair_chart(scatter, width="stretch")
 figures.chart_download(scatter, f"s2r_validation_{score}", S.VALIDATION_FIGURE)

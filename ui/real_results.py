@@ -20,7 +20,7 @@ from s2r.figures.real_results import correlation_table, success_scatter
 from s2r.metrics import catalogue
 from s2r.pipeline.real_results import read_real_results
 from s2r.pipeline.results_table import MAX_BYTES
-from ui import compute, figures, guards
+from ui import compute, figures, guards, verdict
 from ui import state as S
 from ui.loaders import data, validation
 
@@ -78,9 +78,11 @@ def section() -> None:
         task = (st.radio("Tasks", tasks, horizontal=True, key=S.VALIDATION_REAL_TASK)
                 if len(tasks) > 1 else "all")
         st.dataframe(correlation_table(report, task), hide_index=True, width="stretch")
-        st.session_state.setdefault(S.VALIDATION_REAL_SCORE, "transfer_score_skill")
         rows = pd.DataFrame(report["rows"])
         x_choices = {k: v for k, v in catalogue.shorts("validation").items() if k in rows}
+        default = verdict.default_score("validation", frameset)
+        st.session_state.setdefault(S.VALIDATION_REAL_SCORE, default if default in x_choices
+                                    else next(iter(x_choices)))
         score = st.radio("Score (x axis)", list(x_choices), horizontal=True,
                          key=S.VALIDATION_REAL_SCORE, format_func=x_choices.get)
         if task != "all":

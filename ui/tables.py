@@ -15,13 +15,14 @@ from s2r.metrics import catalogue, pairwise
 from ui import figures
 
 
-def score_dataframe(df: pd.DataFrame, view: str, tiers: Optional[dict] = None):
+def score_dataframe(df: pd.DataFrame, view: str, tiers: Optional[dict] = None,
+                    order_by: Optional[str] = None):
     """``(table, column_config)`` for ``st.dataframe``: :func:`s2r.figures.tables.score_table`
-    with each score's full title as its column's help."""
+    (best ``order_by`` first) with each score's full title as its column's help."""
     config = {name: st.column_config.TextColumn(name, help=text)
               for name, text in column_help(view).items() if name != "Tier"}
     config["Tier"] = st.column_config.NumberColumn("Tier", help=column_help(view)["Tier"])
-    return score_table(df, view, tiers), config
+    return score_table(df, view, tiers, order_by), config
 
 
 def ranking_section(records: Sequence[dict], state_key: str, chart_key: str,

@@ -30,6 +30,9 @@ from s2r.cli import (add_dataset_args, add_force_arg, add_runtime_args, announce
 from s2r.errors import S2RError
 from s2r.metrics import catalogue
 
+#: How a help text names the default of a score option.
+_BY_EVIDENCE = "default: the score with the strongest record in the evidence"
+
 KINDS = ("scores", "tsne", "saliency", "compare", "validation", "layers", "evidence")
 
 
@@ -64,8 +67,9 @@ def register(subparsers) -> None:
     k = kind("scores", "the Scores page's scatter (the paper's Fig. 5): DIS vs an action score")
     k.add_argument("--encoders", required=True, metavar="A,B,...",
                    help="encoder ids or wildcards (scored first if not cached)")
-    k.add_argument("--y", default="transfer_score_skill", metavar="SCORE",
-                   help="y axis: " + ", ".join(catalogue.keys("y")))
+    k.add_argument("--y", default=None, metavar="SCORE",
+                   help="y axis: " + ", ".join(catalogue.keys("y")) + f" ({_BY_EVIDENCE} "
+                        "among them)")
     k.add_argument("--no-intervals", action="store_true", help="leave out the 95%% intervals")
     k.add_argument("--no-labels", action="store_true", help="leave out the point labels")
     k = kind("tsne", "the t-SNE map of one encoder's sim and real embeddings")
@@ -94,8 +98,9 @@ def register(subparsers) -> None:
                        "encoder against its relative depth")
     k.add_argument("--encoders", required=True, metavar="A,B,...",
                    help="encoder ids or wildcards (their layers scored first if not cached)")
-    k.add_argument("--y", default="sim2real_score", metavar="SCORE",
-                   help="the score drawn: " + ", ".join(catalogue.ranked_keys()))
+    k.add_argument("--y", default=None, metavar="SCORE",
+                   help="the score drawn: " + ", ".join(catalogue.ranked_keys())
+                        + f" ({_BY_EVIDENCE})")
     k.add_argument("--layers", default="all", metavar="all|NAME,...",
                    help="the layers drawn (default all)")
     k.add_argument("--no-intervals", action="store_true", help="leave out the interval bands")
@@ -104,8 +109,8 @@ def register(subparsers) -> None:
     k.add_argument("report", metavar="REPORT.json",
                    help="a report written by 'python -m s2r validate' (at most 32 MiB and "
                         "20,000 rows; checked field by field before drawing)")
-    k.add_argument("--score", default="transfer_score_skill", metavar="SCORE",
-                   help="the score on the x axis")
+    k.add_argument("--score", default=None, metavar="SCORE",
+                   help=f"the score on the x axis ({_BY_EVIDENCE})")
     k = kind("evidence", "the forest plot of the evidence: each score's Spearman with real "
                          "success per task-gap with its interval, and its combined estimate",
              dataset=False, runtime=False)
@@ -122,11 +127,27 @@ def run(args) -> int:
     out = output_file(args.out, (".svg", ".pdf", ".png"), args=args, kind="figure",
                       reads=_inputs(args))
     fmt = figure_format(out)
+    _default_score(args)
     data = _DRAW[args.kind](args, fmt)
     with atomic_output(out, args, "figure") as tmp:
         tmp.write_bytes(data)
     print(f"wrote {out} ({args.kind}, {fmt}, {len(data) / 1024:.0f} KiB)")
     return 0
+
+
+#: What a figure's score option defaults to: ``kind -> (option, default_score view)``.
+_DEFAULT_VIEWS = {"scores": ("y", "y"), "layers": ("y", "ranking"),
+                  "validation": ("score", "validation")}
+
+
+def _default_score(args) -> None:
+    """Fill in a score option left out: :func:`s2r.evidence.default_score` of the evidence in
+    effect (``S2R_EVIDENCE``, else the shipped evidence)."""
+    name, view = _DEFAULT_VIEWS.get(args.kind, (None, None))
+    if name is not None and getattr(args, name) is None:
+        from s2r.evidence import default_score, evidence_in_effect
+
+        setattr(args, name, default_score(view, evidence_in_effect(settings_from_args(args))))
 
 
 def _inputs(args) -> list:

@@ -54,6 +54,7 @@ def register(subparsers) -> None:
     from s2r.metrics.dis import DEFAULT_PCA_DIM
     from s2r.metrics.domain_probe import DEFAULT_DOMAIN_C
     from s2r.metrics.folds import DEFAULT_N_FOLDS
+    from s2r.metrics.layers import DEFAULT_LAYER_SCORE
 
     p = add_command(
         subparsers, "score",
@@ -83,7 +84,7 @@ def register(subparsers) -> None:
                         "encoder's layers)")
     p.add_argument("--layer-score", default=None, metavar="SCORE",
                    help="with --layers: the score that picks each encoder's best layer "
-                        "(default: s2r.metrics.layers.DEFAULT_LAYER_SCORE)")
+                        f"(default {DEFAULT_LAYER_SCORE})")
     g = p.add_argument_group("score parameters (recorded in every row)")
     g.add_argument("--pca-dim", type=integer_arg, default=DEFAULT_PCA_DIM, metavar="K",
                    help=f"DIS: common PCA dimension, the same K for every encoder compared "
@@ -254,7 +255,7 @@ def _summary_table(records, order_by: str) -> str:
     """The CLI's table: the catalogue's summary scores, best ``order_by`` first."""
     from s2r.leaderboard import records_to_frame
     from s2r.metrics import catalogue
-    from s2r.metrics.pairwise import better_sign
+    from s2r.figures.tables import best_first
 
     frame = records_to_frame(records)
     summary = catalogue.keys("summary")
@@ -269,10 +270,7 @@ def _summary_table(records, order_by: str) -> str:
     for c in summary:
         if c in table:
             table[c] = [format_score(r, c) for r in frame.to_dict("records")]
-    import pandas as pd
-
-    values = pd.to_numeric(frame.get(order_by), errors="coerce") * better_sign(order_by)
-    order = values.fillna(-float("inf")).to_numpy().argsort(kind="stable")[::-1]
+    order = best_first(frame, order_by)
     return (f"sorted by the {catalogue.get(order_by).title} (the score with the strongest "
             f"record in the evidence), best first\n" + table.iloc[order].to_string(index=False))
 

@@ -35,6 +35,7 @@ from s2r.errors import S2RError
 
 def register(subparsers) -> None:
     from s2r.closedloop.validation import BASE_ENCODERS
+    from s2r.metrics.layers import DEFAULT_LAYER_SCORE
     from s2r.worlds import WORLDS
 
     p = add_command(
@@ -78,7 +79,7 @@ def register(subparsers) -> None:
                         "layers, and the paired difference across encoders")
     p.add_argument("--layer-score", default=None, metavar="SCORE",
                    help="with --layers best: the score that picks each layer (a ranked score; "
-                        "default sim2real_score)")
+                        f"default {DEFAULT_LAYER_SCORE})")
     add_object_focus_arg(p)
     p.add_argument("--out", required=True, metavar="report.json", help="report file (.json)")
     add_force_arg(p)

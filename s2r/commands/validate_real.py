@@ -22,14 +22,18 @@ from s2r.closedloop.report import ValidationReport
 from s2r.errors import S2RError
 
 
-def _print_summary(report: ValidationReport) -> None:
+def _print_summary(report: ValidationReport, key: str) -> None:
+    """Each encoder's real success beside its ``key`` score, then the correlations."""
+    from s2r.metrics import catalogue
+
     real = report.real_results
-    print(f"{'encoder':<24}{'task':<14}{'real success':>22}  {'transfer skill':>14}")
+    short = catalogue.get(key).short
+    print(f"{'encoder':<24}{'task':<14}{'real success':>22}  {short:>14}")
     for r in real["rows"]:
         text = f"{r['success_rate']:.2f}"
         if r["success_ci_low"] is not None:
             text += f" [{r['success_ci_low']:.2f}, {r['success_ci_high']:.2f}]"
-        skill = r.get("transfer_score_skill")
+        skill = r.get(key)
         print(f"{r['encoder']:<24}{(r['task'] or '-'):<14}{text:>22}  "
               f"{'n/a' if skill is None else f'{skill:.3f}':>14}")
     for encoder, why in real["missing_scores"].items():
@@ -88,7 +92,9 @@ def run_real_results(args) -> int:
                 "outcome": "real-results"})
     with atomic_output(out, args, "validation") as tmp:
         tmp.write_text(json.dumps(report.to_dict(), indent=1))
-    _print_summary(report)
+    from s2r.evidence import default_score, evidence_in_effect
+
+    _print_summary(report, default_score("validation", evidence_in_effect(settings)))
     print(f"\nwrote {out}: {len(joined['rows'])} real results, "
           f"{len(report.correlations)} correlations")
     return 0

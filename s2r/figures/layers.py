@@ -21,6 +21,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from s2r.evidence import default_score
 from s2r.metrics import catalogue
 
 __all__ = ["PICK", "SKILL_FLOOR", "layer_choices", "layers_frame", "depth_profile"]
@@ -92,7 +93,7 @@ def _kind(row) -> str:
         else "layer"
 
 
-def depth_profile(df: pd.DataFrame, y: str = "sim2real_score", *, bands: bool = True,
+def depth_profile(df: pd.DataFrame, y: Optional[str] = None, *, bands: bool = True,
                   selected: Optional[tuple] = None) -> alt.LayerChart:
     """The depth profile of score ``y`` (a key of :func:`layer_choices`).
 
@@ -100,7 +101,9 @@ def depth_profile(df: pd.DataFrame, y: str = "sim2real_score", *, bands: bool = 
     ----------
     df : DataFrame
         :func:`layers_frame`'s rows; rows without a value of ``y`` are left out.
-    y : str
+    y : str, optional
+        Default: the score with the strongest record in the shipped evidence
+        (:func:`s2r.evidence.default_score`).
     bands : bool
         Draw each encoder's 95 % interval as a band.
     selected : (encoder id, layer), optional
@@ -109,6 +112,7 @@ def depth_profile(df: pd.DataFrame, y: str = "sim2real_score", *, bands: bool = 
     from s2r.figures.scores import reference_lines
 
     choices = layer_choices()
+    y = y or default_score("ranking")
     if y not in choices:
         raise ValueError(f"y must be one of {sorted(choices)}, got {y!r}")
     df = df[pd.to_numeric(df.get(y), errors="coerce").notna()].copy() if len(df) else df

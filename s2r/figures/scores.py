@@ -16,6 +16,7 @@ from typing import Any, Mapping, Optional, Sequence
 import altair as alt
 import pandas as pd
 
+from s2r.evidence import default_score
 from s2r.figures import axes
 from s2r.figures.axes import fmt_ci
 from s2r.metrics import catalogue
@@ -153,7 +154,7 @@ def scatter_frame(df: pd.DataFrame, y: str):
     return axes.mark_off_scale(df, {"x": ("dis", x_axis), "y": (y, y_axis)}), x_axis, y_axis
 
 
-def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
+def score_scatter(df: pd.DataFrame, *, y: Optional[str] = None,
                   error_bars: bool = True, labels: bool = True,
                   selected: Optional[str] = None) -> alt.LayerChart:
     """The paper's Figure 5 as an interactive Altair scatter, with its reference values.
@@ -167,8 +168,10 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
     df : DataFrame
         Output of :func:`scores_frame`. Rows without a value of ``y`` (not estimable) are
         left out.
-    y : str
-        Action-score column for the y axis, one of the catalogue's ``y`` view.
+    y : str, optional
+        Action-score column for the y axis, one of the catalogue's ``y`` view (default: the
+        one with the strongest record in the shipped evidence,
+        :func:`s2r.evidence.default_score`).
     error_bars : bool
         Draw the 95% bootstrap intervals of both scores as rules.
     labels : bool
@@ -179,6 +182,7 @@ def score_scatter(df: pd.DataFrame, *, y: str = "transfer_score_skill",
     y_titles = catalogue.titles("y")
     if y not in y_titles:
         raise ValueError(f"y must be one of {sorted(y_titles)}, got {y!r}")
+    y = y or default_score("y")
     df, x_axis, y_axis = scatter_frame(df, y)
     arch_dom, arch_rng = _scale_domain(df["arch"], _ARCH_DOMAIN, _ARCH_RANGE)
     grp_dom, grp_rng = _scale_domain(df["group"], _GROUP_DOMAIN, _GROUP_RANGE)

@@ -10,26 +10,31 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+import numpy as np
 import pandas as pd
 
 from s2r.errors import MetricError
+from s2r.evidence import default_score
 from s2r.metrics import catalogue, pairwise
 
 #: What the ``Tier`` column means (its header's help).
-TIER_HELP = ("Sim2Real tier: encoders in one tier cannot be told apart from its best at 95% "
-             "(paired episode bootstrap); 1 = the best group")
+TIER_HELP = ("Tier on the ranking score: encoders in one tier cannot be told apart from its "
+             "best at 95% (paired episode bootstrap); 1 = the best group")
 
 
-def tiers_of(records: Sequence[dict], key: str = "sim2real_score") -> dict:
-    """``label -> tier`` (1 = best group) on ``key``; empty when it cannot be computed."""
+def tiers_of(records: Sequence[dict], key: Optional[str] = None) -> dict:
+    """``label -> tier`` (1 = best group) on ``key`` (default: the score with the strongest
+    record in the shipped evidence); empty when it cannot be computed."""
+    key = key or default_score("ranking")
     try:
         return pairwise.tier_of(records, key)
     except MetricError:
         return {}
 
 
-def score_table(df: pd.DataFrame, view: str, tiers: Optional[dict] = None) -> pd.DataFrame:
-    """One row per encoder, best Sim2Real first, each score of the catalogue's ``view``
+def score_table(df: pd.DataFrame, view: str, tiers: Optional[dict] = None,
+                order_by: Optional[str] = None) -> pd.DataFrame:
+    """One row per encoder, best ``order_by`` first, each score of the catalogue's ``view``
     (``"summary"``: the home page's compact table, ``"table"``: the Scores page's full one)
     as ``value [low, high]`` text (``n/a`` when not estimable), headed by its short label.
 
@@ -41,6 +46,9 @@ def score_table(df: pd.DataFrame, view: str, tiers: Optional[dict] = None) -> pd
         A view of :mod:`s2r.metrics.catalogue`.
     tiers : dict, optional
         ``encoder id -> tier`` (:func:`tiers_of`): adds a ``Tier`` column.
+    order_by : str, optional
+        The score the rows are sorted by, in its direction (default: the score with the
+        strongest record in the shipped evidence, :func:`s2r.evidence.default_score`).
     """
     metrics, short = catalogue.keys(view), catalogue.shorts()
     table = pd.DataFrame({"Encoder": df["label"], "id": df["encoder"]})
@@ -56,8 +64,16 @@ def score_table(df: pd.DataFrame, view: str, tiers: Optional[dict] = None) -> pd
         chance = pd.to_numeric(df["paired_retrieval_mrr_chance"], errors="coerce")
         table[short["paired_retrieval_mrr_chance"]] = chance.map(
             lambda v: "n/a" if pd.isna(v) else f"{v:.3f}")
-    order = pd.to_numeric(df.get("sim2real_score"), errors="coerce").fillna(-1.0)
-    return table.iloc[order.to_numpy().argsort(kind="stable")[::-1]]
+    return table.iloc[best_first(df, order_by or default_score("ranking"))]
+
+
+def best_first(df: pd.DataFrame, key: str):
+    """Row positions of ``df`` (an ndarray), the best value of ``key`` first (in the
+    catalogue's direction; rows without a value last, ties in their order)."""
+    if key not in df:
+        return np.arange(len(df))
+    values = pd.to_numeric(df[key], errors="coerce") * pairwise.better_sign(key)
+    return (-values.fillna(-np.inf)).to_numpy().argsort(kind="stable")
 
 
 def column_help(view: str) -> dict:

@@ -85,12 +85,17 @@ def verdict(c: Mapping[str, Any]) -> str:
     return f"{_SENTENCES[mark]} ({text})"
 
 
-def default_score(report: ValidationReport, gap: Any, outcome: str, choices) -> str:
-    """The score a chart of ``choices`` (score names, in order) opens on: the first whose
-    Spearman with ``outcome`` at ``gap`` is defined (it varies across the image encoders
-    there), else the first. On Meta-World the Sim2Real score is 0 for every encoder at gap 1,
-    so a chart that opened on it showed a flat axis."""
+def default_score(report: ValidationReport, gap: Any, outcome: str, choices,
+                  prefer: Optional[str] = None) -> str:
+    """The score a chart of ``choices`` (score names, in order) opens on: ``prefer`` (the
+    score with the strongest record in the evidence, :func:`s2r.evidence.default_score`)
+    when its Spearman with ``outcome`` at ``gap`` is defined, else the first choice whose is
+    (it varies across the image encoders there), else the first. On Meta-World the Sim2Real
+    score is 0 for every encoder at gap 1, so a chart that opened on it showed a flat
+    axis."""
     choices = list(choices)
+    if prefer in choices:
+        choices.insert(0, choices.pop(choices.index(prefer)))
     defined = {c["score"] for c in report.correlations_at(gap, outcome)
                if c.get("spearman") is not None}
     return next((name for name in choices if name in defined), choices[0])

@@ -58,7 +58,8 @@ def test_the_wheel_holds_the_dashboard_and_the_ray_extra(wheel):
     for name in ("s2r_dashboard/app.py", "s2r_dashboard/app_pages/scores.py",
                  "s2r_dashboard/app_pages/validation.py", "s2r_dashboard/ui/state.py",
                  "s2r_dashboard/ui/loaders/data.py", "s2r/figures/scores.py",
-                 "s2r_dashboard/.streamlit/config.toml", "s2r/cli.py", "s2r/dashboard.py"):
+                 "s2r_dashboard/.streamlit/config.toml", "s2r/cli.py", "s2r/dashboard.py",
+                 "s2r/evidence/data/evidence.json"):
         assert name in names, name
     assert not any(n.startswith("s2r_dashboard/") and n.endswith(("setup.py", ".md", ".txt"))
                    for n in names)
