@@ -128,3 +128,31 @@ def test_bad_ridge_alpha_is_an_argparse_error(capsys):
         main(["score", DEMO, "--encoders", "pixels", "--ridge-alpha", "lots", "--out", "x.csv"])
     assert exc.value.code == 2
     assert "expected a number or 'auto'" in capsys.readouterr().err
+
+
+def test_score_sorts_by_the_evidences_score_and_says_which_encoder_to_pick(tmp_path, capsys,
+                                                                          monkeypatch):
+    """The evidence in effect decides the order and the pick; S2R_EVIDENCE swaps it."""
+    from tests.evidence.handmade import dis_strongest, write_evidence
+
+    args = ["score", DEMO, "--encoders", "pixels,resnet18@random,state", "--n-boot", "20",
+            "--pca-dim", "4", "--device", "cpu", "--cache-dir", str(tmp_path / "cache")]
+    assert main([*args, "--out", str(tmp_path / "a.json")]) == 0
+    shipped = capsys.readouterr().out
+    monkeypatch.setenv("S2R_EVIDENCE", str(write_evidence(tmp_path / "ev.json",
+                                                          dis_strongest())))
+    assert main([*args, "--out", str(tmp_path / "b.json")]) == 0
+    swapped = capsys.readouterr().out
+    records = json.loads((tmp_path / "b.json").read_text())
+    images = [r for r in records if r["encoder"]["id"] != "state"]
+    best_dis = max(images, key=lambda r: r["dis"])["encoder"]["id"]
+    block = swapped[swapped.index("Which encoder should I pick?"):]
+    assert block.splitlines()[1].strip().startswith(f"{best_dis}, the leader on the Domain "
+                                                    "invariance (DIS)")
+    assert "sorted by the Domain invariance (DIS)" in swapped
+    table = swapped[swapped.index("sorted by"):].splitlines()[2:5]
+    order = [line.split()[0] for line in table]
+    assert order == sorted(order, key=lambda e: -next(r["dis"] for r in records
+                                                      if r["encoder"]["id"] == e))
+    assert "sorted by the Domain invariance" not in shipped
+    assert "Which encoder should I pick?" in shipped and "state, the leader" not in shipped
