@@ -180,9 +180,9 @@ def score_scatter(df: pd.DataFrame, *, y: Optional[str] = None,
         Encoder id drawn with a thick outline (the current shared selection).
     """
     y_titles = catalogue.titles("y")
+    y = y or default_score("y")
     if y not in y_titles:
         raise ValueError(f"y must be one of {sorted(y_titles)}, got {y!r}")
-    y = y or default_score("y")
     df, x_axis, y_axis = scatter_frame(df, y)
     arch_dom, arch_rng = _scale_domain(df["arch"], _ARCH_DOMAIN, _ARCH_RANGE)
     grp_dom, grp_rng = _scale_domain(df["group"], _GROUP_DOMAIN, _GROUP_RANGE)

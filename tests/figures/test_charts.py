@@ -91,7 +91,7 @@ def test_unstable_penalty_choice_is_marked_in_table_text_and_tooltip():
                                           "its floor")
     assert df["penalty_note"].iloc[1:].tolist() == ["", ""]
     assert not [c for c in df.columns if c.startswith("ridge_alpha_choice.")]
-    spec = charts.score_scatter(df).to_dict()
+    spec = charts.score_scatter(df, y="transfer_score_skill").to_dict()
     tips = [t["title"] for layer in spec["layer"] for t in layer.get("encoding", {}).get(
         "tooltip", []) if isinstance(t, dict)]
     assert "⚠ Unstable penalty choice" in tips
@@ -101,7 +101,7 @@ def test_unstable_penalty_choice_is_marked_in_table_text_and_tooltip():
     assert tables.unstable_penalty_note(charts.scores_frame([steady])) is None
     table = tables.score_table(df, "table")
     assert table.loc[table["id"] == "shaky", "Transfer skill"].item().endswith(" ⚠")
-    calm = charts.score_scatter(charts.scores_frame([steady])).to_dict()
+    calm = charts.score_scatter(charts.scores_frame([steady]), y="transfer_score_skill").to_dict()
     assert "⚠ Unstable penalty choice" not in [
         t["title"] for layer in calm["layer"]
         for t in layer.get("encoding", {}).get("tooltip", []) if isinstance(t, dict)]
@@ -205,7 +205,7 @@ def _y_scales(spec):
 
 def test_score_scatter_clips_its_axes_and_still_draws_the_outlier_at_the_edge():
     df = _with_random_init()
-    spec = charts.score_scatter(df).to_dict()
+    spec = charts.score_scatter(df, y="transfer_score_skill").to_dict()
     scales = _y_scales(spec)
     assert scales and all(s == scales[0] for s in scales)   # every layer: the same scale
     low, high = scales[0]["domain"]
@@ -222,7 +222,7 @@ def test_score_scatter_clips_its_axes_and_still_draws_the_outlier_at_the_edge():
     assert row["off_scale"] == "\u25bc off scale \u221231.00"
     assert "-31.000 [-40.000, -3.000] is below the axis (-1 to 1.1)" in row["off_scale_note"]
     # without the outlier nothing is marked, and the axis zooms in on the data
-    calm = charts.score_scatter(charts.scores_frame(RECORDS)).to_dict()
+    calm = charts.score_scatter(charts.scores_frame(RECORDS), y="transfer_score_skill").to_dict()
     assert "Off scale" not in str(calm)
     assert _y_scales(calm)[0]["domain"][0] > -1.0
 

@@ -110,7 +110,7 @@ def scores_figures(tmp_path_factory):
     out = tmp_path_factory.mktemp("fig")
     cache = out / "cache"
     args = ["figure", "scores", DEMO, "--encoders", FIGURE_ENCODERS, "--device", "cpu",
-            "--cache-dir", str(cache)]
+            "--cache-dir", str(cache), "--y", "transfer_score_skill"]   # the paper's Fig. 5
     for suffix in ("svg", "pdf", "png"):
         with contextlib.redirect_stdout(io.StringIO()) as said:
             assert main([*args, "--out", str(out / f"f.{suffix}")]) == 0

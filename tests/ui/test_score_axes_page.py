@@ -18,7 +18,8 @@ def test_the_scores_scatter_is_clipped_and_says_its_ranges(computed, monkeypatch
     at.run()
     no_exception(at)
     caption = " ".join(c.value for c in at.caption)
-    assert ("Axes clipped to each score's meaningful range (DIS -1 to 1, Transfer skill -1 to "
+    opened = catalogue.get(at.session_state[S.SCORES_Y])      # a skill: the evidence's choice
+    assert (f"Axes clipped to each score's meaningful range (DIS -1 to 1, {opened.short} -1 to "
             "1.1)") in caption
     for y in ("transfer_score_skill", "action_score_heldout"):
         at.radio(key=S.SCORES_Y).set_value(y).run()

@@ -1,0 +1,46 @@
+"""The Scores page opens on the evidence's verdict: "Which encoder should I pick?" at its top,
+ranked on the score with the strongest record; another evidence file (S2R_EVIDENCE) changes
+the page's default score and the pick."""
+
+from __future__ import annotations
+
+from tests.evidence.handmade import dis_strongest, write_evidence
+from tests.ui.apptest import no_exception, open_app, use_env
+from ui import pages
+from ui import state as S
+
+
+def _open(monkeypatch, cache_dir):
+    use_env(monkeypatch, cache_dir)
+    at = open_app(pages.SCORES.path)
+    at.run()
+    no_exception(at)
+    return at
+
+
+def _pick_text(at) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_the_page_shows_the_pick_and_swapping_the_evidence_changes_it(computed, monkeypatch,
+                                                                       tmp_path):
+    from s2r.evidence import default_score, shipped_evidence
+
+    at = _open(monkeypatch, computed[0])
+    text = _pick_text(at)
+    assert "Which encoder should I pick?" in text and "the leader on the" in text
+    assert "evidence shipped with s2r" in text
+    shipped = default_score("ranking", shipped_evidence(), world="demo")
+    assert at.session_state[S.SCORES_RANK_METRIC] == shipped
+    assert at.session_state[S.SCORES_Y] == default_score("y", shipped_evidence(), world="demo")
+
+    monkeypatch.setenv("S2R_EVIDENCE", str(write_evidence(tmp_path / "ev.json",
+                                                          dis_strongest())))
+    at = _open(monkeypatch, computed[0])
+    text = _pick_text(at)
+    assert at.session_state[S.SCORES_RANK_METRIC] == "dis" != shipped
+    assert at.session_state[S.SCORES_Y] == "action_score_heldout_skill"
+    assert "the leader on the Domain invariance (DIS)" in text and "S2R_EVIDENCE" in text
+    # the paper's Fig. 5 (DIS vs transfer skill) stays one click away
+    at.radio(key=S.SCORES_Y).set_value("transfer_score_skill").run()
+    no_exception(at)
