@@ -16,7 +16,7 @@ from s2r.settings import MAX_VALUE_CHARS, Settings, SettingsError, child_environ
 OWN = ("S2R_CACHE_DIR", "S2R_WEIGHTS_DIR", "S2R_ENCODERS", "S2R_WEIGHTS_MIRROR", "S2R_OFFLINE",
        "S2R_RAY_ADDRESS", "S2R_DATASET", "S2R_DEMO_SPEC", "S2R_DEFAULT_ENCODERS",
        "S2R_AUTOCOMPUTE",
-       "S2R_DATA_ROOTS", "S2R_THREADS")
+       "S2R_DATA_ROOTS", "S2R_THREADS", "S2R_EVIDENCE")
 
 
 def test_defaults_of_an_empty_environment(tmp_path, monkeypatch):
