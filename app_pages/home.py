@@ -13,7 +13,8 @@ import streamlit as st
 from s2r.errors import S2RError
 from s2r.figures.scores import scores_frame
 from s2r.figures.tables import cache_rows, tiers_of
-from ui import compute, guards, home, page_url, pages, sources, tables, widgets, world_specs
+from ui import (compute, guards, home, page_url, pages, sources, tables, verdict, widgets,
+                world_specs)
 from ui import state as S
 from ui.loaders import data, encoders
 
@@ -236,7 +237,9 @@ if done:
     done_records = [held[e] for e in done]
     df = scores_frame(done_records)
     st.subheader("Scores")
-    table, config = tables.score_dataframe(df, "summary", tiers_of(done_records))
+    rank_score = verdict.default_score("ranking", frameset)   # the evidence's strongest
+    table, config = tables.score_dataframe(df, "summary", tiers_of(done_records, rank_score),
+                                           order_by=rank_score)
     st.dataframe(table, hide_index=True, width="stretch", column_config=config)
     st.caption("Estimate [95% interval]. Skills: 0 = a probe that predicts the mean action "
                "(no information), 1 = the same probe on the robot state. Sim2Real = "
@@ -246,6 +249,8 @@ if done:
         notes = compute.int8_notes(frameset, {e: held[e] for e in done}, cache)
         st.caption("Rows marked `· int8` come from int8 embeddings; the others are exact. "
                    + " ".join(f"{n}." for n in notes))
+    verdict.pick_box({e: held[e] for e in done}, frameset,
+                     [e for e in done if not widgets.has_image_model(e)])
     st.markdown("**Next:** explore the results")
     for where, entry, label in zip(st.columns(4), (pages.SCORES, pages.PROJECTION,
                                                    pages.SALIENCY, pages.COMPARE),

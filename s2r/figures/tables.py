@@ -48,9 +48,13 @@ def score_table(df: pd.DataFrame, view: str, tiers: Optional[dict] = None,
         ``encoder id -> tier`` (:func:`tiers_of`): adds a ``Tier`` column.
     order_by : str, optional
         The score the rows are sorted by, in its direction (default: the score with the
-        strongest record in the shipped evidence, :func:`s2r.evidence.default_score`).
+        strongest record in the shipped evidence, :func:`s2r.evidence.default_score`); shown
+        first when ``view`` holds no column of it.
     """
-    metrics, short = catalogue.keys(view), catalogue.shorts()
+    key = order_by or default_score("ranking")
+    metrics, short = list(catalogue.keys(view)), catalogue.shorts()
+    if key not in metrics and key in df:     # the table shows the score it is sorted by
+        metrics.insert(0, key)
     table = pd.DataFrame({"Encoder": df["label"], "id": df["encoder"]})
     if tiers:
         table["Tier"] = [tiers.get(e) for e in df["encoder"]]
@@ -64,7 +68,7 @@ def score_table(df: pd.DataFrame, view: str, tiers: Optional[dict] = None,
         chance = pd.to_numeric(df["paired_retrieval_mrr_chance"], errors="coerce")
         table[short["paired_retrieval_mrr_chance"]] = chance.map(
             lambda v: "n/a" if pd.isna(v) else f"{v:.3f}")
-    return table.iloc[best_first(df, order_by or default_score("ranking"))]
+    return table.iloc[best_first(df, key)]
 
 
 def best_first(df: pd.DataFrame, key: str):

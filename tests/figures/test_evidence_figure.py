@@ -79,3 +79,16 @@ def test_figure_command_writes_the_forest_plot(evidence, tmp_path, capsys):
     assert main(["figure", "evidence", str(tmp_path / "missing.json"),
                  "--out", str(tmp_path / "x.svg")]) == 2
     assert "missing.json" in capsys.readouterr().err
+
+
+def test_a_score_table_shows_the_score_it_is_sorted_by():
+    import pandas as pd
+
+    from s2r.figures.tables import score_table
+
+    df = pd.DataFrame({"label": ["A", "B"], "encoder": ["a", "b"], "dis": [0.1, 0.9],
+                       "paired_retrieval_mrr": [0.8, 0.2]})
+    table = score_table(df, "summary", order_by="paired_retrieval_mrr")
+    assert "Retrieval MRR" in table and list(table["id"]) == ["a", "b"]
+    assert list(score_table(df, "summary", order_by="dis")["id"]) == ["b", "a"]
+    assert "Retrieval MRR" not in score_table(df, "summary", order_by="dis")

@@ -44,3 +44,31 @@ def test_the_page_shows_the_pick_and_swapping_the_evidence_changes_it(computed, 
     # the paper's Fig. 5 (DIS vs transfer skill) stays one click away
     at.radio(key=S.SCORES_Y).set_value("transfer_score_skill").run()
     no_exception(at)
+
+
+def test_the_home_page_ends_its_compute_step_with_the_pick_and_ranks_by_the_evidence(
+        computed, monkeypatch, tmp_path):
+    use_env(monkeypatch, computed[0])
+    at = open_app()
+    at.run()
+    no_exception(at)
+    text = _pick_text(at)
+    assert "Which encoder should I pick?" in text and "evidence shipped with s2r" in text
+    from s2r.evidence import default_score, shipped_evidence
+    from s2r.metrics import catalogue
+
+    column = catalogue.shorts()[default_score("ranking", shipped_evidence(), world="demo")]
+    table = next(d.value for d in at.dataframe if "DIS" in d.value)
+    first = [float(str(v).split()[0]) for v in table[column]]
+    assert first == sorted(first, reverse=True)        # the shipped evidence's score first
+
+    monkeypatch.setenv("S2R_EVIDENCE", str(write_evidence(tmp_path / "ev.json",
+                                                          dis_strongest())))
+    at = open_app()
+    at.run()
+    no_exception(at)
+    text = _pick_text(at)
+    assert "the leader on the Domain invariance (DIS)" in text and "S2R_EVIDENCE" in text
+    table = next(d.value for d in at.dataframe if "DIS" in d.value)
+    dis = [float(str(v).split()[0]) for v in table["DIS"]]
+    assert dis == sorted(dis, reverse=True)            # ranked by the evidence's score
