@@ -57,11 +57,13 @@ def _print_summary(doc: dict) -> None:
     from s2r.metrics import catalogue
 
     titles = catalogue.titles()
-    print(f"{'score':<36}{'outcome':<10}{'mean rho [95% interval]':>26}  above chance")
-    for c in doc["combined"]:
+    names = [titles.get(c["score"], c["score"]) for c in doc["combined"]]
+    width = max([len("score"), *map(len, names)]) + 2
+    print(f"{'score':<{width}}{'outcome':<10}{'mean rho [95% interval]':>26}  above chance")
+    for name, c in zip(names, doc["combined"]):
         text = ("undefined" if c["mean_rho"] is None else f"{c['mean_rho']:+.2f}" + (
             "" if c["ci_low"] is None else f" [{c['ci_low']:+.2f}, {c['ci_high']:+.2f}]"))
-        print(f"{titles.get(c['score'], c['score']):<36}{c['outcome']:<10}{text:>26}  "
+        print(f"{name:<{width}}{c['outcome']:<10}{text:>26}  "
               f"{c['n_above_chance']} of {c['n_rows']} task-gaps")
 
 
