@@ -29,6 +29,7 @@ guards.page_header(
 state = st.session_state
 guards.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
+verdict.evidence_section()  # the evidence the product ranks by
 
 from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, task_of
 from s2r.closedloop.params import BOUNDS

@@ -121,6 +121,7 @@ VALIDATION_OPTION = "validation.option"  # prefix: "<key>.<option>", its choices
 VALIDATION_ENCODERS = "validation.encoders"
 VALIDATION_GAPS = "validation.gaps"
 VALIDATION_GAPS_OF_TASK = "validation.gaps_of_task"  # the task's own gaps, last offered
+VALIDATION_EVIDENCE_OUTCOME = "validation.evidence_outcome"  # the evidence section's outcome
 VALIDATION_ROLLOUTS = "validation.rollouts"
 VALIDATION_OUTCOME = "validation.outcome"
 VALIDATION_STAGE_GAP = "validation.stage_gap"

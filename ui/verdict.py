@@ -16,6 +16,7 @@ from s2r.errors import S2RError
 from s2r.evidence import evidence_source
 from s2r.evidence.published import SHIPPED_EVIDENCE
 from s2r.settings import current
+from ui import state as S
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -73,3 +74,27 @@ def pick_box(records: Mapping[str, dict], frameset, reference: Sequence[str]) ->
         st.markdown(f"#### {PICK_TITLE}")
         st.markdown("  \n".join(body))
     return pick.score
+
+
+def evidence_section() -> None:
+    """The Validation page's section on the evidence in effect: which score ranked encoders
+    as deployment did, per task-gap and combined (the forest plot and its table), and which
+    file it is."""
+    from s2r.figures.evidence import evidence_table, forest_plot
+
+    source = evidence_source(current())
+    where = ("the evidence shipped with s2r" if source == SHIPPED_EVIDENCE
+             else f"`{source}` (S2R_EVIDENCE)")
+    with st.expander("**Which score to trust**: the evidence s2r ranks by", expanded=False):
+        doc = evidence()
+        st.caption(f"From {where}: each score's Spearman with real success over the image "
+                   "encoders at each task-gap (95% interval; never pooled over gaps) and the "
+                   "combined estimate (black diamond: the mean over task-gaps, hierarchical "
+                   "bootstrap over task-gaps and encoders). Chance is 0, a perfect ranking 1. "
+                   "Set S2R_EVIDENCE to an evidence file of your own (`s2r evidence "
+                   "REPORT.json ... --out evidence.json`, e.g. with this page's reports) to "
+                   "rank by it instead.")
+        outcome = st.radio("Real outcome", ("success", "progress"), horizontal=True,
+                           key=S.VALIDATION_EVIDENCE_OUTCOME)
+        st.altair_chart(forest_plot(doc, outcome), width="stretch")
+        st.dataframe(evidence_table(doc, outcome), width="stretch")

@@ -72,3 +72,23 @@ def test_the_home_page_ends_its_compute_step_with_the_pick_and_ranks_by_the_evid
     table = next(d.value for d in at.dataframe if "DIS" in d.value)
     dis = [float(str(v).split()[0]) for v in table["DIS"]]
     assert dis == sorted(dis, reverse=True)            # ranked by the evidence's score
+
+
+def test_the_validation_page_draws_the_evidence_in_effect(monkeypatch, tmp_path):
+    use_env(monkeypatch, tmp_path / "c")
+    monkeypatch.setenv("S2R_DEMO_SPEC", "demo:episodes=3,steps=6,height=64,width=64")
+    at = open_app(pages.VALIDATION.path)
+    at.run()
+    no_exception(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "the evidence shipped with s2r" in captions
+    titles = list(at.dataframe[0].value.index) if at.dataframe else []
+    assert "Domain invariance (DIS)" in titles
+    monkeypatch.setenv("S2R_EVIDENCE", str(write_evidence(tmp_path / "ev.json",
+                                                          dis_strongest())))
+    at = open_app(pages.VALIDATION.path)
+    at.run()
+    no_exception(at)
+    assert "S2R_EVIDENCE" in " ".join(c.value for c in at.caption)
+    at.radio(key=S.VALIDATION_EVIDENCE_OUTCOME).set_value("progress").run()
+    no_exception(at)
