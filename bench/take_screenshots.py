@@ -252,7 +252,7 @@ def pick_on_scores(page, args) -> None:
     open_page(page, "Scores", "sim/real agreement")
     chart = page.locator(".vega-embed").first
     ids = (args.encoders or ",efficientnet-lite0").split(",")
-    x, y, _ = find_chart_point(page, chart, wanted=ids[1])
+    x, y, _ = find_chart_point(page, chart, wanted=ids[1], timeout_s=300)  # a grid scan
     page.mouse.click(x, y)
     page.get_by_role("heading", name=f"({ids[1]})").wait_for(timeout=300_000)
     wait_idle(page)
