@@ -31,38 +31,33 @@ class _Ran(Exception):
     pass
 
 
+def _gaps_run(monkeypatch, tmp_path, spec: str, *extra: str) -> list:
+    """The gaps `validate SPEC ...` hands the closed loop (which is stopped there)."""
+    seen = {}
+
+    def fake_validate(spec, ids, gaps, **kwargs):
+        seen["gaps"] = list(gaps)
+        raise _Ran
+
+    monkeypatch.setattr("s2r.closedloop.validation.validate", fake_validate)
+    with pytest.raises(_Ran):
+        main(["validate", spec, "--encoders", "state,pixels,efficientnet-lite0", *extra,
+              "--out", str(tmp_path / "r.json")])
+    return seen["gaps"]
+
+
 @pytest.mark.parametrize("spec, expected", [
     ("demo:episodes=2,steps=4,height=96,width=128", [0.0, 0.5, 1.0]),
     ("metaworld:task=assembly-v3,episodes=2,height=96,width=128", [0.0, 0.1, 0.25]),
     ("metaworld:task=hammer-v3,episodes=2,height=96,width=128", [0.0, 0.05, 0.1]),
 ])
 def test_validate_without_gaps_runs_the_tasks_own(spec, expected, monkeypatch, tmp_path):
-    seen = {}
-
-    def fake_validate(spec, ids, gaps, **kwargs):
-        seen["gaps"] = list(gaps)
-        raise _Ran
-
-    monkeypatch.setattr("s2r.closedloop.validation.validate", fake_validate)
-    with pytest.raises(_Ran):
-        main(["validate", spec, "--encoders", "state,pixels,efficientnet-lite0",
-              "--out", str(tmp_path / "r.json")])
-    assert seen["gaps"] == expected
+    assert _gaps_run(monkeypatch, tmp_path, spec) == expected
 
 
 def test_given_gaps_win_over_the_tasks(monkeypatch, tmp_path):
-    seen = {}
-
-    def fake_validate(spec, ids, gaps, **kwargs):
-        seen["gaps"] = list(gaps)
-        raise _Ran
-
-    monkeypatch.setattr("s2r.closedloop.validation.validate", fake_validate)
-    with pytest.raises(_Ran):
-        main(["validate", "metaworld:task=assembly-v3,episodes=2,height=96,width=128",
-              "--encoders", "state,pixels,efficientnet-lite0", "--gaps", "0.75,0",
-              "--out", str(tmp_path / "r.json")])
-    assert seen["gaps"] == [0.75, 0.0]
+    spec = "metaworld:task=assembly-v3,episodes=2,height=96,width=128"
+    assert _gaps_run(monkeypatch, tmp_path, spec, "--gaps", "0.75,0") == [0.75, 0.0]
 
 
 def test_help_lists_each_tasks_gaps(capsys):
