@@ -60,9 +60,10 @@ def encoder_records(pattern: str = "*", *, include_random: bool = False, setting
     return records
 
 
-#: Widest line of :func:`format_table`, and the fewest characters of a name it keeps.
+#: Widest line of :func:`format_table`, and the fewest characters of a name and of a kind
+#: it keeps (they give way, in that order, to the ids, which are never cut).
 TABLE_WIDTH = 100
-MIN_NAME = 10
+MIN_NAME, MIN_KIND = 6, 9
 
 
 def _cut(text: str, width: int) -> str:
@@ -71,18 +72,22 @@ def _cut(text: str, width: int) -> str:
 
 def format_table(records: list, width: int = TABLE_WIDTH) -> str:
     """Fixed-width text table of :func:`encoder_records` output, at most ``width``
-    characters a line where the ids allow: the name is cut to fit (at least
-    :data:`MIN_NAME` characters); the pretraining data and the runtime's reason are in
-    ``--json``. Dim ``S``: the dataset's state width, for the ``state`` reference."""
+    characters a line where the ids allow: the name, then the kind, is cut to fit (at least
+    :data:`MIN_NAME`, :data:`MIN_KIND` characters); the pretraining data and the runtime's
+    reason are in ``--json``. Dim ``S``: the dataset's state width, for the ``state`` reference."""
     header = ("id", "#", "name", "kind", "dim", "params(M)", "status", "runtime")
     rows = [header] + [(
         r["id"], "" if r["table_number"] is None else str(r["table_number"]), r["name"],
         r["kind"], "S" if r["dim"] is None else str(r["dim"]),
         f"{r['params_m']:.1f}", r["status"], r["runtime"]) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    others = sum(widths) - widths[2] + 2 * (len(header) - 1)
-    widths[2] = min(widths[2], max(width - others, MIN_NAME))
-    rows = [row[:2] + (_cut(row[2], widths[2]),) + row[3:] for row in rows]
+    over = sum(widths) + 2 * (len(header) - 1) - width
+    for column, least in ((2, MIN_NAME), (3, MIN_KIND)):    # the name, then the kind
+        cut = max(min(over, widths[column] - least), 0)
+        widths[column] -= cut
+        over -= cut
+    rows = [row[:2] + (_cut(row[2], widths[2]), _cut(row[3], widths[3])) + row[4:]
+            for row in rows]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
