@@ -205,7 +205,13 @@ CONTROL_RECIPES = {("simcnn-dr0", 2): (0.0, 750, 24, 20, 0, (10, 22), (96, 128),
                    ("simcnn-dr1", 3): (1.0, 1500, 24, 20, 0, (10, 22), (96, 128), ()),
                    ("mw-simcnn-dr0", 2): (0.0, 200, 60, 12, 0, (4, 14), (96, 128), _MW_TASK),
                    # v3: 600 episodes x 16 epochs, gaps weighted toward 1, 48 texture sets
-                   ("mw-simcnn-dr1", 3): (1.0, 600, 60, 16, 0, (4, 14), (96, 128), _MW_TASK)}
+                   ("mw-simcnn-dr1", 3): (1.0, 600, 60, 16, 0, (4, 14), (96, 128), _MW_TASK),
+                   # the study's controls between them: episodes x epochs interpolated
+                   ("mw-simcnn-dr0.25", 1): (0.25, 300, 60, 13, 0, (4, 14), (96, 128),
+                                             _MW_TASK),
+                   ("mw-simcnn-dr0.5", 1): (0.5, 400, 60, 14, 0, (4, 14), (96, 128), _MW_TASK),
+                   ("mw-simcnn-dr0.75", 1): (0.75, 500, 60, 15, 0, (4, 14), (96, 128),
+                                             _MW_TASK)}
 
 
 def test_the_controls_training_recipe_is_the_one_their_version_names():

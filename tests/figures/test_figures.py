@@ -243,8 +243,8 @@ def test_the_figure_command_works_from_the_library_alone(scores_figures, tmp_pat
     fig = tmp_path / "alone.svg"
     subprocess.run([sys.executable, "-m", "s2r", "figure", "scores", DEMO, "--encoders",
                     FIGURE_ENCODERS, "--device", "cpu", "--cache-dir", str(out / "cache"),
-                    "--out", str(fig)], cwd=work, env=env, check=True, capture_output=True,
-                   timeout=600)
+                    "--y", "transfer_score_skill", "--out", str(fig)], cwd=work, env=env,
+                   check=True, capture_output=True, timeout=600)
     assert fig.read_text() == (out / "f.svg").read_text()
     probe = ("import sys, s2r.cli, s2r.commands.figure\n"
              "from s2r.figures import projection, real_results, report, scores, tables\n"
