@@ -12,6 +12,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from s2r.evidence import default_score, shipped_evidence
 from s2r.figures import axes
 from s2r.metrics import catalogue
 from tests.ui.apptest import ENCODERS, PAGES, TINY, no_exception, open_app, use_env
@@ -272,7 +273,8 @@ def test_scores_page_shows_which_differences_are_resolved(app_after_compute):
     assert any(h.value == "Which differences are resolved?" for h in at.subheader)
     chart = at.get("vega_lite_chart")[1]
     heatmap = json.loads(chart.proto.spec)
-    assert heatmap["title"]["text"] == "Ranking confidence: Sim2Real score"
+    ranked = catalogue.titles()[default_score("ranking", shipped_evidence(), world="demo")]
+    assert heatmap["title"]["text"] == f"Ranking confidence: {ranked}"   # the evidence's
     cells = _chart_data(chart, heatmap["layer"][0]["data"]["name"]
                         if "data" in heatmap["layer"][0] else heatmap["data"]["name"])
     assert set(cells["row"]) == set(ENCODERS) and len(cells) == 2
@@ -297,10 +299,11 @@ def test_scores_chart_options_change_the_chart(app_after_compute):
         return [layer["mark"]["type"] for layer in s["layer"]
                 if layer.get("encoding", {}).get("text", {}).get("field") != axes.MARK_COL]
 
-    # Default: transfer skill, floor (0) and ceiling (1) lines, intervals of both axes.
+    # Default: the evidence's strongest action score (a skill), floor (0) and ceiling (1)
+    # lines, intervals of both axes.
     assert marks(spec()) == ["rule", "text", "rule", "rule", "point", "text"]
     point = spec()["layer"][4]["encoding"]
-    assert point["y"]["field"] == "transfer_score_skill"
+    assert point["y"]["field"] == default_score("y", shipped_evidence(), world="demo")
     chart = at.get("vega_lite_chart")[0]
     refs = _chart_data(chart, spec()["layer"][0]["data"]["name"])
     assert sorted(refs["value"]) == [0.0, 1.0]

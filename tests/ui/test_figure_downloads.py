@@ -10,6 +10,8 @@ import shutil
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
+from s2r.evidence import default_score, shipped_evidence
+from s2r.metrics import catalogue
 from tests.figures import svg as SVG
 from ui import state as S
 from tests.ui.apptest import ENCODERS, no_exception, open_app, use_env
@@ -73,8 +75,9 @@ def test_scores_page_figures_hold_the_page_marks(app):
     svg = _download(buttons["scores.fig"]["SVG"]).decode()
     assert len(SVG.symbols(svg)) == len(ENCODERS)          # one point per encoder, as shown
     spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
-    assert spec["layer"][4]["encoding"]["y"]["field"] == "transfer_score_skill"
-    assert "Transfer skill (sim probe on real)" in svg      # the page's y axis
+    y = default_score("y", shipped_evidence(), world="demo")    # the evidence's strongest
+    assert spec["layer"][4]["encoding"]["y"]["field"] == y
+    assert catalogue.titles()[y] in svg                     # the page's y axis
     pdf = _download(buttons["scores.fig"]["PDF"])
     assert pdf.startswith(b"%PDF-") and SVG.pdf_pages(pdf) == 1
     grid = _download(buttons["scores.saliency.fig"]["SVG"]).decode()
