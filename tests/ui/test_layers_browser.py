@@ -43,7 +43,7 @@ def test_click_a_layer_opens_gradcam_at_that_layer(tmp_path):
            "S2R_DEFAULT_ENCODERS": ",".join(ENCODERS), "S2R_AUTOCOMPUTE": "0"}
     with running_app(env, log_path=tmp_path / "streamlit.log") as url, \
             browser_page(height=1400) as page:
-        page.goto(f"{url}/layers")
+        page.goto(f"{url}/layers?y=sim2real_score")   # the profile this test knows
         page.get_by_role("heading", name="Best layer of each encoder").wait_for(timeout=120_000)
         page.get_by_role("heading", name="Grad-CAM at").wait_for(timeout=120_000)
         wait_idle(page)

@@ -12,6 +12,7 @@ import shutil
 import pytest
 
 from s2r.figures.layers import PICK
+from s2r.evidence import default_score, shipped_evidence
 from tests.ui.apptest import no_exception, open_app, use_env
 from ui import state as S
 from ui import pages
@@ -47,6 +48,9 @@ def test_layers_page_scores_every_layer_draws_the_profile_and_explains_a_click(
     at = open_app(LAYERS)
     at.run()
     no_exception(at)
+    assert at.session_state[S.LAYERS_Y] == default_score("ranking", shipped_evidence(),
+                                                         world="demo")   # the evidence's
+    at.radio(key=S.LAYERS_Y).set_value("sim2real_score").run()   # the paper's, drawn below
     (note,) = [i.value for i in at.info if "Layers not scored yet" in i.value]
     assert "ResNet18 (random init)" in note and "pixels" not in note  # one layer: its own
     assert {r["encoder"] for r in _profile(at)[1]} == {"pixels"}
