@@ -54,3 +54,9 @@ def robomimic_pair(folder) -> tuple[str, str]:
         write_hdf5(path, robomimic_demos([8, 8, 8, 8], h=32, w=32, seed=seed, state=False))
         paths.append(path)
     return paths[0], paths[1]
+
+
+def validation_tables(at) -> list:
+    """The Validation page's result tables in order, less the evidence section's (the table
+    with a ``combined`` column, drawn above them)."""
+    return [d.value for d in at.dataframe if "combined" not in d.value.columns]

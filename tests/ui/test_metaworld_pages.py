@@ -10,7 +10,7 @@ from s2r.cache import Cache
 from s2r.closedloop.encoder_rollouts import RolloutParams
 from s2r.closedloop.validation import validate
 from s2r.worlds import WORLDS
-from tests.ui.apptest import no_exception, open_app, use_env
+from tests.ui.apptest import no_exception, open_app, use_env, validation_tables
 from ui import links as L
 from ui import sources
 from ui import state as S
@@ -243,14 +243,14 @@ def test_a_cached_metaworld_report_plays_a_rollout_in_both_looks(tmp_path, monke
     at.run()
     no_exception(at)
     assert at.radio(key=S.VALIDATION_WORLD).value == "metaworld"
-    success = at.dataframe[0].value
+    success = validation_tables(at)[0]
     assert set(ids) == set(success.index) and "gap 1" in success.columns
-    stages = at.dataframe[1].value
+    stages = validation_tables(at)[1]
     assert list(stages.columns) == list(WORLDS["metaworld"].task({}).stages)
     captions = [img.caption for el in at.get("image") for img in el.proto.imgs]
     assert any(c.startswith("real look at gap 1, step 0") for c in captions), captions
     assert any(c.startswith("sim look, same state") for c in captions), captions
-    actions = at.dataframe[-1].value
+    actions = validation_tables(at)[-1]
     assert list(actions.index) == ["hand dx", "hand dy", "hand dz", "gripper effort"]
     at.selectbox(key=S.VALIDATION_VIEW_ENCODER).select("efficientnet-lite0").run()
     at.toggle(key=S.VALIDATION_VIEW_SALIENCY).set_value(True).run()

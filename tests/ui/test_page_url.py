@@ -3,6 +3,7 @@ value is warned about and replaced by the default, a change is written back to t
 
 from __future__ import annotations
 
+from s2r.evidence import default_score, shipped_evidence
 from tests.ui.apptest import no_exception, open_app, use_env
 from ui import state as S
 from ui import pages
@@ -38,7 +39,8 @@ def test_scores_bad_link_values_are_warned_and_replaced(computed, monkeypatch):
     warnings = [w.value for w in at.warning]
     assert any("y='nope' is not one of transfer_score_skill" in w for w in warnings), warnings
     assert any("intervals='maybe' is not one of 1, 0" in w for w in warnings), warnings
-    assert at.radio(key=S.SCORES_Y).value == "transfer_score_skill"
+    assert at.radio(key=S.SCORES_Y).value == default_score("y", shipped_evidence(),
+                                                           world="demo")   # the default
     assert at.checkbox(key=S.SCORES_ERRORBARS).value is True
 
 
@@ -187,7 +189,8 @@ def test_scores_link_reproduces_the_ranking_score(computed, monkeypatch):
     bad = _page(computed, monkeypatch, pages.SCORES.path, {"rank": "transfer_score"})
     assert any("rank='transfer_score' is not one of sim2real_score" in w.value
                for w in bad.warning)
-    assert bad.selectbox(key=S.SCORES_RANK_METRIC).value == "sim2real_score"
+    assert bad.selectbox(key=S.SCORES_RANK_METRIC).value == default_score(
+        "ranking", shipped_evidence(), world="demo")             # the evidence's default
 
 
 def test_projection_link_reproduces_the_every_frame_toggle(computed, monkeypatch):

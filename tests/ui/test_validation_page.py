@@ -7,8 +7,9 @@ import pytest
 from s2r.cache import Cache
 from s2r.closedloop.encoder_rollouts import RolloutParams
 from s2r.closedloop.validation import demo_options, validate
+from s2r.figures import axes
 from s2r.figures import validation as V
-from tests.ui.apptest import no_exception, open_app, use_env
+from tests.ui.apptest import no_exception, open_app, use_env, validation_tables
 from ui import state as S
 from ui import pages
 from ui import world_specs as W
@@ -36,7 +37,7 @@ def test_nothing_cached_offers_the_run_button_and_computes_nothing(tmp_path, mon
     at.run()
     no_exception(at)
     assert any(b.label == "Run validation" for b in at.button)
-    assert not at.dataframe
+    assert not validation_tables(at)                  # only the evidence section's table
     assert not list((tmp_path / "c").rglob("*.npy"))     # the cache look-up wrote nothing
 
 
@@ -49,28 +50,29 @@ def test_a_cached_report_shows_tables_chart_and_the_rollout_viewer(tmp_path, mon
     at.run()
     no_exception(at)
     assert not any(b.label == "Run validation" for b in at.button)
-    success = at.dataframe[0].value
+    success = validation_tables(at)[0]
     assert set(IDS) == set(success.index) and "gap 1" in success.columns
     assert success.loc["state", "kind"] == "reference"
     assert success.loc["pixels", "kind"] == "image encoder"
-    stages = at.dataframe[1].value
+    stages = validation_tables(at)[1]
     assert list(stages.columns)[-1] == "released" and set(stages.index) == set(IDS)
-    verdicts = at.dataframe[2].value                  # per gap first, pooled last (issue 35)
+    verdicts = validation_tables(at)[2]                  # per gap first, pooled last (issue 35)
     assert list(verdicts.columns) == ["gap 0", "gap 1", "pooled over gaps (second)"]
-    corr = at.dataframe[3].value
+    corr = validation_tables(at)[3]
     assert set(corr["score"]) >= {"dis", "transfer_score_skill", "sim2real_score"}
     assert at.radio(key=S.VALIDATION_CORR_GAP).value == 1.0   # opens on the largest gap
     # two image encoders: nothing to rank, and the page says so in plain words
     assert any("undefined here" in m.value for m in at.markdown)
     # the scatter's score axis is clipped to the score's range, and the caption says it
     # (issue 36 item 2)
-    assert any("Axes clipped to each score's meaningful range (Sim2Real 0 to 1)" in c.value
+    shown = at.radio(key=S.VALIDATION_SCORE).value     # the evidence's score, defined here
+    assert any(c.value == axes.range_note([shown]) and "meaningful range" in c.value
                for c in at.caption)
     assert at.slider(key=S.VALIDATION_VIEW_STEP).max >= 0
     assert at.selectbox(key=S.VALIDATION_VIEW_GAP).value == 1.0   # opens on the largest gap
     at.selectbox(key=S.VALIDATION_VIEW_GAP).select(0.0).run()     # the sim look's record
     no_exception(at)
-    assert len(at.dataframe[-1].value) > 0                        # the actions it took
+    assert len(validation_tables(at)[-1]) > 0                        # the actions it took
     assert at.selectbox(key=S.VALIDATION_VIEW_ENCODER).value in ("pixels", "efficientnet-lite0")
     at.selectbox(key=S.VALIDATION_VIEW_ENCODER).select("efficientnet-lite0").run()
     at.toggle(key=S.VALIDATION_VIEW_SALIENCY).set_value(True).run()
