@@ -9,7 +9,8 @@ every shared control fitted (small arrays).
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+import threading
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -22,7 +23,8 @@ from s2r.embed.resolve import build, spec_of
 from s2r.progress import ProgressCallback, report
 from s2r.worlds import SimTask
 
-__all__ = ["CONTROLS", "DEMOS", "Agent", "Embedder", "demonstrations", "fit", "shared_control"]
+__all__ = ["CONTROLS", "DEMOS", "Agent", "Embedder", "Once", "demonstrations", "fit",
+           "shared_control"]
 
 #: The last (task, demonstrations) asked for: its rendered demonstrations, read-only.
 DEMOS = Memo(size=1)
@@ -40,19 +42,41 @@ class Embedder:
         self.spec, _ = spec_of(encoder_id, settings)
         self.device, self.settings, self.layer = device, settings, layer
         self.tap = layer_tap(self.spec, layer, settings)
-        self._encoder = None
+        self._encoder = Once(self._build)
+
+    def _build(self):
+        encoder = build(self.spec, self.device, self.settings,
+                        embedding_runtime(self.spec, self.settings, self.device))
+        if self.tap is not None and not self.tap.final:
+            from s2r.encoders.taps import LayerEmbedder
+
+            encoder = LayerEmbedder(encoder, [self.tap])
+        return encoder
+
+    @property
+    def encoder(self):
+        """The built encoder (built on first use, once, whichever thread asks first)."""
+        return self._encoder()
 
     def __call__(self, frames: np.ndarray, states: np.ndarray) -> np.ndarray:
         if self.spec.build.backend == "state":
             return np.asarray(states, dtype=np.float32)
-        if self._encoder is None:
-            self._encoder = build(self.spec, self.device, self.settings,
-                                  embedding_runtime(self.spec, self.settings, self.device))
-            if self.tap is not None and not self.tap.final:
-                from s2r.encoders.taps import LayerEmbedder
+        return embed_frames(self.encoder, frames)
 
-                self._encoder = LayerEmbedder(self._encoder, [self.tap])
-        return embed_frames(self._encoder, frames)
+
+class Once:
+    """``make()``'s value, made on the first call and shared by every later one (threads
+    included: the first caller makes it while the others wait)."""
+
+    def __init__(self, make: Callable[[], Any]):
+        self._make, self._lock, self._made = make, threading.Lock(), False
+        self._value: Any = None
+
+    def __call__(self) -> Any:
+        with self._lock:
+            if not self._made:
+                self._value, self._made = self._make(), True
+            return self._value
 
 
 def demonstrations(task: SimTask, params: RolloutParams,

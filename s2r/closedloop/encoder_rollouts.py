@@ -20,7 +20,7 @@ when some outcome is missing.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from s2r.closedloop import agent
 from s2r.closedloop import keys as _keys
 from s2r.closedloop.keys import ROLLOUT_VERSION
 from s2r.closedloop.outcome import Outcome
+from s2r.closedloop.overlap import run_overlapped
 from s2r.closedloop.params import POLICIES, RolloutParams
 from s2r.datasets.world import task_of, world_options
 from s2r.embed.keys import get_or_compute
@@ -53,7 +54,7 @@ def rollout_key(encoder_id: str, params: RolloutParams, look: str, gap: float, *
 def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
                      params: Optional[RolloutParams] = None, cache=None, device=None,
                      progress: Optional[ProgressCallback] = None, settings=None,
-                     layer: Optional[str] = None) -> dict:
+                     layer: Optional[str] = None, overlap: Optional[int] = None) -> dict:
     """Closed-loop outcomes of ``encoder_id``'s sim-trained policy in the sim look and in the
     real look at every gap, in the task of the world spec ``spec``.
 
@@ -76,6 +77,10 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
     layer : str, optional
         The policy reads this layer of the encoder (:mod:`s2r.encoders.taps`; its own keys);
         default, and the final layer, the encoder's embedding.
+    overlap : int, optional
+        Most of its rollout runs (looks and gaps) stepped at once
+        (:func:`~s2r.closedloop.overlap.run_overlapped`; the outcomes are the same); default
+        the task's :attr:`~s2r.worlds.base.SimTask.overlap`.
 
     Returns
     -------
@@ -92,35 +97,44 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
         check_number("gap", g, low=0, high=1)
     cache = as_cache(cache, settings)
     embedder = agent.Embedder(encoder_id, device, settings, layer)
-    act = agent.Agent(lambda: agent.fit(task, embedder, params, cache, progress), embedder,
-                      task, params)
+    policy = agent.Once(lambda: agent.fit(task, embedder, params, cache, progress))
 
     def key(look: str, gap: float) -> dict:
         return _keys.rollout_key(task, encoder_id, params, look, gap, settings, layer, device)
 
-    def one(look: str, gap: float) -> Outcome:
-        if _is_sim_look(look, gap):       # the same frames, so the same policy's same outcome
-            record = get_or_compute(cache, "json", lambda: key(look, gap),
-                                    lambda: {**sim.to_record(), "look": look,
-                                             "gap": float(gap)},
-                                    encoder=encoder_id,   # kept under its own key for readers
-                                    settings=settings)
-            return Outcome.from_record(record)
-
-        def compute() -> dict:
+    def run(look: str, gap: float) -> Callable[[Optional[ProgressCallback]], Outcome]:
+        def compute(relayed: Optional[ProgressCallback]) -> dict:
+            act = agent.Agent(policy, embedder, task, params)    # its own memory
             r = run_rollouts(act, task, look=look, gap=gap, n_rollouts=params.rollouts,
                              horizon=params.horizon, seed=params.seed, height=params.height,
-                             width=params.width, record=0, progress=progress)
+                             width=params.width, record=0, progress=relayed)
             cache.get_or_compute_array({**key(look, gap), "kind": "rollout-frames"},
                                        lambda: r.record["frames"])
             return Outcome.from_rollouts(r).to_record()
 
-        return Outcome.from_record(get_or_compute(cache, "json", lambda: key(look, gap),
-                                                  compute, encoder=encoder_id,
-                                                  settings=settings))
+        return lambda relayed: Outcome.from_record(get_or_compute(
+            cache, "json", lambda: key(look, gap), lambda: compute(relayed),
+            encoder=encoder_id, settings=settings))
 
-    sim = one("sim", 0.0)
-    return {"sim": sim, "real": {float(g): one("real", float(g)) for g in gaps}}
+    runs = [("sim", 0.0)] + [("real", float(g)) for g in dict.fromkeys(map(float, gaps))
+                             if not _is_sim_look("real", g)]
+    lanes = task.overlap if overlap is None else int(overlap)
+    missing = [r for r in runs if not cache.contains(key(*r))]
+    if len(missing) > 1 and lanes > 1:
+        policy()            # fitted here, once, before the runs share it (progress is ours)
+    done = dict(zip(runs, run_overlapped([run(*r) for r in runs], lanes, progress)))
+    sim = done[("sim", 0.0)]
+
+    def real(gap: float) -> Outcome:
+        if not _is_sim_look("real", gap):
+            return done[("real", gap)]
+        record = get_or_compute(cache, "json", lambda: key("real", gap),   # the sim look's
+                                lambda: {**sim.to_record(), "look": "real", "gap": gap},
+                                encoder=encoder_id,       # kept under its own key for readers
+                                settings=settings)
+        return Outcome.from_record(record)
+
+    return {"sim": sim, "real": {float(g): real(float(g)) for g in gaps}}
 
 
 def _is_sim_look(look: str, gap: float) -> bool:

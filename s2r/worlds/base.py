@@ -276,6 +276,11 @@ class SimTask(Protocol):
     gaps : tuple of float
         The real gaps a validation runs by default: 0 and gaps where image encoders' real
         success differs (measured), so a default validation ranks something.
+    overlap : int
+        How many rollout runs of one policy may step at once
+        (:func:`s2r.closedloop.overlap.run_overlapped`): 1 where a run's steps hold the
+        process (drawing in it); more where rollouts step and draw in worker processes, so
+        one run's encoder pass fills the time another's frames are drawn.
     """
 
     world: str
@@ -285,6 +290,7 @@ class SimTask(Protocol):
     demo_steps: int
     max_steps: Optional[int]
     gaps: tuple
+    overlap: int
 
     def identity(self) -> str:
         """Digest (hex) of what draws the task's frames and runs it (its options, the world's

@@ -96,4 +96,4 @@ def test_the_runtime_is_in_an_image_encoders_closed_loop_keys_only_when_not_torc
     embedder = Embedder("resnet18@random", "cpu", auto)
     assert keys.embedding_runtime(embedder.spec, auto, "cpu") == "onnx"
     assert embedder(np.zeros((1, 64, 80, 3), np.uint8), None).shape == (1, embedder.spec.dim)
-    assert embedder._encoder.runs_graphs
+    assert embedder.encoder.runs_graphs

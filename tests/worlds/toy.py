@@ -81,6 +81,7 @@ class ToyTask:
     horizon = 8
     demo_steps = 6
     gaps = (0.0, 1.0)
+    overlap = 1
 
     def identity(self):
         return "toy-v1"

@@ -65,6 +65,8 @@ class DemoTask:
     gaps = (0.0, 0.5, 1.0)
     #: An episode of the demo's simulator has no end of its own.
     max_steps = None
+    #: Its rollouts are drawn in this process: runs one after another.
+    overlap = 1
 
     def identity(self) -> str:
         return task_identity()

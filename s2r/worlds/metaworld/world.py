@@ -82,6 +82,8 @@ class MetaWorldTask:
     """
 
     world = "metaworld"
+    #: Two rollout runs at once: one's encoder pass while the workers draw the other's frames.
+    overlap = 2
 
     def __init__(self, task: str = "button-press-topdown-v3", camera: str = "corner",
                  repeat: int = 2, shift: str = "all"):
