@@ -78,6 +78,16 @@ class Record:
                 f"task-gaps ({self.where} {self.mean_rho:+.2f} [{self.ci_low:+.2f}, "
                 f"{self.ci_high:+.2f}])")
 
+    @property
+    def short(self) -> str:
+        """The record in a few words, for a tooltip or a column's help: ``rho +0.61 [+0.31,
+        +0.79], above chance at 1 of 7 task-gaps``; ``never validated``."""
+        if not self.validated:
+            return "never validated"
+        return (f"rho {self.mean_rho:+.2f} [{self.ci_low:+.2f}, {self.ci_high:+.2f}], "
+                f"above chance at {self.n_above_chance} of {self.n_rows} "
+                "task-gaps")
+
 
 def _real_rows(evidence: Mapping, score: Optional[str], outcome: str,
                world: Optional[str]) -> list:
