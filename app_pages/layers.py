@@ -87,6 +87,7 @@ chart = depth_profile(layers_frame(marked), y, bands=bands, selected=(pick_encod
 st.altair_chart(chart, on_select="rerun", key=S.LAYERS_CHART, selection_mode=PICK,
                 width="stretch", height=620)
 figures.chart_download(chart, f"s2r_layers_{y}", S.LAYERS_FIGURE)
+st.caption(verdict.record_caption([y], frameset))
 
 
 def _ci(row: dict, key: str, low: str, high: str) -> str:
