@@ -70,7 +70,7 @@ labels = c3.checkbox("Labels", key=S.SCORES_LABELS)
 chart = charts.score_scatter(df, y=y, error_bars=error_bars, labels=labels,
                              selected=state.get(S.SELECTION_ENCODER),
                              records=verdict.records(["dis", y], frameset))
-event = st.altair_chart(chart, on_select="rerun", key=S.SCORES_CHART,
+event = st.altair_chart(figures.themed(chart), on_select="rerun", key=S.SCORES_CHART,
                         selection_mode=charts.PICK, width="stretch")
 figures.chart_download(chart, f"s2r_scores_{y}", S.SCORES_FIGURE)
 st.caption("Colour: architecture (CNN blue, Transformer orange, as in the paper; grey raw "

@@ -16,7 +16,7 @@ import streamlit as st
 from s2r.errors import S2RError
 from s2r.settings import current
 from ui import state as S
-from ui import verdict
+from ui import figures, verdict
 
 
 def _flash(text: str) -> None:
@@ -61,7 +61,7 @@ def section() -> None:
                    "REPORT.json ... --out evidence.json`) to rank by it instead.")
         outcome = st.radio("Real outcome", ("success", "progress"), horizontal=True,
                            key=S.VALIDATION_EVIDENCE_OUTCOME)
-        st.altair_chart(forest_plot(doc, outcome), width="stretch")
+        st.altair_chart(figures.themed(forest_plot(doc, outcome)), width="stretch")
         st.dataframe(evidence_table(doc, outcome), width="stretch")
         _remove_button()
 

@@ -1,4 +1,5 @@
-"""Download buttons under the dashboard's charts and the saliency colour bar.
+"""Download buttons under the dashboard's charts, the saliency colour bar, and charts' subtitles
+in the app's theme (:func:`themed`).
 
 Each chart gets the files ``python -m s2r figure`` writes (:mod:`s2r.figures`: one column of
 a two-column paper, SVG/PDF vector, PNG at 300 dpi), made only when a button is clicked
@@ -11,6 +12,18 @@ import functools
 from typing import Callable, Sequence
 
 import streamlit as st
+
+#: Subtitle colours on the app's light and dark themes (Streamlit's theme colours a chart's
+#: title, not its subtitle, which stays dark grey: unreadable on the dark theme).
+SUBTITLE_COLOURS = {"light": "#31333f", "dark": "#fafafa"}
+
+
+def themed(chart):
+    """``chart`` with its subtitle in the theme's text colour (the light theme's until the
+    browser has said which it shows); for ``st.altair_chart``, not for the downloads."""
+    kind = getattr(getattr(st.context, "theme", None), "type", None)
+    return chart.configure_title(subtitleColor=SUBTITLE_COLOURS.get(kind, "#31333f"))
+
 
 #: Download formats: label, file suffix, MIME type.
 _FORMATS = (("SVG", "svg", "image/svg+xml"), ("PDF", "pdf", "application/pdf"),

@@ -54,6 +54,7 @@ def test_the_scores_page_names_each_scores_record(computed, own_cache):
                                              f"{catalogue.get(y).short}: "
                                              f"{score_record(shipped_evidence(), y).phrase}"]
     assert "paper Fig. 5" not in spec["title"]["text"]          # y is not the transfer skill
+    assert spec["config"]["title"]["subtitleColor"] == "#31333f"   # the light theme's text
     tips = {t["field"] for layer in spec["layer"]
             for t in layer.get("encoding", {}).get("tooltip", []) if isinstance(t, dict)}
     assert {"record_x", "record_y"} <= tips
