@@ -137,6 +137,11 @@ def test_score_sorts_by_the_evidences_score_and_says_which_encoder_to_pick(tmp_p
             "--pca-dim", "4", "--device", "cpu", "--cache-dir", str(tmp_path / "cache")]
     assert main([*args, "--out", str(tmp_path / "a.json")]) == 0
     shipped = capsys.readouterr().out
+    from s2r.evidence import score_record, shipped_evidence
+
+    assert ("record against closed-loop success (the evidence shipped with s2r):\n"
+            f"  sim2real_score: {score_record(shipped_evidence(), 'sim2real_score').short}\n"
+            ) in shipped
     swap_evidence()
     assert main([*args, "--out", str(tmp_path / "b.json")]) == 0
     swapped = capsys.readouterr().out
