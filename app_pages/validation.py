@@ -236,7 +236,7 @@ score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=S.VALID
                                      prefer=verdict.default_score(
                                          "validation", world_name=state[S.VALIDATION_WORLD]))))
 scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
-st.altair_chart(scatter, width="stretch")
+st.altair_chart(figures.themed(scatter), width="stretch")
 figures.chart_download(scatter, f"s2r_validation_{score}", S.VALIDATION_FIGURE)
 st.caption(axes.range_note([score]))
 gap_pick = st.radio("Correlations at", [*gaps, "all"], index=len(gaps) - 1, horizontal=True,

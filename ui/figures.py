@@ -13,16 +13,16 @@ from typing import Callable, Sequence
 
 import streamlit as st
 
-#: Subtitle colours on the app's light and dark themes (Streamlit's theme colours a chart's
-#: title, not its subtitle, which stays dark grey: unreadable on the dark theme).
-SUBTITLE_COLOURS = {"light": "#31333f", "dark": "#fafafa"}
+#: A chart subtitle's colour: Streamlit's theme colours a chart's title, not its subtitle
+#: (which stays dark grey, unreadable on the dark theme), and a page's first run does not know
+#: which theme the browser shows; this grey (Streamlit's caption grey) reads on both.
+SUBTITLE_COLOUR = "#808495"
 
 
 def themed(chart):
-    """``chart`` with its subtitle in the theme's text colour (the light theme's until the
-    browser has said which it shows); for ``st.altair_chart``, not for the downloads."""
-    kind = getattr(getattr(st.context, "theme", None), "type", None)
-    return chart.configure_title(subtitleColor=SUBTITLE_COLOURS.get(kind, "#31333f"))
+    """``chart`` with its subtitle readable on the app's light and dark themes (for
+    ``st.altair_chart``; the downloads keep the paper's black)."""
+    return chart.configure_title(subtitleColor=SUBTITLE_COLOUR)
 
 
 #: Download formats: label, file suffix, MIME type.

@@ -88,7 +88,7 @@ def section() -> None:
         if task != "all":
             rows = rows[rows["task"] == task]
         chart = success_scatter(rows, score, catalogue.get(score).title)
-        st.altair_chart(chart, width="stretch", key=S.VALIDATION_REAL_CHART)
+        st.altair_chart(figures.themed(chart), width="stretch", key=S.VALIDATION_REAL_CHART)
         figures.chart_download(chart, f"s2r_real_results_{score}", S.VALIDATION_REAL_FIGURE)
         st.caption(range_note([score]))
         evidence.add_button(real_results_validation(

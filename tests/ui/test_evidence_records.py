@@ -12,6 +12,7 @@ from s2r.metrics import catalogue
 from tests.ui.apptest import no_exception, open_app
 from ui import pages
 from ui import state as S
+from ui.figures import SUBTITLE_COLOUR
 
 RECORD = "Record against closed-loop success"
 
@@ -54,7 +55,7 @@ def test_the_scores_page_names_each_scores_record(computed, own_cache):
                                              f"{catalogue.get(y).short}: "
                                              f"{score_record(shipped_evidence(), y).phrase}"]
     assert "paper Fig. 5" not in spec["title"]["text"]          # y is not the transfer skill
-    assert spec["config"]["title"]["subtitleColor"] == "#31333f"   # the light theme's text
+    assert spec["config"]["title"]["subtitleColor"] == SUBTITLE_COLOUR   # read on both themes
     tips = {t["field"] for layer in spec["layer"]
             for t in layer.get("encoding", {}).get("tooltip", []) if isinstance(t, dict)}
     assert {"record_x", "record_y"} <= tips
