@@ -53,5 +53,5 @@ def ranking_section(records: Sequence[dict], state_key: str, chart_key: str,
     heatmap = charts.win_heatmap(matrix, title=ranked[key],
                                  record=verdict.record(key, frameset).short)
     st.altair_chart(figures.themed(heatmap), key=chart_key, width="content")
-    st.caption(verdict.record_caption([key], frameset))
     figures.chart_download(heatmap, f"s2r_ranking_{key}", figure_key)
+    st.caption(verdict.record_caption([key], frameset))
