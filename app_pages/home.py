@@ -239,7 +239,7 @@ if done:
     st.subheader("Scores")
     rank_score = verdict.default_score("ranking", frameset)   # the evidence's strongest
     table, config = tables.score_dataframe(df, "summary", tiers_of(done_records, rank_score),
-                                           order_by=rank_score)
+                                           order_by=rank_score, frameset=frameset)
     st.dataframe(table, hide_index=True, width="stretch", column_config=config)
     st.caption("Estimate [95% interval]. Skills: 0 = a probe that predicts the mean action "
                "(no information), 1 = the same probe on the robot state. Sim2Real = "

@@ -84,9 +84,10 @@ state[S.LAYERS_LAST_PICK] = clicked[0] if clicked else None
 pick = state[S.LAYERS_PICK]
 pick_encoder, pick_layer = pick.split(" @ ", 1)
 chart = depth_profile(layers_frame(marked), y, bands=bands, selected=(pick_encoder, pick_layer))
-st.altair_chart(chart, on_select="rerun", key=S.LAYERS_CHART, selection_mode=PICK,
+st.altair_chart(figures.themed(chart), on_select="rerun", key=S.LAYERS_CHART, selection_mode=PICK,
                 width="stretch", height=620)
 figures.chart_download(chart, f"s2r_layers_{y}", S.LAYERS_FIGURE)
+st.caption(verdict.record_caption([y], frameset))
 
 
 def _ci(row: dict, key: str, low: str, high: str) -> str:

@@ -68,8 +68,9 @@ labels = c3.checkbox("Labels", key=S.SCORES_LABELS)
 
 # ----------------------------------------------------------------------------- chart
 chart = charts.score_scatter(df, y=y, error_bars=error_bars, labels=labels,
-                             selected=state.get(S.SELECTION_ENCODER))
-event = st.altair_chart(chart, on_select="rerun", key=S.SCORES_CHART,
+                             selected=state.get(S.SELECTION_ENCODER),
+                             records=verdict.records(["dis", y], frameset))
+event = st.altair_chart(figures.themed(chart), on_select="rerun", key=S.SCORES_CHART,
                         selection_mode=charts.PICK, width="stretch")
 figures.chart_download(chart, f"s2r_scores_{y}", S.SCORES_FIGURE)
 st.caption("Colour: architecture (CNN blue, Transformer orange, as in the paper; grey raw "
@@ -77,6 +78,7 @@ st.caption("Colour: architecture (CNN blue, Transformer orange, as in the paper;
            "manipulation, square = general, triangle = none: random init, pixels, state). Size: "
            "parameters. Hover a point for every metric with its 95% interval and its tier. "
            + axes.range_note(["dis", y]))
+st.caption(verdict.record_caption(["dis", y], frameset))
 note = score_tables.not_estimable_note(list(records.values()), y)
 if note:
     st.warning(note)
@@ -87,7 +89,7 @@ if picked and picked[0] != state.get(S.SCORES_LAST_PICK):
 state[S.SCORES_LAST_PICK] = picked[0] if picked else None
 
 tables.ranking_section(list(records.values()), S.SCORES_RANK_METRIC, S.SCORES_RANK_CHART,
-                       S.SCORES_RANK_FIGURE)
+                       S.SCORES_RANK_FIGURE, frameset)
 
 # ----------------------------------------------------------------------------- inspector
 ids = list(records)
@@ -144,7 +146,8 @@ else:
 st.subheader("Every metric")
 if focus.focus_control(state, frameset, records, data.get_cache()):  # computed on this run
     df, tiers = _scores_frame(records)
-table, config = tables.score_dataframe(df, "table", tiers, order_by=rank_score)
+table, config = tables.score_dataframe(df, "table", tiers, order_by=rank_score,
+                                       frameset=frameset)
 st.dataframe(table, hide_index=True, width="stretch", column_config=config)
 st.caption("Each score: estimate [95% interval]; n/a = not estimable (too few episodes) or not "
            "applicable (no robot state). Skills: 0 = the no-information floor, 1 = the "

@@ -11,7 +11,7 @@ from s2r.figures import axes
 from s2r.figures import validation as V
 from s2r.metrics import catalogue
 from s2r.settings import current
-from ui import figures, guards, page_url, real_results, verdict, widgets, world_specs
+from ui import evidence, figures, guards, page_url, real_results, verdict, widgets, world_specs
 from ui import state as S
 from ui.loaders import encoders, saliency
 from ui.loaders import validation as closed_loop
@@ -29,7 +29,7 @@ guards.page_header(
 state = st.session_state
 guards.encoder_config_or_stop()
 real_results.section()  # your robot's results against the scores
-verdict.evidence_section()  # the evidence the product ranks by
+evidence.section()  # the evidence the product ranks by
 
 from s2r.closedloop.encoder_rollouts import POLICIES, RolloutParams, task_of
 from s2r.closedloop.params import BOUNDS
@@ -236,7 +236,7 @@ score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=S.VALID
                                      prefer=verdict.default_score(
                                          "validation", world_name=state[S.VALIDATION_WORLD]))))
 scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
-st.altair_chart(scatter, width="stretch")
+st.altair_chart(figures.themed(scatter), width="stretch")
 figures.chart_download(scatter, f"s2r_validation_{score}", S.VALIDATION_FIGURE)
 st.caption(axes.range_note([score]))
 gap_pick = st.radio("Correlations at", [*gaps, "all"], index=len(gaps) - 1, horizontal=True,
@@ -248,6 +248,7 @@ st.caption(f"Spearman's rho and Kendall's tau between each score and real {outco
            "reference is not ranked). Intervals: bootstrap over encoders (an encoder's gaps "
            "together) and over each encoder's rollouts; an interval that holds 0 means this "
            "run cannot tell the score from chance.")
+evidence.add_button(report, S.VALIDATION_ADD_EVIDENCE)
 
 # ----------------------------------------------------------------------------- rollout viewer
 st.subheader("A rollout in both looks")

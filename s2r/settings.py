@@ -50,7 +50,9 @@ variable                field                   meaning (default)
 ``S2R_EVIDENCE``        ``evidence``            the evidence file that decides which score
                                                 ranks the encoders and which encoder to
                                                 pick (``s2r evidence --out``; none: the
-                                                evidence shipped with s2r,
+                                                evidence shipped with s2r, with the
+                                                reports you added, ``s2r evidence
+                                                --add``, kept in the cache folder;
                                                 :func:`s2r.evidence.evidence_in_effect`)
 ======================  ======================  ============================================
 

@@ -28,6 +28,22 @@ def _isolated_dirs(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
+def swap_evidence(monkeypatch, tmp_path):
+    """A function that makes hand-made evidence where DIS has the strongest record (singled
+    out; :func:`tests.evidence.handmade.dis_strongest`) the evidence in effect
+    (``S2R_EVIDENCE``) and returns its path."""
+    from tests.evidence.handmade import dis_strongest, write_evidence
+
+    def swap():
+        path = write_evidence(tmp_path / "dis-strongest.json", dis_strongest())
+        monkeypatch.setenv("S2R_EVIDENCE", str(path))
+        return path
+
+    return swap
+
+
+
+@pytest.fixture
 def no_network(monkeypatch):
     """Any attempt to open a socket fails the test."""
     import socket

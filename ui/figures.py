@@ -1,4 +1,5 @@
-"""Download buttons under the dashboard's charts and the saliency colour bar.
+"""Download buttons under the dashboard's charts, the saliency colour bar, and charts' subtitles
+in the app's theme (:func:`themed`).
 
 Each chart gets the files ``python -m s2r figure`` writes (:mod:`s2r.figures`: one column of
 a two-column paper, SVG/PDF vector, PNG at 300 dpi), made only when a button is clicked
@@ -11,6 +12,18 @@ import functools
 from typing import Callable, Sequence
 
 import streamlit as st
+
+#: A chart subtitle's colour: Streamlit's theme colours a chart's title, not its subtitle
+#: (which stays dark grey, unreadable on the dark theme), and a page's first run does not know
+#: which theme the browser shows; this grey (Streamlit's caption grey) reads on both.
+SUBTITLE_COLOUR = "#808495"
+
+
+def themed(chart):
+    """``chart`` with its subtitle readable on the app's light and dark themes (for
+    ``st.altair_chart``; the downloads keep the paper's black)."""
+    return chart.configure_title(subtitleColor=SUBTITLE_COLOUR)
+
 
 #: Download formats: label, file suffix, MIME type.
 _FORMATS = (("SVG", "svg", "image/svg+xml"), ("PDF", "pdf", "application/pdf"),

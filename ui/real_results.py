@@ -18,9 +18,9 @@ from s2r.errors import S2RError
 from s2r.figures.axes import range_note
 from s2r.figures.real_results import correlation_table, success_scatter
 from s2r.metrics import catalogue
-from s2r.pipeline.real_results import read_real_results
+from s2r.pipeline.real_results import read_real_results, real_results_validation
 from s2r.pipeline.results_table import MAX_BYTES
-from ui import compute, figures, guards, verdict
+from ui import compute, evidence, figures, guards, verdict
 from ui import state as S
 from ui.loaders import data, validation
 
@@ -88,6 +88,9 @@ def section() -> None:
         if task != "all":
             rows = rows[rows["task"] == task]
         chart = success_scatter(rows, score, catalogue.get(score).title)
-        st.altair_chart(chart, width="stretch", key=S.VALIDATION_REAL_CHART)
+        st.altair_chart(figures.themed(chart), width="stretch", key=S.VALIDATION_REAL_CHART)
         figures.chart_download(chart, f"s2r_real_results_{score}", S.VALIDATION_REAL_FIGURE)
         st.caption(range_note([score]))
+        evidence.add_button(real_results_validation(
+            report, file=name, dataset=frameset.name, fingerprint=frameset.fingerprint,
+            encoders=ids), S.VALIDATION_REAL_ADD_EVIDENCE)

@@ -46,8 +46,10 @@ ENTRY_NAME = re.compile(r"^[0-9a-f]{32}(\.npy|\.json|\.lock|\.[A-Za-z0-9_]+\.tmp
 #: ``cache/`` with its ``.gitkeep``), and what s2r leaves there for a moment or for good:
 #: another process's marker being written or probe file, moved-aside indexes, ONNX Runtime's
 #: ``graphs`` (:mod:`s2r.encoders.runtime`, written by any pass that embeds, cached or not),
-#: the records of written outputs (``outputs``, :mod:`s2r.outputs`); never a link.
-_OWN_FOLDER = re.compile(r"^(index|arrays|records|locks|graphs|outputs|index\.corrupt-.*)$")
+#: the records of written outputs (``outputs``, :mod:`s2r.outputs`), your evidence
+#: (``evidence``, :mod:`s2r.evidence.mine`); never a link.
+_OWN_FOLDER = re.compile(r"^(index|arrays|records|locks|graphs|outputs|evidence|"
+                         r"index\.corrupt-.*)$")
 _OWN_FILE = re.compile(r"^(\.gitkeep|\.s2r-cache\.[A-Za-z0-9_]+\.tmp|\.s2r-probe-.*)$")
 #: The most names of an unmarked folder read to decide whether s2r may claim it: a folder
 #: such as ``/`` or a home folder is refused after reading a few names, never walked.

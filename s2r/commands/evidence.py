@@ -3,13 +3,18 @@
 ::
 
     python -m s2r evidence hammer.json drawer.json --out evidence.json
+    python -m s2r evidence my-validation.json --add     # into your evidence
+    python -m s2r evidence --remove-mine                # back to the shipped evidence
 
 Each report is read with the reports' own checked reader
 (:meth:`s2r.closedloop.ValidationReport.read`), the table is built by
 :func:`s2r.evidence.build_evidence` (one row per score, world, task, shift, gap and outcome;
 per score the mean Spearman over every real look with a hierarchical bootstrap interval) and
 written through the output guard (never over one of the reports, never over a file s2r did not
-write unless ``--force``). docs/evidence.md describes the file.
+write unless ``--force``). docs/evidence.md describes the file. ``--add`` adds the reports to
+your evidence instead (the shipped evidence plus your reports, kept in the cache folder:
+:mod:`s2r.pipeline.your_evidence`), which every command and page ranks by where
+``S2R_EVIDENCE`` is unset; ``--remove-mine`` removes them.
 """
 
 from __future__ import annotations
@@ -33,11 +38,17 @@ def register(subparsers) -> None:
                     "every real look (gap > 0) with a hierarchical bootstrap interval over "
                     "task-gaps and encoders. Gaps are never pooled.",
         show_defaults=True)
-    p.add_argument("reports", nargs="+", metavar="REPORT.json",
+    p.add_argument("reports", nargs="*", metavar="REPORT.json",
                    help="reports written by 'python -m s2r validate' (each at most 32 MiB, "
                         "checked field by field)")
-    p.add_argument("--out", required=True, metavar="evidence.json",
-                   help="evidence file (.json)")
+    p.add_argument("--out", metavar="evidence.json",
+                   help="evidence file (.json); or --add / --remove-mine")
+    p.add_argument("--add", action="store_true",
+                   help="add the reports to your evidence (the shipped evidence plus your "
+                        "reports, kept in the cache folder), which every command and the "
+                        "dashboard rank by where S2R_EVIDENCE is unset")
+    p.add_argument("--remove-mine", action="store_true",
+                   help="remove every report you added (back to the shipped evidence)")
     add_force_arg(p)
     p.add_argument("--n-boot", type=integer_arg, default=2000, metavar="B",
                    help="bootstrap replicates of each combined interval")
@@ -67,6 +78,27 @@ def _print_summary(doc: dict) -> None:
               f"{c['n_above_chance']} of {c['n_rows']} task-gaps")
 
 
+def _yours(args) -> int:
+    """``--add`` / ``--remove-mine``: change your evidence and say which is in effect."""
+    from s2r.cli import settings_from_args
+    from s2r.closedloop.report import ValidationReport
+    from s2r.evidence import evidence_label
+    from s2r.inputs import quoted
+    from s2r.pipeline.your_evidence import add_report, remove_reports
+
+    settings = settings_from_args(args)
+    if args.remove_mine:
+        n = remove_reports(settings)
+        print(f"removed {n} report{'s' * (n != 1)} from your evidence")
+    else:
+        reports = [ValidationReport.read(path) for path in args.reports]  # all, before any
+        for path, report in zip(args.reports, reports):
+            added = add_report(report, settings)
+            print(f"{'added' if added else 'already in your evidence'}: {quoted(path)}")
+    print(f"the evidence in effect: {evidence_label(settings)}")
+    return 0
+
+
 def run(args) -> int:
     from s2r import __version__
     from s2r.closedloop.report import ValidationReport
@@ -74,6 +106,16 @@ def run(args) -> int:
     from s2r.inputs import quoted
     from s2r.pipeline.real_results import MAX_N_BOOT
 
+    modes = [m for m, on in (("--out", args.out is not None), ("--add", args.add),
+                             ("--remove-mine", args.remove_mine)) if on]
+    if len(modes) != 1:
+        raise S2RError("give one of --out evidence.json, --add or --remove-mine"
+                       + (f", not {' and '.join(modes)}" if modes else ""))
+    if bool(args.reports) == args.remove_mine:
+        raise S2RError("--remove-mine takes no report" if args.remove_mine else
+                       f"{modes[0]} needs at least one REPORT.json")
+    if args.out is None:
+        return _yours(args)
     out = output_file(args.out, (".json",), args=args, kind="evidence",
                       reads=[("REPORT.json", path) for path in args.reports])
     if not 1 <= args.n_boot <= MAX_N_BOOT:

@@ -188,8 +188,23 @@ def _scores(args, fmt: str) -> bytes:
     frame = charts.scores_frame(records)
     _say_ranges(["dis", args.y], charts.scatter_frame(frame, args.y)[0], "label")
     chart = charts.score_scatter(frame, y=args.y, error_bars=not args.no_intervals,
-                                 labels=not args.no_labels)
+                                 labels=not args.no_labels,
+                                 records=_say_records(["dis", args.y], frameset, args))
     return chart_bytes(chart, fmt, **_size(args))
+
+
+def _say_records(keys, frameset, args) -> dict:
+    """Print each drawn score's record against closed-loop success in the evidence in effect
+    (for the figure's caption) and return them (:class:`s2r.evidence.Record` by key)."""
+    from s2r.evidence import evidence_in_effect, evidence_label, score_record
+    from s2r.pipeline.pick import world_of
+
+    settings = settings_from_args(args)
+    evidence = evidence_in_effect(settings)
+    records = {k: score_record(evidence, k, world=world_of(frameset)) for k in keys}
+    print(f"record against closed-loop success ({evidence_label(settings)}): "
+          + "; ".join(f"{catalogue.get(k).short} {r.phrase}" for k, r in records.items()))
+    return records
 
 
 def _say_ranges(keys, marked, label: str) -> None:
@@ -341,6 +356,7 @@ def _layers(args, fmt: str) -> bytes:
     with tqdm_progress("score layers") as progress:
         records = score_encoders_layers(frameset, ids, layers, cache=cache, device=args.device,
                                         best_by=args.y, progress=progress, settings=settings)
+    _say_records([args.y], frameset, args)
     chart = depth_profile(layers_frame(records), args.y, bands=not args.no_intervals)
     return chart_bytes(chart, fmt, **_size(args))
 

@@ -275,6 +275,18 @@ def _summary_table(records, order_by: str) -> str:
             f"record in the evidence), best first\n" + table.iloc[order].to_string(index=False))
 
 
+def _record_lines(evidence, world, label: str) -> str:
+    """Each summary score's record against closed-loop success (:attr:`Record.short`), one
+    line each, under the table."""
+    from s2r.evidence import score_record
+    from s2r.metrics import catalogue
+
+    lines = [f"record against closed-loop success ({label}):"]
+    lines += [f"  {key}: {score_record(evidence, key, world=world).short}"
+              for key in catalogue.keys("summary")]
+    return "\n".join(lines)
+
+
 def format_score(row: dict, key: str) -> str:
     """``"0.312 [0.210, 0.401]"``, ``"0.312"`` without an interval, ``"n/a"`` when missing."""
     import math
@@ -389,6 +401,9 @@ def run(args: argparse.Namespace) -> int:
     pick = pick_encoder(records, evidence, world=world_of(frameset),
                         n_frames=len(frameset), reference=reference_ids(ids, settings))
     print(_summary_table(records, pick.score))
+    from s2r.evidence import evidence_label
+
+    print(_record_lines(evidence, world_of(frameset), evidence_label(settings)))
     for line in _best_lines(records):
         print(line)
     for r in records:

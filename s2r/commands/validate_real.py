@@ -51,7 +51,7 @@ def _print_summary(report: ValidationReport, key: str) -> None:
 def run_real_results(args) -> int:
     from s2r.pipeline import score_encoder
     from s2r.pipeline.real_results import (MAX_N_BOOT, check_work, read_real_results,
-                                           real_results_report)
+                                           real_results_report, real_results_validation)
     from s2r.progress import tqdm_progress
 
     out = output_file(args.out, (".json",), args=args, kind="validation",
@@ -81,20 +81,14 @@ def run_real_results(args) -> int:
     with tqdm_progress("correlate") as progress:
         joined = real_results_report(results, records, n_boot=args.n_boot, seed=seed,
                                      progress=progress)
-    report = ValidationReport(
-        results=[],
-        correlations=joined.pop("correlations"),
-        real_results={**joined, "file": str(args.real_results),
-                      "missing_scores": {e: missing.get(e, "not scored")
-                                         for e in joined["missing_scores"]}},
-        params={"dataset": frameset.name, "fingerprint": frameset.fingerprint,
-                "encoders": ids, "n_boot": int(args.n_boot), "seed": seed,
-                "outcome": "real-results"})
+    report = real_results_validation(joined, file=str(args.real_results),
+                                     dataset=frameset.name, fingerprint=frameset.fingerprint,
+                                     encoders=ids, seed=seed, missing=missing)
     with atomic_output(out, args, "validation") as tmp:
         tmp.write_text(json.dumps(report.to_dict(), indent=1))
     from s2r.evidence import default_score, evidence_in_effect
 
     _print_summary(report, default_score("validation", evidence_in_effect(settings)))
-    print(f"\nwrote {out}: {len(joined['rows'])} real results, "
+    print(f"\nwrote {out}: {len(report.real_results['rows'])} real results, "
           f"{len(report.correlations)} correlations")
     return 0

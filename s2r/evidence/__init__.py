@@ -12,8 +12,9 @@ schema.
 - :func:`read_evidence` (the one reader of a file), :func:`check_evidence`,
   :data:`EVIDENCE_VERSION`;
 - :func:`verdict_of` / :func:`correlation_verdict` (the one place a verdict is decided);
-- :func:`shipped_evidence`, :func:`evidence_in_effect` (the user's ``S2R_EVIDENCE`` or the
-  shipped file);
+- :func:`shipped_evidence`, :func:`evidence_in_effect` (the user's ``S2R_EVIDENCE``, else
+  the shipped file with the reports you added: :mod:`s2r.evidence.mine`),
+  :func:`evidence_label` (which, in words);
 - :func:`score_record` (a score's :class:`Record`: its numbers and its phrase),
   :func:`strongest_score` (which score to trust: a :class:`Choice`) and
   :func:`default_score` (the one place a default score is written).
@@ -21,7 +22,8 @@ schema.
 
 from s2r.evidence.build import build_evidence, evidence_scores, is_real_look
 from s2r.evidence.choice import TIE_LIMIT, Choice, default_score, strongest_score
-from s2r.evidence.published import evidence_in_effect, evidence_source, shipped_evidence
+from s2r.evidence.effect import evidence_in_effect, evidence_label, evidence_source
+from s2r.evidence.published import shipped_evidence
 from s2r.evidence.record import Record, score_record
 from s2r.evidence.schema import (EVIDENCE_VERSION, MAX_EVIDENCE_BYTES, MAX_EVIDENCE_ROWS,
                                  check_evidence, read_evidence)
@@ -30,6 +32,7 @@ from s2r.evidence.verdicts import VERDICTS, correlation_verdict, verdict_of
 
 __all__ = ["EVIDENCE_VERSION", "MAX_EVIDENCE_BYTES", "MAX_EVIDENCE_ROWS", "REAL_WORLD",
            "TIE_LIMIT", "VERDICTS", "Choice", "Record", "build_evidence", "check_evidence",
-           "correlation_verdict", "default_score", "evidence_in_effect", "evidence_scores",
+           "correlation_verdict", "default_score", "evidence_in_effect", "evidence_label",
+           "evidence_scores",
            "evidence_source", "is_real_look", "read_evidence", "score_record",
            "shipped_evidence", "situation_of", "strongest_score", "verdict_of"]

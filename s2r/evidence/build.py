@@ -23,7 +23,7 @@ from s2r.evidence.situation import real_tasks, report_seeds
 from s2r.evidence.verdicts import correlation_verdict
 from s2r.metrics import catalogue
 
-__all__ = ["build_evidence", "evidence_scores", "is_real_look"]
+__all__ = ["build_evidence", "combined_estimates", "evidence_scores", "is_real_look"]
 
 #: How far a row's Spearman may be from the one recomputed from its cell (floating-point
 #: rounding of two exact rank computations; anything more is a report whose rows and
@@ -75,10 +75,10 @@ def _checked_rho(c: Mapping, x: np.ndarray, y: np.ndarray, where: str) -> None:
 
 
 def _rows_of(report: ValidationReport, index: int, cells: Sequence[dict],
-             scores: Sequence[str], source: str) -> tuple:
-    """The evidence rows of one report and, for the combined estimate, its real-look
-    task-gaps keyed by ``(score, outcome)``."""
-    rows, task_gaps = [], {}
+             scores: Sequence[str], source: str) -> list:
+    """The evidence rows of one report: per cell, outcome and score its correlation, checked
+    against the cell's own encoders."""
+    rows = []
     for cell in cells:
         for outcome in OUTCOMES:
             for score in scores:
@@ -88,21 +88,49 @@ def _rows_of(report: ValidationReport, index: int, cells: Sequence[dict],
                 x, y = ranked_pairs(cell, score, outcome)
                 gap = cell["gap"]
                 _checked_rho(c, x, y, f"{source}: {score} with {outcome} at "
-                                      f"{'your results' if gap is None else f'gap {gap:g}'}")
-                row = {"report": index, "score": score, "world": cell["world"],
-                       "task": cell["task"], "shift": cell["shift"], "gap": gap,
-                       "outcome": outcome,
-                       **{k: c.get(k) for k in ("spearman", "spearman_ci_low",
-                                                "spearman_ci_high")},
-                       "n_ranked": int(x.size), "n_tied": n_tied(x),
-                       "verdict": correlation_verdict(c)}
-                rows.append(row)
-                if is_real_look(gap):
-                    task_gaps.setdefault((score, outcome), []).append(
-                        {"key": (cell["world"], cell["task"], cell["shift"], gap),
-                         "world": cell["world"], "spearman": row["spearman"],
-                         "verdict": row["verdict"], "x": x, "y": y})
-    return rows, task_gaps
+                             f"{'your results' if gap is None else f'gap {gap:g}'}")
+                rows.append({"report": index, "score": score, "world": cell["world"],
+                             "task": cell["task"], "shift": cell["shift"], "gap": gap,
+                             "outcome": outcome,
+                             **{k: c.get(k) for k in ("spearman", "spearman_ci_low",
+                                                      "spearman_ci_high")},
+                             "n_ranked": int(x.size), "n_tied": n_tied(x),
+                             "verdict": correlation_verdict(c)})
+    return rows
+
+
+def combined_estimates(rows: Sequence[dict], cells: Sequence[dict], scores: Sequence[str], *,
+                       n_boot: int, seed: int) -> list:
+    """The ``combined`` entries of an evidence's ``rows``: per score and outcome, the mean rho
+    over its real-look rows with the hierarchical interval, each row's encoders read from
+    its cell (so evidence merged from several files is combined as if built at once).
+
+    Parameters
+    ----------
+    rows, cells : sequences of dict
+        An evidence's ``rows`` and ``cells`` (docs/evidence.md); each real-look row has the
+        cell of its report, world, task, shift and gap.
+    scores : sequence of str
+        The scores, in the catalogue's order (the entries' order within each outcome).
+    n_boot, seed : int
+        The bootstrap's replicates and seed: each score and outcome draws from its own stream
+        ``[seed, catalogue position, outcome]``.
+    """
+    by_place = {(c["report"], c["world"], c["task"], c["shift"], c["gap"]): c for c in cells}
+    task_gaps: dict = {}
+    for r in rows:
+        if not is_real_look(r["gap"]):
+            continue
+        cell = by_place[(r["report"], r["world"], r["task"], r["shift"], r["gap"])]
+        x, y = ranked_pairs(cell, r["score"], r["outcome"])
+        task_gaps.setdefault((r["score"], r["outcome"]), []).append(
+            {"key": (r["world"], r["task"], r["shift"], r["gap"]), "world": r["world"],
+             "spearman": r["spearman"], "verdict": r["verdict"], "x": x, "y": y})
+    keys = catalogue.keys()
+    return [combined_row(score, outcome, task_gaps[(score, outcome)], n_boot=n_boot,
+                         rng=np.random.default_rng([seed, keys.index(score),
+                                                    OUTCOMES.index(outcome)]))
+            for outcome in OUTCOMES for score in scores if (score, outcome) in task_gaps]
 
 
 def build_evidence(reports: Sequence[ValidationReport], *, provenance: Optional[Mapping] = None,
@@ -146,18 +174,12 @@ def build_evidence(reports: Sequence[ValidationReport], *, provenance: Optional[
         raise S2RError(f"seed must be a whole number in [0, 2^32 - 1], got {seed!r}")
     sources = list(sources or [f"report {k + 1}" for k in range(len(reports))])
     scores = evidence_scores(reports)
-    rows, cells, task_gaps = [], [], {}
+    rows, cells = [], []
     for index, (report, source) in enumerate(zip(reports, sources)):
         mine = cells_of(report, scores, source=source)
         cells += [{"report": index, **cell} for cell in mine]
-        got, real = _rows_of(report, index, mine, scores, source)
-        rows += got
-        for key, items in real.items():
-            task_gaps.setdefault(key, []).extend(items)
-    combined = [combined_row(score, outcome, task_gaps[(score, outcome)], n_boot=n_boot,
-                             rng=np.random.default_rng(
-                                 [seed, catalogue.keys().index(score), OUTCOMES.index(outcome)]))
-                for outcome in OUTCOMES for score in scores if (score, outcome) in task_gaps]
+        rows += _rows_of(report, index, mine, scores, source)
+    combined = combined_estimates(rows, cells, scores, n_boot=n_boot, seed=seed)
     doc = {"evidence_version": EVIDENCE_VERSION,
            "provenance": {**dict(provenance or {}), "reports": [
                {"kind": r.kind, "dataset": r.params.get("dataset"),

@@ -29,8 +29,8 @@ from typing import Mapping, Optional, Sequence
 from s2r.evidence.record import Record, score_record
 from s2r.metrics import catalogue
 
-__all__ = ["TIE_LIMIT", "DEFAULT_VIEWS", "Choice", "candidate_scores", "strongest_score",
-           "default_score"]
+__all__ = ["TIE_LIMIT", "DEFAULT_VIEWS", "PAPER_X", "PAPER_Y", "Choice", "candidate_scores",
+           "strongest_score", "default_score"]
 
 #: Largest median share of tied encoders a chosen score may leave.
 TIE_LIMIT = 0.5
@@ -40,6 +40,9 @@ TIE_LIMIT = 0.5
 DEFAULT_VIEWS = ("ranking", "y", "x", "validation")
 #: The paper's x axis (its Fig. 5: DIS against the action score).
 PAPER_X = "dis"
+#: The paper's y axis of its Fig. 5: the transfer skill (a chart of DIS against another
+#: action score is not the paper's figure).
+PAPER_Y = "transfer_score_skill"
 
 
 @dataclass(frozen=True)

@@ -68,15 +68,29 @@ class Record:
     @property
     def phrase(self) -> str:
         """The record in one phrase: ``ranked encoders as deployment did in 3 of 8 task-gaps
-        (combined rho +0.71 [+0.40, +0.88])``; ``never validated against closed-loop
-        success`` for a score the evidence holds no defined rho of."""
+        (combined rho +0.71 [+0.40, +0.88])`` (``... did at none of 7 task-gaps (...)``);
+        ``never validated against closed-loop success`` for a score the evidence holds no
+        defined rho of."""
         if not self.validated:
             return f"never validated against closed-loop {self.outcome}" + (
                 f" ({self.n_rows} task-gaps measured, the rho undefined at every one)"
                 if self.n_rows else "")
+        numbers = f"({self.where} {self.mean_rho:+.2f} [{self.ci_low:+.2f}, {self.ci_high:+.2f}])"
+        if not self.n_above_chance:
+            return (f"ranked encoders as deployment did at none of {self.n_rows} task-gaps "
+                    f"{numbers}")
         return (f"ranked encoders as deployment did in {self.n_above_chance} of {self.n_rows} "
-                f"task-gaps ({self.where} {self.mean_rho:+.2f} [{self.ci_low:+.2f}, "
-                f"{self.ci_high:+.2f}])")
+                f"task-gaps {numbers}")
+
+    @property
+    def short(self) -> str:
+        """The record in a few words, for a tooltip or a column's help: ``rho +0.61 [+0.31,
+        +0.79], above chance at 1 of 7 task-gaps``; ``never validated``."""
+        if not self.validated:
+            return "never validated"
+        return (f"rho {self.mean_rho:+.2f} [{self.ci_low:+.2f}, {self.ci_high:+.2f}], "
+                f"above chance at {self.n_above_chance} of {self.n_rows} "
+                "task-gaps")
 
 
 def _real_rows(evidence: Mapping, score: Optional[str], outcome: str,

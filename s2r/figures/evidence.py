@@ -21,6 +21,11 @@ __all__ = ["COMBINED", "evidence_rows", "evidence_table", "forest_plot", "markdo
 
 #: The forest plot's and the table's name of the combined estimate.
 COMBINED = "combined"
+#: The tasks' colours: saturated on a light and a dark theme alike (the app's own palette
+#: is pale on both).
+TASK_COLOURS = "tableau10"
+#: The widest score title drawn whole (pixels): "Transfer skill (sim → real)" and longer.
+LABEL_LIMIT = 320
 
 
 def _place(row: Mapping[str, Any]) -> str:
@@ -109,17 +114,18 @@ def forest_plot(evidence: Mapping[str, Any], outcome: str = "success") -> alt.La
                              for s, c in _combined(evidence, outcome).items()
                              if c["mean_rho"] is not None])
     order = [catalogue.titles().get(s, s) for s in evidence["scores"]]
-    y = alt.Y("title:N", sort=order, title=None)
+    y = alt.Y("title:N", sort=order, title=None,
+              axis=alt.Axis(labelLimit=LABEL_LIMIT))   # a score's whole title, never cut
     y_off = alt.YOffset("place:N", title=None)
     x = alt.X("spearman:Q", scale=alt.Scale(domain=[-1, 1]),
               title=f"Spearman rho with real {outcome} over the image encoders")
-    task = alt.Color("task:N", title="task")
+    task = alt.Color("task:N", title="task", scale=alt.Scale(scheme=TASK_COLOURS))
     shift = alt.Shape("shift:N", title="kind of shift")
     tips = ["title:N", "place:N", alt.Tooltip("spearman:Q", format="+.2f"),
             alt.Tooltip("low:Q", format="+.2f"), alt.Tooltip("high:Q", format="+.2f")]
     base = alt.Chart(rows)
-    bars = base.mark_rule(opacity=0.6).encode(y=y, yOffset=y_off, x="low:Q", x2="high:Q",
-                                              color=task)
+    bars = base.mark_rule(opacity=0.9, strokeWidth=1.5).encode(
+        y=y, yOffset=y_off, x="low:Q", x2="high:Q", color=task)
     points = base.mark_point(filled=True, size=40).encode(
         y=y, yOffset=y_off, x=x, color=task, shape=shift,
         tooltip=[*tips, "n_ranked:Q", "n_tied:Q", "verdict:N"])
@@ -128,9 +134,13 @@ def forest_plot(evidence: Mapping[str, Any], outcome: str = "success") -> alt.La
     layers = [chance, bars, points]
     if len(combined):
         c = alt.Chart(combined)
-        layers += [c.mark_rule(color="black", strokeWidth=2.5).encode(y=y, x="low:Q",
-                                                                        x2="high:Q"),
-                   c.mark_point(shape="diamond", filled=True, size=120, color="black").encode(
+        # black on a white halo: black on a light theme, its halo outlines it on a dark one
+        layers += [c.mark_rule(color="white", strokeWidth=5, opacity=0.8).encode(
+                       y=y, x="low:Q", x2="high:Q"),
+                   c.mark_rule(color="black", strokeWidth=2.5).encode(y=y, x="low:Q",
+                                                                      x2="high:Q"),
+                   c.mark_point(shape="diamond", filled=True, size=140, color="black",
+                                stroke="white", strokeWidth=1.5, opacity=1).encode(
                        y=y, x=x, tooltip=[*tips, "label:N"])]
     return alt.layer(*layers).properties(
         title=alt.TitleParams(f"Which score ranked encoders as deployment did (real {outcome})",

@@ -17,6 +17,7 @@ import altair as alt
 import pandas as pd
 
 from s2r.evidence import default_score
+from s2r.evidence.choice import PAPER_Y
 from s2r.figures import axes
 from s2r.figures.axes import fmt_ci
 from s2r.metrics import catalogue
@@ -156,7 +157,8 @@ def scatter_frame(df: pd.DataFrame, y: str):
 
 def score_scatter(df: pd.DataFrame, *, y: Optional[str] = None,
                   error_bars: bool = True, labels: bool = True,
-                  selected: Optional[str] = None) -> alt.LayerChart:
+                  selected: Optional[str] = None,
+                  records: Optional[Mapping[str, Any]] = None) -> alt.LayerChart:
     """The paper's Figure 5 as an interactive Altair scatter, with its reference values.
 
     Both axes show at most their score's meaningful range (:func:`scatter_frame`); an encoder
@@ -178,6 +180,11 @@ def score_scatter(df: pd.DataFrame, *, y: Optional[str] = None,
         Write each encoder's label next to its point.
     selected : str, optional
         Encoder id drawn with a thick outline (the current shared selection).
+    records : mapping, optional
+        ``{score key: its record}`` (:class:`s2r.evidence.Record`) of DIS and ``y`` at least:
+        the subtitle says each axis's record and every point's tooltip its short form.
+
+    The title names the paper's Fig. 5 only where the chart is it (y = transfer skill).
     """
     y_titles = catalogue.titles("y")
     y = y or default_score("y")
@@ -201,6 +208,10 @@ def score_scatter(df: pd.DataFrame, *, y: Optional[str] = None,
     if "penalty_note" in df and df["penalty_note"].astype(bool).any():
         tooltip.append(alt.Tooltip("penalty_note:N", title="⚠ Unstable penalty choice"))
     tooltip += axes.off_scale_tooltip(df)
+    if records:
+        df = df.assign(record_x=records["dis"].short, record_y=records[y].short)
+        tooltip += [alt.Tooltip("record_x:N", title=f"Record of {catalogue.get('dis').short}"),
+                    alt.Tooltip("record_y:N", title=f"Record of {catalogue.get(y).short}")]
     base = alt.Chart(df)
     # Every layer names the same clamped scales: a value beyond the range sits on the edge.
     x_scale = x_axis.scale(zero=False, padding=30, nice=True)
@@ -252,16 +263,19 @@ def score_scatter(df: pd.DataFrame, *, y: Optional[str] = None,
         subtitle += " Red ticks: each encoder's training AS on shuffled actions (its null)."
     elif len(refs):
         subtitle += " Dashed green: what the score must be compared to."
+    subtitles = subtitle if not records else [subtitle] + [
+        f"{catalogue.get(k).short}: {records[k].phrase}" for k in dict.fromkeys(("dis", y))]
+    title = "Domain invariance vs action score" + (" (paper Fig. 5)" if y == PAPER_Y else "")
     return alt.layer(*layers).properties(
-        title=alt.TitleParams("Domain invariance vs action score (paper Fig. 5)",
-                              subtitle=subtitle, anchor="start"),
+        title=alt.TitleParams(title, subtitle=subtitles, anchor="start"),
         height=480,
         padding={"left": 5, "right": 90, "top": 5, "bottom": 5},  # room for point labels
     ).configure_legend(orient="bottom", direction="horizontal", titleOrient="top",
                        columnPadding=16, symbolLimit=8)
 
 
-def win_heatmap(matrix: pd.DataFrame, *, title: str, ci: float = 0.95) -> alt.Chart:
+def win_heatmap(matrix: pd.DataFrame, *, title: str, ci: float = 0.95,
+                record: Optional[str] = None) -> alt.Chart:
     """``P(row beats column)`` as a heatmap with the probabilities written in the cells.
 
     Parameters
@@ -274,6 +288,9 @@ def win_heatmap(matrix: pd.DataFrame, *, title: str, ci: float = 0.95) -> alt.Ch
     ci : float
         A cell is *resolved* when its probability is beyond ``(1 -/+ ci) / 2``; resolved cells
         are written in bold.
+    record : str, optional
+        The score's record against closed-loop success (:attr:`s2r.evidence.Record.short`),
+        a second subtitle line.
     """
     order = list(matrix.index)
     long = matrix.rename_axis("row").reset_index().melt(id_vars="row", var_name="column",
@@ -292,11 +309,13 @@ def win_heatmap(matrix: pd.DataFrame, *, title: str, ci: float = 0.95) -> alt.Ch
                  alt.Tooltip("column:N", title="Encoder (column)"),
                  alt.Tooltip("p:Q", title="P(row beats column)", format=".3f"),
                  alt.Tooltip("resolved:N", title=f"Resolved at {ci:.0%}")])
+    how = (f"Paired episode bootstrap. Bold: resolved at {ci:.0%} (the difference's interval "
+           "excludes 0).")
     bold = base.transform_filter(alt.datum.resolved).mark_text(fontSize=12, fontWeight="bold")
     plain = base.transform_filter(~alt.datum.resolved).mark_text(fontSize=12)
     return alt.layer(cells, bold.encode(text="text:N"), plain.encode(text="text:N")).properties(
         title=alt.TitleParams(f"Ranking confidence: {title}",
-                              subtitle=f"Paired episode bootstrap. Bold: resolved at {ci:.0%} "
-                                       "(the difference's interval excludes 0).",
+                              subtitle=[how, f"Record against closed-loop success: {record}"]
+                              if record else how,
                               anchor="start"),
         width=alt.Step(90), height=alt.Step(36))

@@ -39,7 +39,7 @@ from s2r.pipeline.results_table import (MAX_BYTES, MAX_TASKS, MAX_TRIALS,
 
 __all__ = ["MAX_BYTES", "MAX_N_BOOT", "MAX_REPLICATES", "MAX_TASKS", "MAX_TRIALS", "OUTCOME",
            "check_work", "correlation_groups", "read_real_results", "real_correlation",
-           "real_results_report"]
+           "real_results_report", "real_results_validation"]
 
 #: The ``outcome`` of the correlation rows made here.
 OUTCOME = "real-results"
@@ -196,3 +196,41 @@ def real_results_report(results: Sequence[dict], records: Mapping[str, dict], *,
             progress(k + 1, len(jobs), name)
     return {"rows": rows, "correlations": correlations, "missing_scores": missing,
             "tasks": tasks, "n_boot": int(n_boot)}
+
+
+def real_results_validation(joined: Mapping, *, file: str, dataset: str, fingerprint: str,
+                            encoders: Sequence[str], seed: int = 0,
+                            missing: Optional[Mapping[str, str]] = None):
+    """The validation report of your results (what ``validate --real-results`` writes and the
+    Validation page adds to your evidence).
+
+    Parameters
+    ----------
+    joined : mapping
+        :func:`real_results_report`'s output.
+    file : str
+        The table's name (a path, or how the page names an upload).
+    dataset, fingerprint : str
+        The dataset the scores are of (its name and fingerprint).
+    encoders : sequence of str
+        Every encoder of the table, in its order.
+    seed : int
+        The bootstrap's seed.
+    missing : mapping, optional
+        Why each encoder without scores has none (default ``"not scored"``).
+
+    Returns
+    -------
+    s2r.closedloop.ValidationReport
+    """
+    from s2r.closedloop.report import ValidationReport
+
+    rest = {k: v for k, v in joined.items() if k != "correlations"}
+    return ValidationReport(
+        results=[], correlations=list(joined["correlations"]),
+        real_results={**rest, "file": str(file),
+                      "missing_scores": {e: (missing or {}).get(e, "not scored")
+                                         for e in joined["missing_scores"]}},
+        params={"dataset": dataset, "fingerprint": fingerprint, "encoders": list(encoders),
+                "n_boot": int(joined["n_boot"]), "seed": int(seed),
+                "outcome": "real-results"})

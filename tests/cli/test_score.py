@@ -131,16 +131,18 @@ def test_bad_ridge_alpha_is_an_argparse_error(capsys):
 
 
 def test_score_sorts_by_the_evidences_score_and_says_which_encoder_to_pick(tmp_path, capsys,
-                                                                          monkeypatch):
+                                                                          swap_evidence):
     """The evidence in effect decides the order and the pick; S2R_EVIDENCE swaps it."""
-    from tests.evidence.handmade import dis_strongest, write_evidence
-
     args = ["score", DEMO, "--encoders", "pixels,resnet18@random,state", "--n-boot", "20",
             "--pca-dim", "4", "--device", "cpu", "--cache-dir", str(tmp_path / "cache")]
     assert main([*args, "--out", str(tmp_path / "a.json")]) == 0
     shipped = capsys.readouterr().out
-    monkeypatch.setenv("S2R_EVIDENCE", str(write_evidence(tmp_path / "ev.json",
-                                                          dis_strongest())))
+    from s2r.evidence import score_record, shipped_evidence
+
+    assert ("record against closed-loop success (the evidence shipped with s2r):\n"
+            f"  sim2real_score: {score_record(shipped_evidence(), 'sim2real_score').short}\n"
+            ) in shipped
+    swap_evidence()
     assert main([*args, "--out", str(tmp_path / "b.json")]) == 0
     swapped = capsys.readouterr().out
     records = json.loads((tmp_path / "b.json").read_text())

@@ -26,12 +26,13 @@ def _columns(name: str, values: Sequence[float]) -> dict:
 
 
 def make_report(table: Mapping[float, Mapping[str, tuple]], *, dataset: str = HAMMER,
-                n_boot: int = 100, seed: int = 0) -> ValidationReport:
+                n_boot: int = 100, seed: int = 0, drawn: bool = False) -> ValidationReport:
     """A closed-loop report of ``table``: ``{gap: {encoder: (successes, progress, scores)}}``
     with ``successes`` a list of bools (the rollouts), ``progress`` a list in [0, 1] of the
     same length and ``scores`` ``{score key: value or None}``. Each gap also holds a
     ``state`` row (not an image encoder: the correlations leave it out), whose score values
-    would rank first."""
+    would rank first. ``drawn``: each row also holds what the Validation page draws beside
+    (the sim look's outcomes, equal to the real ones, and the one stage's share)."""
     rows, outcomes = [], []
     for gap, encoders in table.items():
         n = len(next(iter(encoders.values()))[0])
@@ -42,6 +43,9 @@ def make_report(table: Mapping[float, Mapping[str, tuple]], *, dataset: str = HA
                          "image_encoder": encoder != "state",
                          **_columns("success", [float(s) for s in successes]),
                          **_columns("progress", progress), "rollouts": n, **scores})
+            if drawn:
+                rows[-1].update({k.replace("_real", "_sim"): v for k, v in rows[-1].items()
+                                 if "_real" in k}, stages_real=[float(np.mean(successes))])
             outcomes.append({"encoder": encoder, "gap": float(gap),
                              "successes": list(map(bool, successes)),
                              "progress": list(map(float, progress))})
@@ -53,15 +57,40 @@ def make_report(table: Mapping[float, Mapping[str, tuple]], *, dataset: str = HA
 
 
 def ranked_table(rates_by_gap: Mapping[float, Sequence[float]], scores: Mapping[str, Sequence],
-                 rollouts: int = 4) -> dict:
+                 rollouts: int = 4, names: Sequence[str] = ()) -> dict:
     """A :func:`make_report` table from success rates (multiples of 1/``rollouts``) per gap
-    and, per score, one value per encoder (the same at every gap); progress = success."""
+    and, per score, one value per encoder (the same at every gap); progress = success. The
+    encoders are ``names`` (default ``enc0``, ``enc1``, ...)."""
     table = {}
     for gap, rates in rates_by_gap.items():
         table[gap] = {}
         for j, rate in enumerate(rates):
             k = round(rate * rollouts)
             successes = [True] * k + [False] * (rollouts - k)
-            table[gap][f"enc{j}"] = (successes, [float(s) for s in successes],
-                                     {name: values[j] for name, values in scores.items()})
+            name = names[j] if names else f"enc{j}"
+            table[gap][name] = (successes, [float(s) for s in successes],
+                                {key: values[j] for key, values in scores.items()})
     return table
+
+
+#: A small demo dataset: a report of it is the demo world's.
+DEMO = "demo:episodes=3,steps=6,height=64,width=64"
+#: The ranked scores a :func:`dis_leading_report` holds.
+LEADING_SCORES = ("dis", "sim2real_score", "transfer_score_skill", "action_score_heldout_skill",
+                  "paired_retrieval_mrr")
+
+
+#: Registered encoders a :func:`dis_leading_report` names (the dashboard draws their labels).
+LEADING_ENCODERS = ("pixels", "resnet18@random", "resnet34@random", "simcnn-dr0@random",
+                    "efficientnet-lite0@random")
+
+
+def dis_leading_report(dataset: str = DEMO) -> ValidationReport:
+    """A report of ``dataset`` at gaps 0.5 and 1 where DIS ranks five encoders exactly as
+    their real success does and every other ranked score exactly against it: in its world,
+    DIS has the strongest record (rho +1 at both task-gaps), every other score -1."""
+    rates = [0.0, 0.25, 0.5, 0.75, 1.0]
+    up, down = [0.1, 0.2, 0.3, 0.4, 0.5], [0.5, 0.4, 0.3, 0.2, 0.1]
+    scores = {k: (up if k == "dis" else down) for k in LEADING_SCORES}
+    return make_report(ranked_table({0.5: rates, 1.0: rates}, scores, names=LEADING_ENCODERS),
+                       dataset=dataset, drawn=True)

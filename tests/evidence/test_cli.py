@@ -70,3 +70,35 @@ def test_refused(reports, tmp_path, capsys, what):
         words = ["hammer.json", "results list"]
     outputs = [] if what == "a file s2r did not write" else [out]
     run_case(Case(argv, words, outputs=outputs, kept=kept), capsys, what)
+
+
+def test_add_to_your_evidence_and_remove(tmp_path, capsys):
+    """``--add`` makes the shipped evidence plus the report the evidence in effect (the same
+    report twice: once); ``--remove-mine`` brings the shipped evidence back."""
+    from s2r.evidence import evidence_in_effect, default_score
+    from s2r.settings import current
+    from tests.evidence.reports import dis_leading_report
+
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(dis_leading_report().to_dict()))
+    assert main(["evidence", str(path), "--add"]) == 0
+    assert main(["evidence", str(path), "--add"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("added: ") == 1 and "already in your evidence" in printed
+    assert printed.strip().endswith("the evidence in effect: the evidence shipped with s2r + "
+                                    "your 1 report")
+    assert default_score("ranking", evidence_in_effect(current()), world="demo") == "dis"
+    assert main(["evidence", "--remove-mine"]) == 0
+    assert "removed 1 report from your evidence" in capsys.readouterr().out
+    assert default_score("ranking", evidence_in_effect(current()), world="demo") != "dis"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["evidence", "r.json"], ["give one of --out evidence.json, --add or --remove-mine"]),
+    (["evidence", "r.json", "--add", "--out", "e.json"], ["not --out and --add"]),
+    (["evidence", "--add"], ["--add needs at least one REPORT.json"]),
+    (["evidence", "r.json", "--remove-mine"], ["--remove-mine takes no report"])])
+def test_one_mode_at_a_time(argv, words, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert all(w in err for w in words), err

@@ -145,6 +145,28 @@ def test_score_scatter_has_title_axes_legends_and_reference_rules():
     assert {row["encoder"] for row in drawn[0]} == {"resnet18", "pixels"}
 
 
+def test_score_scatter_names_the_papers_figure_and_each_axiss_record():
+    from s2r.evidence import score_record
+    from tests.evidence.handmade import dis_strongest
+
+    df = charts.scores_frame(RECORDS)
+    keys = ("dis", "transfer_score_skill", "transfer_score")
+    records = {k: score_record(dis_strongest(), k) for k in keys}
+    for y, paper in (("transfer_score_skill", True), ("transfer_score", False)):
+        spec = charts.score_scatter(df, y=y, records=records).to_dict()
+        assert spec["title"]["text"].endswith("(paper Fig. 5)") is paper
+        assert spec["title"]["subtitle"][1:] == [
+            f"DIS: {records['dis'].phrase}", f"{catalogue.get(y).short}: {records[y].phrase}"]
+        tips = {t["field"]: t["title"] for layer in spec["layer"]
+                for t in layer.get("encoding", {}).get("tooltip", []) if isinstance(t, dict)}
+        assert tips["record_y"] == f"Record of {catalogue.get(y).short}"
+        (rows,) = [d for d in spec["datasets"].values() if d and "record_x" in d[0]]
+        assert {r["record_y"] for r in rows} == {records[y].short}
+    assert records["transfer_score_skill"].short == (
+        "rho -0.80 [-1.00, -0.50], above chance at 0 of 2 task-gaps")
+    assert records["transfer_score"].short == "never validated"
+
+
 def test_score_scatter_train_axis_draws_null_ticks_and_rejects_unknown_axes():
     df = charts.scores_frame([_record("a", name="A", action_score_train=0.7,
                                       action_score_train_null=0.2)])
@@ -171,6 +193,10 @@ def test_win_heatmap_writes_probabilities_and_bolds_resolved_cells():
     resolved = {(d["row"], d["column"]) for d in data if d["resolved"]}
     assert resolved == {("A", "B"), ("B", "A")}
     assert cells["encoding"]["x"]["sort"] == labels and cells["encoding"]["y"]["sort"] == labels
+    assert isinstance(spec["title"]["subtitle"], str)          # no record given: one line
+    titled = charts.win_heatmap(matrix, title="Sim2Real", record="never validated").to_dict()
+    assert titled["title"]["subtitle"] == [
+        spec["title"]["subtitle"], "Record against closed-loop success: never validated"]
 
 
 # ----------------------------------------------------------------------------- projection

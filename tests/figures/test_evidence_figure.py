@@ -9,6 +9,7 @@ import pytest
 from s2r.cli import main
 from s2r.evidence import build_evidence
 from s2r.figures import evidence as E
+from s2r.metrics import catalogue
 from tests.evidence.reports import make_report, ranked_table
 
 SCORES = {"sim2real_score": [0, 0, 0, .3, .5], "dis": [.5, .4, .3, .2, .1]}
@@ -67,6 +68,27 @@ def test_forest_plot_is_titled_labelled_with_chance_and_the_combined_marks(evide
     points = next(lay for lay in layers if lay["mark"]["type"] == "point"
                   and lay["mark"].get("shape") != "diamond")
     assert points["encoding"]["color"]["title"] == "task"
+
+
+def test_forest_plot_reads_on_light_and_dark_themes(evidence):
+    """Every score title is drawn whole, the tasks' colours are a saturated scheme (not the
+    app theme's pale one) and the combined estimate is black on a white halo."""
+    from s2r.figures.render import chart_bytes
+
+    spec = E.forest_plot(evidence).to_dict()
+    points = next(lay for lay in spec["layer"] if lay["mark"]["type"] == "point"
+                  and lay["mark"].get("shape") != "diamond")
+    longest = max(len(t) for t in catalogue.titles().values())
+    assert points["encoding"]["y"]["axis"]["labelLimit"] >= 6 * longest   # px per character
+    assert points["encoding"]["color"]["scale"]["scheme"] == "tableau10"
+    (diamond,) = [lay["mark"] for lay in spec["layer"] if lay["mark"].get("shape") == "diamond"]
+    assert (diamond["color"], diamond["stroke"]) == ("black", "white")
+    halo, line = [lay["mark"] for lay in spec["layer"]
+                  if lay["mark"]["type"] == "rule" and lay["mark"].get("color") in ("white",
+                                                                                    "black")]
+    assert halo["strokeWidth"] > line["strokeWidth"]
+    svg = chart_bytes(E.forest_plot(evidence), "svg").decode()
+    assert "…" not in svg                     # no label cut with an ellipsis
 
 
 def test_figure_command_writes_the_forest_plot(evidence, tmp_path, capsys):

@@ -164,6 +164,10 @@ def test_scores_figure_axes_stay_in_range_with_a_random_init_encoder(scores_figu
     assert "axes: DIS -1 to 1, Transfer skill -1 to 1.1" in said
     assert f"off scale: ResNet18 (random init): Transfer skill (sim probe on real) {skill:.3f}" \
         in said
+    from s2r.evidence import score_record, shipped_evidence       # the caption's record line
+    assert ("record against closed-loop success (the evidence shipped with s2r): DIS "
+            f"{score_record(shipped_evidence(), 'dis').phrase}; Transfer skill "
+            f"{score_record(shipped_evidence(), 'transfer_score_skill').phrase}") in said
 
 
 def test_scores_figure_pdf_and_png(scores_figures):

@@ -18,3 +18,15 @@ def computed(tmp_path_factory):
         at.run()
         no_exception(at)
         return cache_dir, at
+
+
+@pytest.fixture
+def own_cache(computed, tmp_path, monkeypatch):
+    """A copy of the shared cache (the home page's scores) for a test that writes to it
+    (your evidence, more scores), the app's environment set to it."""
+    import shutil
+
+    cache_dir = tmp_path / "cache"
+    shutil.copytree(computed[0], cache_dir)
+    use_env(monkeypatch, cache_dir)
+    return cache_dir

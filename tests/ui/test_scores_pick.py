@@ -4,7 +4,6 @@ the page's default score and the pick."""
 
 from __future__ import annotations
 
-from tests.evidence.handmade import dis_strongest, write_evidence
 from tests.ui.apptest import no_exception, open_app, use_env
 from ui import pages
 from ui import state as S
@@ -23,7 +22,7 @@ def _pick_text(at) -> str:
 
 
 def test_the_page_shows_the_pick_and_swapping_the_evidence_changes_it(computed, monkeypatch,
-                                                                       tmp_path):
+                                                                       swap_evidence):
     from s2r.evidence import default_score, shipped_evidence
 
     at = _open(monkeypatch, computed[0])
@@ -34,8 +33,7 @@ def test_the_page_shows_the_pick_and_swapping_the_evidence_changes_it(computed, 
     assert at.session_state[S.SCORES_RANK_METRIC] == shipped
     assert at.session_state[S.SCORES_Y] == default_score("y", shipped_evidence(), world="demo")
 
-    monkeypatch.setenv("S2R_EVIDENCE", str(write_evidence(tmp_path / "ev.json",
-                                                          dis_strongest())))
+    swap_evidence()
     at = _open(monkeypatch, computed[0])
     text = _pick_text(at)
     assert at.session_state[S.SCORES_RANK_METRIC] == "dis" != shipped
@@ -47,7 +45,7 @@ def test_the_page_shows_the_pick_and_swapping_the_evidence_changes_it(computed, 
 
 
 def test_the_home_page_ends_its_compute_step_with_the_pick_and_ranks_by_the_evidence(
-        computed, monkeypatch, tmp_path):
+        computed, monkeypatch, swap_evidence):
     use_env(monkeypatch, computed[0])
     at = open_app()
     at.run()
@@ -62,8 +60,7 @@ def test_the_home_page_ends_its_compute_step_with_the_pick_and_ranks_by_the_evid
     first = [float(str(v).split()[0]) for v in table[column]]
     assert first == sorted(first, reverse=True)        # the shipped evidence's score first
 
-    monkeypatch.setenv("S2R_EVIDENCE", str(write_evidence(tmp_path / "ev.json",
-                                                          dis_strongest())))
+    swap_evidence()
     at = open_app()
     at.run()
     no_exception(at)
@@ -74,7 +71,7 @@ def test_the_home_page_ends_its_compute_step_with_the_pick_and_ranks_by_the_evid
     assert dis == sorted(dis, reverse=True)            # ranked by the evidence's score
 
 
-def test_the_validation_page_draws_the_evidence_in_effect(monkeypatch, tmp_path):
+def test_the_validation_page_draws_the_evidence_in_effect(monkeypatch, tmp_path, swap_evidence):
     use_env(monkeypatch, tmp_path / "c")
     monkeypatch.setenv("S2R_DEMO_SPEC", "demo:episodes=3,steps=6,height=64,width=64")
     at = open_app(pages.VALIDATION.path)
@@ -84,8 +81,7 @@ def test_the_validation_page_draws_the_evidence_in_effect(monkeypatch, tmp_path)
     assert "the evidence shipped with s2r" in captions
     titles = list(at.dataframe[0].value.index) if at.dataframe else []
     assert "Domain invariance (DIS)" in titles
-    monkeypatch.setenv("S2R_EVIDENCE", str(write_evidence(tmp_path / "ev.json",
-                                                          dis_strongest())))
+    swap_evidence()
     at = open_app(pages.VALIDATION.path)
     at.run()
     no_exception(at)
