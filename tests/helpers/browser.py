@@ -152,13 +152,13 @@ def _grid(box: dict, step: int) -> list[tuple[float, float]]:
 
 
 def find_chart_point(page, chart, *, wanted: Optional[str] = None, step: int = 6,
-                     timeout_s: float = 60.0) -> tuple[float, float, str]:
+                     timeout_s: float = 120.0) -> tuple[float, float, str]:
     """Hover over ``chart`` until Vega's tooltip shows (and names ``wanted``, if given).
 
     Vega draws marks on a canvas or as SVG paths without data attributes, so points are found
     the way a user finds them: by moving the mouse until ``#vg-tooltip-element.visible``
     appears. The centres of SVG symbol marks (when Vega renders SVG) are tried first, then a
-    grid of positions over the chart.
+    grid of positions over the chart, every second row and column first.
 
     Returns
     -------
@@ -173,7 +173,8 @@ def find_chart_point(page, chart, *, wanted: Optional[str] = None, step: int = 6
         b = mark.bounding_box()
         if b and b["width"] > 0:
             candidates.append((b["x"] + b["width"] / 2, b["y"] + b["height"] / 2))
-    candidates += _grid(box, step)
+    coarse = _grid(box, 2 * step)           # a quarter of the moves finds most points
+    candidates += coarse + sorted(set(_grid(box, step)) - set(coarse), key=lambda p: (p[1], p[0]))
     tooltip = page.locator("#vg-tooltip-element.visible")
     deadline = time.perf_counter() + timeout_s
     for x, y in candidates:
