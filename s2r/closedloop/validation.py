@@ -23,7 +23,6 @@ import numpy as np
 from s2r.checks import check_choice
 from s2r.closedloop.encoder_rollouts import RolloutParams, encoder_rollouts
 from s2r.closedloop.outcome import Outcome, outcome_columns
-from s2r.closedloop.overlap import run_overlapped
 from s2r.closedloop.params import MAX_GAPS
 from s2r.datasets.world import world_options
 from s2r.errors import MetricError
@@ -343,27 +342,13 @@ def validate(spec, encoder_ids: Sequence[str], gaps: Sequence[float], *,
         records.update({(encoder_id, gap): record for gap, record in scored.items()})
         done += len(gaps)
     rows, outcomes = [], []
-    ended: list = []
+    for encoder_id in ids:      # one at a time: its looks and gaps overlap where they may
+        def inner(d, t, message="", _id=encoder_id, _done=done):
+            report(progress, _done, total, f"{_id}: {message}")
 
-    def rollouts_of(encoder_id: str):
-        def job(relayed):
-            def inner(d, t, message=""):
-                report(relayed, d, t, f"{encoder_id}: {message}")
-
-            inner(0, 1, "rollouts")
-            try:        # encoders side by side where the task allows it, their runs in turn
-                return encoder_rollouts(encoder_id, gaps, spec=spec, params=params,
-                                        cache=cache, device=device, progress=inner,
-                                        settings=settings,
-                                        overlap=1 if task.overlap > 1 else None)
-            finally:
-                ended.append(encoder_id)
-        return job
-
-    results = run_overlapped(
-        [rollouts_of(e) for e in ids], task.overlap,
-        lambda d, t, m: report(progress, done + len(ended) * (len(gaps) + 1), total, m))
-    for encoder_id, result in zip(ids, results):
+        report(progress, done, total, f"{encoder_id}: rollouts")
+        result = encoder_rollouts(encoder_id, gaps, spec=spec, params=params, cache=cache,
+                                  device=device, progress=inner, settings=settings)
         done += len(gaps) + 1
         for gap in gaps:
             outcome = result["real"][gap]

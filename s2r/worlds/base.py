@@ -278,9 +278,10 @@ class SimTask(Protocol):
         success differs (measured), so a default validation ranks something.
     overlap : int
         How many rollout runs of one policy may step at once
-        (:func:`s2r.closedloop.overlap.run_overlapped`): 1 where a run's steps hold the
-        process (drawing in it); more where rollouts step and draw in worker processes, so
-        one run's encoder pass fills the time another's frames are drawn.
+        (:func:`s2r.closedloop.overlap.run_overlapped`; the outcomes are the same): 1 where a
+        run's steps hold the process (drawing in it); more only where it was measured to pay
+        (rollouts stepped in worker processes, one run's encoder pass filling the time
+        another's frames are drawn, on enough cores: ``bench/bench_overlap.py``).
     """
 
     world: str

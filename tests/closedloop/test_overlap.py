@@ -112,11 +112,11 @@ def test_an_encoders_outcomes_are_the_same_with_its_runs_overlapped(monkeypatch,
 
 
 @pytest.mark.slow
-def test_a_validation_with_encoders_side_by_side_reports_what_one_after_another_does(
+def test_a_validation_with_runs_side_by_side_reports_what_one_after_another_does(
         monkeypatch, tmp_path):
-    """``validate`` runs two encoders at once where the task allows it: the same report
-    (outcomes, scores, correlations), progress only on the calling thread and never going
-    back."""
+    """``validate`` with each encoder's looks and gaps side by side where the task allows it
+    gives the report of runs one after another (outcomes, scores, correlations), progress only
+    on the calling thread and never going back."""
     from s2r.cache import Cache
     from s2r.closedloop.params import RolloutParams
     from s2r.closedloop.validation import validate

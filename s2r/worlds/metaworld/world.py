@@ -82,8 +82,10 @@ class MetaWorldTask:
     """
 
     world = "metaworld"
-    #: Two rollout runs at once: one's encoder pass while the workers draw the other's frames.
-    overlap = 2
+    #: One rollout run at a time: on 2 cores, two runs at once (one's encoder pass while the
+    #: workers draw the other's frames) cost as much CPU in contention as they won back in
+    #: waiting (``bench/bench_overlap.py``; docs/validation.md).
+    overlap = 1
 
     def __init__(self, task: str = "button-press-topdown-v3", camera: str = "corner",
                  repeat: int = 2, shift: str = "all"):
