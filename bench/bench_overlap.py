@@ -8,7 +8,7 @@ the same work: the encoder's demonstration embeddings, the policy's fit and the 
 one lane's median wall / two lanes'.
 
 Usage: ``MUJOCO_GL=egl python bench/bench_overlap.py [--encoder efficientnet-lite0]
-[--task button-press-topdown-v3] [--rollouts 20] [--repeats 1]``
+[--task button-press-topdown-v3] [--rollouts 20] [--repeats 2]``
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ def main() -> None:
     ap.add_argument("--encoder", default="efficientnet-lite0")
     ap.add_argument("--task", default="button-press-topdown-v3")
     ap.add_argument("--rollouts", type=int, default=20)
-    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=2,
+                    help="rounds; each runs both arms, the first arm alternating (the first "
+                         "arm of a process pays the warm-up)")
     args = ap.parse_args()
     os.environ.setdefault("MUJOCO_GL", "egl")
 
