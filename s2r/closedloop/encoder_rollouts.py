@@ -54,7 +54,7 @@ def rollout_key(encoder_id: str, params: RolloutParams, look: str, gap: float, *
 def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
                      params: Optional[RolloutParams] = None, cache=None, device=None,
                      progress: Optional[ProgressCallback] = None, settings=None,
-                     layer: Optional[str] = None, overlap: Optional[int] = None) -> dict:
+                     layer: Optional[str] = None) -> dict:
     """Closed-loop outcomes of ``encoder_id``'s sim-trained policy in the sim look and in the
     real look at every gap, in the task of the world spec ``spec``.
 
@@ -77,10 +77,6 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
     layer : str, optional
         The policy reads this layer of the encoder (:mod:`s2r.encoders.taps`; its own keys);
         default, and the final layer, the encoder's embedding.
-    overlap : int, optional
-        Most of its rollout runs (looks and gaps) stepped at once
-        (:func:`~s2r.closedloop.overlap.run_overlapped`; the outcomes are the same); default
-        the task's :attr:`~s2r.worlds.base.SimTask.overlap`.
 
     Returns
     -------
@@ -118,7 +114,7 @@ def encoder_rollouts(encoder_id: str, gaps: Sequence[float], *, spec,
 
     runs = [("sim", 0.0)] + [("real", float(g)) for g in dict.fromkeys(map(float, gaps))
                              if not _is_sim_look("real", g)]
-    lanes = task.overlap if overlap is None else int(overlap)
+    lanes = task.overlap      # runs at once (the outcomes are the same: .overlap)
     missing = [r for r in runs if not cache.contains(key(*r))]
     if len(missing) > 1 and lanes > 1:
         policy()            # fitted here, once, before the runs share it (progress is ours)
