@@ -84,7 +84,7 @@ def demonstrations(task: SimTask, params: RolloutParams,
     """The task's expert demonstrations in the sim look (read-only arrays), drawn once per
     process for the last (task, demonstrations) asked for (:data:`DEMOS`): every encoder of a
     validation is trained on the same ones."""
-    key = (task.identity(), params.demos, params.demo_steps, params.seed, params.height,
+    key = (task.sim_identity(), params.demos, params.demo_steps, params.seed, params.height,
            params.width)
 
     def draw() -> tuple:

@@ -39,10 +39,13 @@ def code_digest() -> str:
     return digest(*(f.read_bytes() for f in files)).hex()[:16]
 
 
-def loop_key(task: SimTask) -> dict:
+def loop_key(task: SimTask, sim: bool = False) -> dict:
     """What every key holds of the code: the version, the closed loop's code and the task's
-    identity."""
-    return {"rollout_version": ROLLOUT_VERSION, "code": CODE_ID, "task": task.identity()}
+    identity; ``sim``: the work draws only the sim look (demonstrations, controls, sim-look
+    rollouts), keyed by :meth:`~s2r.worlds.base.SimTask.sim_identity` so tasks that differ
+    only in their real look share it."""
+    task_id = task.sim_identity() if sim else task.identity()
+    return {"rollout_version": ROLLOUT_VERSION, "code": CODE_ID, "task": task_id}
 
 
 def layer_tap(spec, layer: Optional[str], settings=None):
@@ -90,8 +93,8 @@ def rollout_key(task: SimTask, encoder_id: str, params: RolloutParams, look: str
     """Key of one (encoder, look, gap) outcome record in ``task`` (the sim look ignores
     ``gap``); ``params`` as :meth:`RolloutParams.for_task` gives them; ``device``: where the
     encoder runs (default :func:`s2r.encoders.pick_device`), which decides its runtime."""
-    return {"kind": "rollouts", **loop_key(task), **encoder_key(encoder_id, settings, layer,
-                                                                device),
+    return {"kind": "rollouts", **loop_key(task, sim=look == "sim"),
+            **encoder_key(encoder_id, settings, layer, device),
             "params": params.to_dict(), "look": look,
             "gap": None if look == "sim" else float(gap)}
 
@@ -100,13 +103,13 @@ def demo_key(task: SimTask, encoder_id: str, params: RolloutParams, settings=Non
              layer: Optional[str] = None, device=None) -> dict:
     """Key of the encoder's embeddings of the task's expert demonstrations."""
     p = params.to_dict()
-    return {"kind": "demo-embeddings", **loop_key(task),
+    return {"kind": "demo-embeddings", **loop_key(task, sim=True),
             **encoder_key(encoder_id, settings, layer, device),
             "demos": {k: p[k] for k in ("demos", "demo_steps", "seed", "height", "width")}}
 
 
 def control_key(task: SimTask, params: RolloutParams) -> dict:
     """Key of the two-stage policies' shared control (no encoder: fitted on exact states)."""
-    return {"kind": "state-control", **loop_key(task),
+    return {"kind": "state-control", **loop_key(task, sim=True),
             "control_demos": params.control_demos, "demo_steps": params.demo_steps,
             "seed": params.seed, "members": params.control_members}

@@ -34,7 +34,7 @@ from s2r.progress import ProgressCallback, report
 __all__ = ["CORTEXBENCH_TASKS", "Cell", "ENCODER_TASK_SECONDS", "METAWORLD_SPEC",
            "SHIFT_GAPS", "STUDY_SHIFTS", "STUDY_VERSION", "StudyPlan", "StudyTask",
            "cell_units", "default_plan", "estimate_seconds", "read_manifest", "run_study",
-           "study_cells", "task_label"]
+           "sim_shared", "study_cells", "task_label"]
 
 #: Bump with any change of the manifest's fields or of what makes two cells the same.
 STUDY_VERSION = 1
@@ -238,12 +238,26 @@ def cell_units(cell: Cell) -> int:
     return len(cell.encoders) * (2 * len(cell.gaps) + 1)
 
 
-def estimate_seconds(cell: Cell, params: RolloutParams) -> float:
+def estimate_seconds(cell: Cell, params: RolloutParams, sim_shared: bool = False) -> float:
     """Wall seconds ``cell`` takes from scratch on a 2-core machine, estimated:
     :data:`ENCODER_TASK_SECONDS` an encoder, in proportion to the rollouts (20 measured) and
-    the looks (the sim look and three gaps measured)."""
-    looks = (len(cell.gaps) + 1) / 4
-    return len(cell.encoders) * ENCODER_TASK_SECONDS * params.rollouts / 20 * looks
+    the rollout runs (measured with three: the sim look and two gaps above 0; gap 0 is the
+    sim look's). ``sim_shared``: an earlier cell ran this task's sim look
+    (:func:`sim_shared`), so only the real gaps above 0 run."""
+    runs = sum(float(g) > 0 for g in cell.gaps) + (0 if sim_shared else 1)
+    return len(cell.encoders) * ENCODER_TASK_SECONDS * params.rollouts / 20 * runs / 3
+
+
+def sim_shared(cells: Sequence[Cell]) -> list:
+    """Per cell of ``cells`` (in run order), whether an earlier cell is of the same task in
+    another kind of shift: its demonstrations, policies and sim-look rollouts are the earlier
+    cell's (keyed by :meth:`~s2r.worlds.base.SimTask.sim_identity`), cached by then."""
+    seen, out = set(), []
+    for cell in cells:
+        task = cell.name.rsplit("--", 1)[0]
+        out.append(task in seen)
+        seen.add(task)
+    return out
 
 
 def _duration(seconds: float) -> str:

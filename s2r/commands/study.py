@@ -132,11 +132,11 @@ def _plan(args, settings):
 
 
 def _dry_run(cells, params) -> int:
-    from s2r.closedloop.study import ENCODER_TASK_SECONDS, estimate_seconds
+    from s2r.closedloop.study import ENCODER_TASK_SECONDS, estimate_seconds, sim_shared
 
     total = 0.0
-    for cell in cells:
-        seconds = estimate_seconds(cell, params)
+    for cell, shared in zip(cells, sim_shared(cells)):
+        seconds = estimate_seconds(cell, params, shared)
         total += seconds
         print(f"{cell.name:<38} gaps {','.join(f'{g:g}' for g in cell.gaps):<14} "
               f"{len(cell.encoders):>3} encoders  ~{seconds / 60:,.0f} min")

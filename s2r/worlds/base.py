@@ -298,6 +298,12 @@ class SimTask(Protocol):
         source, the simulator's version): part of every cache key of its rollouts,
         demonstrations and controls."""
 
+    def sim_identity(self) -> str:
+        """Digest (hex) of what draws the task's sim look and runs it: :meth:`identity` less
+        the options that change only the real look (Meta-World's kind of shift). The key of
+        its demonstrations, controls and sim-look rollouts, so tasks that differ only in their
+        real look share them."""
+
     def describe(self) -> dict:
         """What a validation report says of the task: ``{"task": str, "proprioception":
         str}``."""

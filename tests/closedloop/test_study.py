@@ -46,6 +46,21 @@ def test_the_default_plans_cells_are_every_task_then_each_shift_on_the_shift_tas
     assert len(cells) == 13
 
 
+def test_the_estimate_counts_rollout_runs_and_a_shift_cell_reuses_its_tasks_sim_look():
+    cells = S.study_cells(S.default_plan(gaps=GAPS))
+    shared = S.sim_shared(cells)
+    assert shared == [False] * 5 + [True] * 8
+    params = RolloutParams(rollouts=20)
+    button = {c.name: c for c in cells}
+    full = S.estimate_seconds(button["button-press-topdown-v3--all"], params)
+    per_encoder = S.ENCODER_TASK_SECONDS       # the sim look and gaps 0.5 and 1: three runs
+    assert full == pytest.approx(len(cells[0].encoders) * per_encoder)
+    shift = button["button-press-topdown-v3--camera"]
+    assert S.estimate_seconds(shift, params, True) == pytest.approx(full / 3)    # gap 1 only
+    assert S.estimate_seconds(shift, params) == pytest.approx(full * 2 / 3)       # + the sim
+    assert S.estimate_seconds(shift, RolloutParams(rollouts=10), True) == pytest.approx(full / 6)
+
+
 def test_a_demo_cell_has_no_shift_and_draws_no_masks_it_cannot():
     (cell,) = S.study_cells(demo_plan())
     assert cell == S.Cell("demo--all", "demo:episodes=3,gap=0.5,height=64,paired=true,seed=0,"

@@ -165,6 +165,40 @@ def test_a_new_worlds_task_runs_closed_loop_and_keys_its_rollouts_apart(toy, tmp
         k: v for k, v in demo_key.items() if k not in ("task", "params")}
 
 
+def test_tasks_differing_only_in_their_real_look_share_their_sim_side(toy, tmp_path,
+                                                                      monkeypatch):
+    """The toy's ``mode`` keys only its real look (like Meta-World's kind of shift): a second
+    mode's validation finds its demonstrations' embeddings cached, runs only its real gaps
+    above 0, and its sim outcome is the first's."""
+    from s2r.cache import Cache
+    from s2r.closedloop import rollout
+    from s2r.closedloop import encoder_rollouts as R
+    from s2r.closedloop.keys import demo_key
+
+    params = R.RolloutParams(rollouts=3, demos=3, control_demos=5, control_members=1,
+                             height=64, width=64)
+    cache = Cache(tmp_path / "c")
+    first = R.encoder_rollouts("pixels", [0.0, 1.0], spec="toy", params=params, cache=cache)
+    fancy = toy.task({"mode": "fancy"})
+    assert cache.contains(demo_key(fancy, "pixels", params.for_task(fancy)))
+    real_run, looks = rollout.run_rollouts, []
+
+    def counted(act, task, **kw):
+        looks.append((kw["look"], kw["gap"]))
+        return real_run(act, task, **kw)
+
+    monkeypatch.setattr(rollout, "run_rollouts", counted)
+    second = R.encoder_rollouts("pixels", [0.0, 1.0], spec="toy:mode=fancy", params=params,
+                                cache=cache)
+    assert looks == [("real", 1.0)]
+    assert second["sim"] == first["sim"] and second["real"][0.0] == first["real"][0.0]
+    sim_keys = {R.rollout_key("pixels", params, "sim", 0.0, spec=s)["task"]
+                for s in ("toy", "toy:mode=fancy")}
+    real_keys = {R.rollout_key("pixels", params, "real", 1.0, spec=s)["task"]
+                 for s in ("toy", "toy:mode=fancy")}
+    assert len(sim_keys) == 1 and len(real_keys) == 2
+
+
 @pytest.mark.slow
 def test_a_new_world_is_validated_like_the_demo(toy, tmp_path):
     from s2r.cli import main

@@ -83,7 +83,13 @@ class ToyTask:
     gaps = (0.0, 1.0)
     overlap = 1
 
+    def __init__(self, mode: str = "plain"):
+        self.mode = mode          # a real-look option: it keys the real look apart, not the sim
+
     def identity(self):
+        return "toy-v1" if self.mode == "plain" else f"toy-v1 {self.mode}"
+
+    def sim_identity(self):
         return "toy-v1"
 
     def describe(self):
@@ -166,7 +172,7 @@ class ToyWorld:
     tasks = ()
 
     def task(self, options):
-        return ToyTask()
+        return ToyTask((options or {}).get("mode", "plain"))
 
     def control_task(self, options):
         return ToyTask()

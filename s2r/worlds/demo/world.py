@@ -71,6 +71,9 @@ class DemoTask:
     def identity(self) -> str:
         return task_identity()
 
+    def sim_identity(self) -> str:
+        return self.identity()       # every option changes the sim look too
+
     def describe(self) -> dict:
         return {"proprioception": "state columns 0..9 (end effector, gripper)",
                 "task": "reactive expert demonstrations in the sim look; target hole fixed; "

@@ -109,9 +109,16 @@ class MetaWorldTask:
         return (self.spec.name, self.camera, int(height), int(width))
 
     def identity(self) -> str:
+        return self._identity(self.shift)
+
+    def sim_identity(self) -> str:
+        """The identity of the ``all`` kind: the kind of shift draws only the real look."""
+        return self._identity("all")
+
+    def _identity(self, shift: str) -> str:
         from s2r.identity import digest
 
-        kind = () if self.shift == "all" else (f"shift {self.shift}",)   # all: the keys before
+        kind = () if shift == "all" else (f"shift {shift}",)   # all: the keys before
         return digest("metaworld-task", self.spec.name, self.camera, str(self.repeat), *kind,
                       _source_digest(), _versions()).hex()[:16]
 

@@ -130,3 +130,43 @@ def test_rollouts_of_every_kind_step_the_same_physics_and_draw_other_frames():
     for kind in KINDS:
         np.testing.assert_array_equal(states[kind], states["all"])
         assert not np.array_equal(frames[kind], frames["all"]), kind
+
+
+def test_the_sim_look_is_every_kinds_so_its_work_is_keyed_once():
+    """The kind of shift draws only the real look: every kind's demonstrations and sim-look
+    rollout frames are bit for bit those of ``all``, so their keys (the sim identity) are
+    shared while the real look's (the identity) are not."""
+    from s2r.closedloop.keys import demo_key, rollout_key
+    from s2r.closedloop.params import RolloutParams
+    from s2r.worlds import WORLDS
+
+    world = WORLDS["metaworld"]
+    tasks = {kind: world.task({"shift": kind}) for kind in SHIFTS}
+    params = RolloutParams(rollouts=2).for_task(tasks["all"])
+    sim_ids = {k: t.sim_identity() for k, t in tasks.items()}
+    assert set(sim_ids.values()) == {tasks["all"].identity()}
+
+    def keys(kind):
+        task = tasks[kind]
+        return (rollout_key(task, "state", params, "sim", 0.0),
+                demo_key(task, "state", params),
+                rollout_key(task, "state", params, "real", 1.0))
+
+    base = keys("all")
+    for kind in KINDS:
+        sim, demo, real = keys(kind)
+        assert (sim, demo) == base[:2] and real != base[2], kind
+
+    def sim_side(kind):
+        task = tasks[kind]
+        demo = next(iter(task.demonstrations(1, 3, seed=2, height=48, width=64)))
+        batch = task.rollouts(2, look="sim", gap=1.0, seed=1, height=48, width=64)
+        batch.step([0, 1], np.full((2, 4), 0.3))
+        frames = batch.frames([0, 1])
+        batch.close()
+        return demo.frames, frames
+
+    drawn = sim_side("all")
+    for kind in ("lighting", "camera"):
+        for got, want in zip(sim_side(kind), drawn):
+            np.testing.assert_array_equal(got, want, err_msg=kind)
