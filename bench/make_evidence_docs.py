@@ -1,7 +1,8 @@
 """Draw the docs' evidence tables and forest plot from ``docs/evidence.json`` (what ``s2r
 evidence`` wrote from the published reports): the tables go between the markers
-``<!-- evidence:success -->`` / ``<!-- evidence:progress -->`` and ``<!-- /evidence -->`` of
-docs/validation.md, the plot to ``docs/evidence_forest.png``. Nothing in those blocks is typed
+``<!-- evidence:success -->`` / ``<!-- evidence:progress -->`` / ``<!-- evidence:narrowing -->``
+(how more encoders narrow the intervals) and ``<!-- /evidence -->`` of docs/validation.md,
+the plot to ``docs/evidence_forest.png``. Nothing in those blocks is typed
 by hand; tests/docs/test_evidence_docs.py checks the blocks are what this script writes.
 
 Usage::
@@ -20,15 +21,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from s2r.evidence import read_evidence  # noqa: E402
 from s2r.figures import chart_bytes  # noqa: E402
-from s2r.figures.evidence import evidence_rows, evidence_table, forest_plot, markdown  # noqa: E402
+from s2r.figures.evidence import (evidence_rows, evidence_table, forest_plot,  # noqa: E402
+                                  markdown, narrowing_table)
 
 OUTCOMES = ("success", "progress")
+#: The narrowing table's draws: replicates of each interval and encoder subsets a cell and k
+#: (the medians over cells and subsets steady the widths; tests/docs draws them again).
+NARROWING = {"n_boot": 500, "n_subsets": 20}
 _BLOCK = re.compile(r"(<!-- evidence:(\w+) -->\n)(.*?)(<!-- /evidence -->)", re.S)
 
 
 def blocks(evidence: dict) -> dict:
-    """The Markdown of each outcome's table (what goes between its markers)."""
-    return {o: "\n" + markdown(evidence_table(evidence, o)) + "\n" for o in OUTCOMES}
+    """The Markdown of each outcome's table and of the narrowing table (real success), what
+    goes between their markers."""
+    tables = {o: evidence_table(evidence, o) for o in OUTCOMES}
+    tables["narrowing"] = narrowing_table(evidence, "success", **NARROWING)
+    return {name: "\n" + markdown(table) + "\n" for name, table in tables.items()}
 
 
 def fill(text: str, tables: dict) -> str:

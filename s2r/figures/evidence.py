@@ -15,9 +15,11 @@ from typing import Any, Mapping
 import altair as alt
 import pandas as pd
 
+from s2r.evidence.narrowing import ALL, ENCODER_COUNTS, evidence_narrowing
 from s2r.metrics import catalogue
 
-__all__ = ["COMBINED", "evidence_rows", "evidence_table", "forest_plot", "markdown"]
+__all__ = ["COMBINED", "evidence_rows", "evidence_table", "forest_plot", "markdown",
+           "narrowing_table"]
 
 #: The forest plot's and the table's name of the combined estimate.
 COMBINED = "combined"
@@ -91,6 +93,35 @@ def evidence_table(evidence: Mapping[str, Any], outcome: str = "success") -> pd.
                            _cell(c["mean_rho"], c["ci_low"], c["ci_high"], c["verdict"],
                                  f"; {c['n_above_chance']} of {c['n_task_gaps']} above chance"))
         table[catalogue.titles().get(score, score)] = cells
+    return pd.DataFrame.from_dict(table, orient="index").rename_axis("score")
+
+
+def _widths(row: Mapping[str, Any]) -> str:
+    """``"1.17 / 0.50 (7 cells)"``: the per-task-gap and the combined width at one ``k``."""
+    if not row["n_cells"]:
+        return f"no cell ({row['n_left_out']} have fewer encoders)"
+
+    def width(w) -> str:
+        return "undefined" if w is None else f"{w:.2f}"
+
+    short = f", {row['n_left_out']} left out" if row["n_left_out"] else ""
+    return (f"{width(row['task_gap_width'])} / {width(row['combined_width'])} "
+            f"({row['n_cells']} cell{'s' * (row['n_cells'] != 1)}{short})")
+
+
+def narrowing_table(evidence: Mapping[str, Any], outcome: str = "success", *,
+                    ks=ENCODER_COUNTS, n_boot: int = 1000, n_subsets: int = 20) -> pd.DataFrame:
+    """Scores x encoder counts: ``task-gap width / combined width (n cells)`` when every
+    task-gap keeps ``k`` of its image encoders (:mod:`s2r.evidence.narrowing`; the
+    per-task-gap width is the median encoder-bootstrap interval's, the combined the median
+    hierarchical interval's); scores in the evidence's order, columns ``k = 5`` ... and
+    ``all``."""
+    table: dict = {}
+    titles = catalogue.titles()
+    for row in evidence_narrowing(evidence, outcome, ks=ks, n_boot=n_boot,
+                                  n_subsets=n_subsets):
+        column = "all" if row["k"] == ALL else f"k = {row['k']}"
+        table.setdefault(titles.get(row["score"], row["score"]), {})[column] = _widths(row)
     return pd.DataFrame.from_dict(table, orient="index").rename_axis("score")
 
 

@@ -1,6 +1,7 @@
 """The published evidence: docs/evidence.json is what `s2r evidence` makes of the published
 reports (docs/evidence/reports/), the package ships that same file, and the docs' evidence
-tables are what bench/make_evidence_docs.py draws from it (nothing typed by hand)."""
+tables (the narrowing table too) are what bench/make_evidence_docs.py draws from it (nothing
+typed by hand)."""
 
 from __future__ import annotations
 
@@ -51,5 +52,6 @@ def test_the_published_reports_reproduce_the_published_evidence():
 def test_the_docs_tables_are_drawn_from_the_published_evidence():
     script = _script()
     page = (DOCS / "validation.md").read_text(encoding="utf-8")
-    assert "<!-- evidence:success -->" in page and "<!-- evidence:progress -->" in page
+    for block in ("success", "progress", "narrowing"):
+        assert f"<!-- evidence:{block} -->" in page
     assert script.fill(page, script.blocks(read_evidence(PUBLISHED))) == page

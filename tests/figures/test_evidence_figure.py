@@ -47,6 +47,17 @@ def test_table_marks_ties_and_ends_with_the_combined_estimate(evidence):
     assert table.loc["Domain invariance (DIS)", E.COMBINED].startswith("-1.00")
 
 
+def test_narrowing_table_gives_both_widths_and_the_cells_at_each_k(evidence):
+    table = E.narrowing_table(evidence, ks=(3, 6, "all"), n_boot=60, n_subsets=4)
+    assert list(table.columns) == ["k = 3", "k = 6", "all"]
+    assert list(table.index) == [catalogue.titles()[k] for k in evidence["scores"]]
+    dis = table.loc["Domain invariance (DIS)"]      # rho -1 in both real looks: no width
+    assert dis["k = 3"] == dis["all"] == "0.00 / 0.00 (2 cells)"
+    assert dis["k = 6"] == "no cell (2 have fewer encoders)"
+    widths = table.loc["Sim2Real score", "all"].split(" (")[0].split(" / ")
+    assert all(0 < float(w) <= 2 for w in widths)     # the clipped zeros leave it uncertain
+
+
 def test_markdown_is_a_pipe_table_with_one_line_a_score(evidence):
     text = E.markdown(E.evidence_table(evidence))
     lines = text.strip().splitlines()
