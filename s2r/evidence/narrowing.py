@@ -15,7 +15,7 @@ score values and real outcomes: :mod:`s2r.evidence.cells`) is cut down to random
   (:func:`s2r.evidence.combine.hierarchical_interval`) when every cell keeps one subset of
   ``k``; the median over subset draws.
 
-``k = "all"`` keeps every ranked encoder of every cell (one subset: the cell), so its
+``k = "all"`` keeps every ranked encoder of every cell (every subset is the whole cell), so its
 combined width is the evidence's own combined interval up to the bootstrap's draw. A cell
 with fewer ranked encoders than ``k`` (fewer than 3 at ``"all"``: no rank correlation) is
 left out at that ``k`` and counted. As the combined estimate does, only the real looks count
