@@ -120,8 +120,9 @@ class Painter:
                                 rgba.astype(np.float32))
             scene.ngeom += 1
 
-    def draw(self, snapshot: "sim.Snapshot") -> np.ndarray:
-        """The frame ``(H, W, 3) uint8`` of ``snapshot`` in the look set now."""
+    def _pose(self, snapshot: "sim.Snapshot") -> None:
+        """The scene of ``snapshot`` in the camera of the look set now: its layout and pose
+        in the model, the kinematics MuJoCo draws from, the scene's geoms (no distractors)."""
         m, d = self.model, self.data
         for name, values in snapshot.layout.items():
             getattr(m, name)[:] = values
@@ -133,6 +134,10 @@ class Painter:
         mujoco.mj_camlight(m, d)
         mujoco.mjv_updateScene(m, d, self._option, None, self._cam,
                                mujoco.mjtCatBit.mjCAT_ALL, self._scene)
+
+    def draw(self, snapshot: "sim.Snapshot") -> np.ndarray:
+        """The frame ``(H, W, 3) uint8`` of ``snapshot`` in the look set now."""
+        self._pose(snapshot)
         self._add_distractors()
         self._scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = 0
         self._scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = 0
@@ -148,17 +153,8 @@ class Painter:
         ``snapshot`` in the camera of the look set now: one render in MuJoCo's segmentation
         mode (each geom's colour is its index in the scene), which no colour, light or
         texture changes."""
-        m, d, scene = self.model, self.data, self._scene
-        for name, values in snapshot.layout.items():
-            getattr(m, name)[:] = values
-        d.qpos[:] = snapshot.qpos
-        d.mocap_pos[:] = snapshot.mocap_pos
-        d.mocap_quat[:] = snapshot.mocap_quat
-        mujoco.mj_kinematics(m, d)
-        mujoco.mj_comPos(m, d)
-        mujoco.mj_camlight(m, d)
-        mujoco.mjv_updateScene(m, d, self._option, None, self._cam,
-                               mujoco.mjtCatBit.mjCAT_ALL, scene)
+        scene = self._scene
+        self._pose(snapshot)
         flags = (mujoco.mjtRndFlag.mjRND_SEGMENT, mujoco.mjtRndFlag.mjRND_IDCOLOR)
         for flag in flags:
             scene.flags[flag] = 1
