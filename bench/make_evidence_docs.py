@@ -39,7 +39,7 @@ NO_SHIFTS = ("The evidence has no task-gap of a kind of shift alone (lighting, t
              "or distractors): every one is in shift *all*.\n")
 
 
-def _shifts(evidence: dict, outcome: str) -> str:
+def shifts_block(evidence: dict, outcome: str) -> str:
     """The kinds-of-shift table of ``outcome`` (a cell's lines one under another), or
     :data:`NO_SHIFTS`."""
     table = shift_table(evidence, outcome, sep="<br>")
@@ -51,7 +51,7 @@ def blocks(evidence: dict) -> dict:
     task-gaps in shift all (``success``, ``progress``) and of the kinds of shift alone
     (``shifts-success``, ``shifts-progress``), and the narrowing table (real success)."""
     tables = {o: markdown(evidence_table(evidence, o, shift=ALL_SHIFTS)) for o in OUTCOMES}
-    tables.update({f"shifts-{o}": _shifts(evidence, o) for o in OUTCOMES})
+    tables.update({f"shifts-{o}": shifts_block(evidence, o) for o in OUTCOMES})
     tables["narrowing"] = markdown(narrowing_table(evidence, "success", **NARROWING))
     return {name: "\n" + text + "\n" for name, text in tables.items()}
 
