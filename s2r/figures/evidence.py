@@ -5,7 +5,10 @@ combined over them (pure: evidence document in, table or chart out; no Streamlit
 A cell is a score's Spearman with real ``outcome`` over the image encoders at one task-gap,
 with its 95% bootstrap interval and how many encoders the score left tied; the last column and
 the forest plot's bold mark are the combined estimate (the mean over the real looks, with the
-hierarchical bootstrap interval). Chance is rho = 0; a perfect ranking is 1.
+hierarchical bootstrap interval). Chance is rho = 0; a perfect ranking is 1. At the study's
+scale the tasks at their full shift (:func:`evidence_table` with ``shift="all"``) and each
+kind of shift alone (:func:`shift_table`: its own combined estimate, then each task) are two
+tables, and the forest plot grows with the task-gaps (:func:`forest_height`).
 """
 
 from __future__ import annotations
