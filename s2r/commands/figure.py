@@ -364,12 +364,12 @@ def _layers(args, fmt: str) -> bytes:
 def _evidence(args, fmt: str) -> bytes:
     from s2r.evidence import read_evidence
     from s2r.figures import chart_bytes
-    from s2r.figures.evidence import evidence_rows, forest_plot
+    from s2r.figures.evidence import forest_height, forest_plot
 
     evidence = read_evidence(args.evidence)           # bounded, every field checked
     chart = forest_plot(evidence, args.outcome)
-    rows = len(evidence_rows(evidence, args.outcome))  # a line of print for each interval
-    return chart_bytes(chart, fmt, **_size(args), height=max(170, 6 * rows), keep_title=True)
+    height = forest_height(evidence, args.outcome, per_slot=6)  # a line of print an interval
+    return chart_bytes(chart, fmt, **_size(args), height=height, keep_title=True)
 
 
 _DRAW = {"scores": _scores, "tsne": _tsne, "saliency": _saliency, "compare": _compare,

@@ -23,7 +23,8 @@ from s2r.evidence.situation import real_tasks, report_seeds
 from s2r.evidence.verdicts import correlation_verdict
 from s2r.metrics import catalogue
 
-__all__ = ["build_evidence", "combined_estimates", "evidence_scores", "is_real_look"]
+__all__ = ["build_evidence", "combined_estimates", "combined_stream", "evidence_scores",
+           "is_real_look", "real_look_task_gaps"]
 
 #: How far a row's Spearman may be from the one recomputed from its cell (floating-point
 #: rounding of two exact rank computations; anything more is a report whose rows and
@@ -99,6 +100,42 @@ def _rows_of(report: ValidationReport, index: int, cells: Sequence[dict],
     return rows
 
 
+def real_look_task_gaps(rows: Sequence[dict], cells: Sequence[dict]) -> dict:
+    """What :func:`~s2r.evidence.combine.combined_row` combines, per score and outcome.
+
+    Parameters
+    ----------
+    rows, cells : sequences of dict
+        An evidence's ``rows`` and ``cells`` (docs/evidence.md); each real-look row has the
+        cell of its report, world, task, shift and gap.
+
+    Returns
+    -------
+    dict
+        ``{(score, outcome): [task-gap, ...]}`` over the real-look rows in their order, each
+        task-gap ``key`` (world, task, shift, gap), ``world``, ``spearman``, ``verdict`` and
+        ``x``, ``y`` (the ranked encoders' score values and outcomes read from its cell).
+    """
+    by_place = {(c["report"], c["world"], c["task"], c["shift"], c["gap"]): c for c in cells}
+    task_gaps: dict = {}
+    for r in rows:
+        if not is_real_look(r["gap"]):
+            continue
+        cell = by_place[(r["report"], r["world"], r["task"], r["shift"], r["gap"])]
+        x, y = ranked_pairs(cell, r["score"], r["outcome"])
+        task_gaps.setdefault((r["score"], r["outcome"]), []).append(
+            {"key": (r["world"], r["task"], r["shift"], r["gap"]), "world": r["world"],
+             "spearman": r["spearman"], "verdict": r["verdict"], "x": x, "y": y})
+    return task_gaps
+
+
+def combined_stream(seed: int, score: str, outcome: str) -> np.random.Generator:
+    """The bootstrap stream of one score's and outcome's combined interval:
+    ``[seed, catalogue position, outcome]``."""
+    return np.random.default_rng([seed, catalogue.keys().index(score),
+                                  OUTCOMES.index(outcome)])
+
+
 def combined_estimates(rows: Sequence[dict], cells: Sequence[dict], scores: Sequence[str], *,
                        n_boot: int, seed: int) -> list:
     """The ``combined`` entries of an evidence's ``rows``: per score and outcome, the mean rho
@@ -116,20 +153,9 @@ def combined_estimates(rows: Sequence[dict], cells: Sequence[dict], scores: Sequ
         The bootstrap's replicates and seed: each score and outcome draws from its own stream
         ``[seed, catalogue position, outcome]``.
     """
-    by_place = {(c["report"], c["world"], c["task"], c["shift"], c["gap"]): c for c in cells}
-    task_gaps: dict = {}
-    for r in rows:
-        if not is_real_look(r["gap"]):
-            continue
-        cell = by_place[(r["report"], r["world"], r["task"], r["shift"], r["gap"])]
-        x, y = ranked_pairs(cell, r["score"], r["outcome"])
-        task_gaps.setdefault((r["score"], r["outcome"]), []).append(
-            {"key": (r["world"], r["task"], r["shift"], r["gap"]), "world": r["world"],
-             "spearman": r["spearman"], "verdict": r["verdict"], "x": x, "y": y})
-    keys = catalogue.keys()
+    task_gaps = real_look_task_gaps(rows, cells)
     return [combined_row(score, outcome, task_gaps[(score, outcome)], n_boot=n_boot,
-                         rng=np.random.default_rng([seed, keys.index(score),
-                                                    OUTCOMES.index(outcome)]))
+                         rng=combined_stream(seed, score, outcome))
             for outcome in OUTCOMES for score in scores if (score, outcome) in task_gaps]
 
 

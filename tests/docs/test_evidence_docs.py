@@ -52,6 +52,20 @@ def test_the_published_reports_reproduce_the_published_evidence():
 def test_the_docs_tables_are_drawn_from_the_published_evidence():
     script = _script()
     page = (DOCS / "validation.md").read_text(encoding="utf-8")
-    for block in ("success", "progress", "narrowing"):
+    for block in ("success", "progress", "shifts-success", "shifts-progress", "narrowing"):
         assert f"<!-- evidence:{block} -->" in page
     assert script.fill(page, script.blocks(read_evidence(PUBLISHED))) == page
+
+
+def test_the_kinds_of_shift_block_is_a_table_of_the_study_or_one_line():
+    """The study's evidence gets a column a kind of shift, each cell's lines one under
+    another; an evidence without a kind of shift alone gets the one line that says so."""
+    from tests.evidence.study_shape import study_evidence
+
+    script = _script()
+    table = script.shifts_block(study_evidence(), "success").splitlines()
+    assert table[0] == "| score | lighting | texture | camera | distractors |"
+    assert all(line.count("<br>") == 4 * 2 for line in table[2:])
+    published = read_evidence(PUBLISHED)
+    if all(r["shift"] == "all" for r in published["rows"]):
+        assert script.shifts_block(published, "progress") == script.NO_SHIFTS

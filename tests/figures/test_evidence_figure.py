@@ -125,3 +125,71 @@ def test_a_score_table_shows_the_score_it_is_sorted_by():
     assert "Retrieval MRR" in table and list(table["id"]) == ["a", "b"]
     assert list(score_table(df, "summary", order_by="dis")["id"]) == ["b", "a"]
     assert "Retrieval MRR" not in score_table(df, "summary", order_by="dis")
+
+
+@pytest.fixture(scope="module")
+def study():
+    """An evidence of the study's shape: 5 tasks in shift all and 4 kinds of shift alone on
+    2 tasks, 18 real-look task-gaps of 19 encoders."""
+    from tests.evidence.study_shape import study_evidence
+
+    return study_evidence()
+
+
+def test_the_all_table_keeps_shift_all_and_says_what_its_combined_covers(study):
+    table = E.evidence_table(study, shift="all")
+    assert len(table.columns) == 11                 # 5 tasks x 2 gaps, then the combined
+    assert all(", " not in c for c in table.columns[:-1])      # no kind of shift among them
+    assert table.columns[-1] == "combined (all 18 task-gaps, each kind of shift included)"
+    combined = {catalogue.titles()[c["score"]]: c for c in study["combined"]
+                if c["outcome"] == "success"}
+    for title, c in combined.items():              # the evidence's own, over all 18
+        assert table.loc[title, table.columns[-1]].startswith(f"{c['mean_rho']:+.2f}")
+        assert f"of {c['n_task_gaps']} above chance" in table.loc[title, table.columns[-1]]
+    assert len(E.evidence_table(study).columns) == 19      # every task-gap, as the app shows
+
+
+def test_the_shift_table_has_a_column_a_kind_with_its_combined_and_each_task(study):
+    from s2r.evidence.shifts import combined_by_shift
+
+    table = E.shift_table(study, "progress")
+    assert list(table.columns) == ["lighting", "texture", "camera", "distractors"]
+    assert list(table.index) == [catalogue.titles()[k] for k in study["scores"]]
+    dis = {c["shift"]: c for c in combined_by_shift(study, "progress") if c["score"] == "dis"}
+    for kind in table.columns:
+        parts = table.loc["Domain invariance (DIS)", kind].split("; ")
+        assert parts[0].startswith(f"combined {dis[kind]['mean_rho']:+.2f}")
+        assert [p.split(" ")[0] for p in parts[1:]] == ["button-press-topdown-v3",
+                                                        "drawer-open-v3"]
+    assert E.markdown(E.shift_table(study, sep="<br>")).count("<br>") == 4 * 7 * 2
+
+
+def test_the_shift_table_is_empty_without_a_kind_of_shift_alone():
+    from tests.evidence.reports import make_report, ranked_table
+
+    doc = build_evidence([make_report(ranked_table({0.5: [0, .25, .5, .75, 1]}, SCORES),
+                                      n_boot=20)], n_boot=50)
+    assert E.shift_table(doc).empty and list(E.evidence_table(doc, shift="all").columns)[-1] \
+        == E.COMBINED
+
+
+def test_the_forest_plot_grows_with_the_task_gaps_and_gives_the_combined_a_line(study,
+                                                                                 evidence):
+    spec = E.forest_plot(study).to_dict()
+    assert spec["height"] == E.FOREST_STEP * (18 + 1) * len(study["scores"])
+    assert E.forest_height(evidence, least=0) == E.FOREST_STEP * (2 + 1) * 2
+    assert E.forest_height(evidence) == 170        # 2 scores, 2 task-gaps: the least height
+    assert E.forest_height(study, per_slot=1, least=500) == 500
+    offsets = [lay["encoding"]["yOffset"] for lay in spec["layer"] if "yOffset" in
+               lay.get("encoding", {})]
+    assert len(offsets) == 5                       # both intervals, points, the combined's
+    order = offsets[0]["sort"]
+    assert order[-1] == E.COMBINED and len(order) == 19
+    assert all(", " not in p for p in order[:10])             # shift all first
+    assert [p.split(", ")[1] for p in order[10:18:2]] == ["lighting", "texture", "camera",
+                                                         "distractors"]
+    points = next(lay for lay in spec["layer"] if lay["mark"]["type"] == "point"
+                  and lay["mark"].get("shape") != "diamond")
+    assert points["encoding"]["shape"]["title"] == "kind of shift"
+    assert points["encoding"]["shape"]["sort"] == ["all", "lighting", "texture", "camera",
+                                                   "distractors"]
