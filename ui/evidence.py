@@ -44,7 +44,7 @@ def section() -> None:
     """The Validation page's section on the evidence in effect: the forest plot and table of
     every score's Spearman with real success per task-gap and combined, which evidence it is,
     and the button that removes your reports."""
-    from s2r.figures.evidence import evidence_table, forest_plot
+    from s2r.figures.evidence import forest_plot
 
     note = st.session_state.pop(S.EVIDENCE_NOTE, None)
     with st.expander("**Which score to trust**: the evidence s2r ranks by",
@@ -62,7 +62,13 @@ def section() -> None:
         outcome = st.radio("Real outcome", ("success", "progress"), horizontal=True,
                            key=S.VALIDATION_EVIDENCE_OUTCOME)
         st.altair_chart(figures.themed(forest_plot(doc, outcome)), width="stretch")
-        st.dataframe(evidence_table(doc, outcome), width="stretch")
+        every, kinds = verdict.evidence_tables(outcome)
+        st.dataframe(every, width="stretch")
+        if len(kinds.columns):
+            st.caption("Each kind of shift alone (the real look changes only its lights, "
+                       "textures, camera or distractors) at gap 1: per kind, the combined "
+                       "estimate over its tasks, then each task's Spearman.")
+            st.dataframe(kinds, width="stretch")
         _remove_button()
 
 

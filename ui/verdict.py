@@ -56,6 +56,22 @@ def evidence() -> dict:
     return _read(*_version())
 
 
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _tables(path: str, stamp: tuple, outcome: str) -> tuple:
+    from s2r.figures.evidence import evidence_table, shift_table
+
+    doc = _read(path, stamp)
+    return evidence_table(doc, outcome, shift="all"), shift_table(doc, outcome)
+
+
+def evidence_tables(outcome: str) -> tuple:
+    """``(all, kinds)`` tables of the evidence in effect for real ``outcome``: the task-gaps
+    of every kind of shift at once with the combined estimate, and the kinds of shift alone
+    (:func:`s2r.figures.evidence.shift_table`; no column when the evidence has none). Cached
+    per evidence file: the kinds' combined estimates are bootstraps."""
+    return _tables(*_version(), outcome)
+
+
 def which() -> str:
     """Which evidence is in effect, in words (:func:`s2r.evidence.evidence_label`)."""
     return evidence_label(current())

@@ -88,3 +88,27 @@ def test_the_validation_page_draws_the_evidence_in_effect(monkeypatch, tmp_path,
     assert "S2R_EVIDENCE" in " ".join(c.value for c in at.caption)
     at.radio(key=S.VALIDATION_EVIDENCE_OUTCOME).set_value("progress").run()
     no_exception(at)
+
+
+def test_the_study_evidence_is_two_tables_on_the_validation_page(monkeypatch, tmp_path):
+    """At the study's scale (18 task-gaps, four kinds of shift alone) the section shows the
+    shift-``all`` task-gaps with the overall combined estimate, then one column per kind."""
+    from tests.evidence.handmade import write_evidence
+    from tests.evidence.study_shape import study_evidence
+    from tests.ui.apptest import validation_tables
+
+    use_env(monkeypatch, tmp_path / "c")
+    monkeypatch.setenv("S2R_DEMO_SPEC", "demo:episodes=3,steps=6,height=64,width=64")
+    monkeypatch.setenv("S2R_EVIDENCE", str(write_evidence(tmp_path / "study.json",
+                                                          study_evidence())))
+    at = open_app(pages.VALIDATION.path)
+    at.run()
+    no_exception(at)
+    every, kinds = (d.value for d in at.dataframe[:2])
+    assert "button-press-topdown-v3 gap 1" in every.columns
+    assert not any("lighting" in c for c in every.columns)
+    assert str(every.columns[-1]).startswith("combined (all 18 task-gaps")
+    assert list(kinds.columns) == ["lighting", "texture", "camera", "distractors"]
+    assert all(str(v).startswith("combined ") for v in kinds["camera"])
+    assert "drawer-open-v3" in kinds.loc["Domain invariance (DIS)", "lighting"]
+    assert not validation_tables(at)                 # both are the evidence section's
