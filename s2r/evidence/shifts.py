@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from s2r.evidence.build import combined_stream, real_look_task_gaps
+from s2r.evidence.build import combined_stream, is_real_look, real_look_task_gaps
 from s2r.evidence.combine import combined_row
 
 __all__ = ["combined_by_shift", "evidence_shifts"]
@@ -22,8 +22,7 @@ __all__ = ["combined_by_shift", "evidence_shifts"]
 def evidence_shifts(evidence: Mapping[str, Any]) -> list:
     """The kinds of shift of the evidence's real-look rows, in the rows' order
     (``["all", "lighting", ...]``)."""
-    return list(dict.fromkeys(r["shift"] for r in evidence["rows"]
-                              if r["gap"] is None or r["gap"] > 0))
+    return list(dict.fromkeys(r["shift"] for r in evidence["rows"] if is_real_look(r["gap"])))
 
 
 def combined_by_shift(evidence: Mapping[str, Any], outcome: str = "success") -> list:
