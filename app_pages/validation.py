@@ -9,6 +9,7 @@ from s2r.cache import NotCached
 from s2r.errors import S2RError
 from s2r.figures import axes
 from s2r.figures import validation as V
+from s2r.figures.names import paper_layout
 from s2r.metrics import catalogue
 from s2r.settings import current
 from ui import evidence, figures, guards, page_url, real_results, verdict, widgets, world_specs
@@ -237,7 +238,9 @@ score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=S.VALID
                                          "validation", world_name=state[S.VALIDATION_WORLD]))))
 scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
 st.altair_chart(figures.themed(scatter), width="stretch")
-figures.chart_download(scatter, f"s2r_validation_{score}", S.VALIDATION_FIGURE)
+figures.chart_download(scatter, f"s2r_validation_{score}", S.VALIDATION_FIGURE,
+                       V.success_scatter(df, score, correlation=rows_all.get(score),
+                                         outcome=outcome, layout=paper_layout()))
 st.caption(axes.range_note([score]))
 gap_pick = st.radio("Correlations at", [*gaps, "all"], index=len(gaps) - 1, horizontal=True,
                     key=S.VALIDATION_CORR_GAP,

@@ -43,11 +43,13 @@ def _buttons(render: Callable[[str], bytes], name: str, key: str, what: str) -> 
                             help=f"{label}: one column of a two-column paper (8 pt text)")
 
 
-def chart_download(chart, name: str, key: str) -> None:
-    """SVG/PDF/PNG buttons for an Altair ``chart`` (:func:`s2r.figures.chart_bytes`)."""
+def chart_download(chart, name: str, key: str, printed=None) -> None:
+    """SVG/PDF/PNG buttons for an Altair ``chart`` (:func:`s2r.figures.chart_bytes`), or for
+    ``printed``, the same chart laid out for print (names on points placed for a paper
+    column's size, :func:`s2r.figures.names.paper_layout`)."""
     from s2r.figures import chart_bytes
 
-    _buttons(lambda fmt: chart_bytes(chart, fmt), name, key, "Figure")
+    _buttons(lambda fmt: chart_bytes(printed or chart, fmt), name, key, "Figure")
 
 
 def grid_download(rows: Sequence, name: str, key: str, *,

@@ -16,6 +16,7 @@ import streamlit as st
 
 from s2r.errors import S2RError
 from s2r.figures.axes import range_note
+from s2r.figures.names import paper_layout
 from s2r.figures.real_results import correlation_table, success_scatter
 from s2r.metrics import catalogue
 from s2r.pipeline.real_results import read_real_results, real_results_validation
@@ -89,7 +90,9 @@ def section() -> None:
             rows = rows[rows["task"] == task]
         chart = success_scatter(rows, score, catalogue.get(score).title)
         st.altair_chart(figures.themed(chart), width="stretch", key=S.VALIDATION_REAL_CHART)
-        figures.chart_download(chart, f"s2r_real_results_{score}", S.VALIDATION_REAL_FIGURE)
+        figures.chart_download(chart, f"s2r_real_results_{score}", S.VALIDATION_REAL_FIGURE,
+                               success_scatter(rows, score, catalogue.get(score).title,
+                                               layout=paper_layout()))
         st.caption(range_note([score]))
         evidence.add_button(real_results_validation(
             report, file=name, dataset=frameset.name, fingerprint=frameset.fingerprint,

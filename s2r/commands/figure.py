@@ -321,17 +321,20 @@ def _validation(args, fmt: str) -> bytes:
     from s2r.figures.report import read_report
 
     from s2r.figures.axes import score_rows
+    from s2r.figures.names import paper_layout
 
     report = read_report(args.report, args.score)      # bounded, every field checked
     if report.kind == "real-results":
         rows = pd.DataFrame(report.rows)
         _say_ranges([args.score], score_rows(rows, args.score)[0], "encoder")
         chart = real_results.success_scatter(rows, args.score,
-                                             catalogue.titles().get(args.score, args.score))
+                                             catalogue.titles().get(args.score, args.score),
+                                             layout=paper_layout(_size(args)["width"]))
         return chart_bytes(chart, fmt, **_size(args))
     rows = V.results_frame(report)
     _say_ranges([args.score], score_rows(rows, args.score)[0], "encoder")
-    chart = V.success_scatter(rows, args.score, correlation=report.correlation(args.score))
+    chart = V.success_scatter(rows, args.score, correlation=report.correlation(args.score),
+                              layout=paper_layout(_size(args)["width"]))
     return chart_bytes(chart, fmt, **_size(args))
 
 

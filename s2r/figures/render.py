@@ -18,6 +18,8 @@ from s2r.errors import S2RError
 FORMATS = (".svg", ".pdf", ".png")
 #: One column of a two-column paper (3.5 in) and a full page width (7.16 in), in points.
 COLUMN_WIDTH, PAGE_WIDTH = 252, 516
+#: A figure's plot area height (points).
+PAPER_HEIGHT = 170
 #: Text sizes (pt): tick labels and legends, axis titles, in-plot labels.
 LABEL_PT, TITLE_PT, MARK_TEXT_PT = 8, 9, 7
 #: Font stack: Helvetica-like everywhere (vl-convert falls back to its bundled sans).
@@ -84,7 +86,7 @@ def _shrink_marks(node: Any) -> None:
 
 
 def paper_spec(chart: ChartLike, *, width: float = COLUMN_WIDTH - 60,
-               height: float = 170, keep_title: bool = False) -> dict:
+               height: float = PAPER_HEIGHT, keep_title: bool = False) -> dict:
     """A Vega-Lite spec restyled for a two-column paper.
 
     Parameters

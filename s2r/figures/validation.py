@@ -11,13 +11,15 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from s2r.closedloop.report import ValidationReport
 from s2r.encoders.labels import encoder_kind
 from s2r.evidence.verdicts import (ABOVE_CHANCE, AGAINST, CHANCE, UNDEFINED,
                                     correlation_verdict)
-from s2r.figures import axes
+from s2r.figures import axes, names
+from s2r.figures.names import SCREEN, Layout
 from s2r.metrics import catalogue
 
 
@@ -145,41 +147,65 @@ def correlation_table(report: ValidationReport, gap: Any = "all",
     return df.reset_index(drop=True)
 
 
+def gap_colours(gaps) -> dict:
+    """``gap label -> CSS colour``: viridis from dark blue (the smallest gap) to green,
+    ``gaps`` as labels in the order to colour them (:func:`results_frame`'s ``gap_label``)."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    gaps = list(gaps)
+    cmap = colormaps["viridis"]
+    steps = np.linspace(0.2, 0.8, len(gaps)) if len(gaps) > 1 else [0.2]
+    return {g: to_hex(cmap(float(t))) for g, t in zip(gaps, steps)}
+
+
 def success_scatter(df: pd.DataFrame, score: str, *,
                     correlation: Optional[Mapping[str, Any]] = None,
-                    outcome: str = "success") -> alt.LayerChart:
+                    outcome: str = "success", layout: Layout = SCREEN) -> alt.LayerChart:
     """Real ``outcome`` (y, interval) against ``score`` (x, bootstrap interval): one point
-    per encoder and gap, one colour per gap. The x axis shows at most the score's meaningful
-    range; a point beyond it is drawn at the edge, marked off scale (:mod:`s2r.figures.axes`).
+    per encoder and gap, one colour per gap. The x axis shows at most
+    the score's meaningful range; a point beyond it is drawn at the edge, marked off scale
+    (:mod:`s2r.figures.axes`). Encoders are named at the largest gap (the question a user
+    asks: which encoder to pick there), where their names fit (:mod:`s2r.figures.names`,
+    for a chart drawn at ``layout`` or larger); every point's tooltip names it.
     """
     title = catalogue.titles().get(score, score)
     data, x_axis = axes.score_rows(df, score)
     col = f"{outcome}_real"
+    order = list(data.drop_duplicates("gap_label").sort_values("gap")["gap_label"])
+    colours = gap_colours(order)
     base = alt.Chart(data)
     x_scale = x_axis.scale(zero=False, nice=True, padding=20)
     x = alt.X(f"{score}:Q", title=title, scale=x_scale)
     y = alt.Y(f"{col}:Q", title=OUTCOME_TITLES[outcome], scale=alt.Scale(domain=[0, 1]))
-    color = alt.Color("gap_label:N", title="Sim-to-real gap",
-                      scale=alt.Scale(scheme="viridis"))
+    # One colour per gap, no second channel: Vega-Lite versions differ in whether they merge
+    # a colour and a shape legend across layers, and viridis reads in grey as well.
+    colour = alt.Color("gap_label:N", title="Sim-to-real gap",
+                       scale=alt.Scale(domain=order, range=[colours[g] for g in order]))
     tooltip = [alt.Tooltip("encoder:N", title="Encoder"), alt.Tooltip("gap:Q", title="Gap"),
                alt.Tooltip(f"{col}:Q", title=f"Real {outcome}", format=".2f"),
                alt.Tooltip(f"{outcome}_sim:Q", title=f"Sim {outcome}", format=".2f"),
                alt.Tooltip(f"{score}:Q", title=title, format=".3f"),
                *axes.off_scale_tooltip(data)]
     layers = [base.mark_rule(opacity=0.5).encode(x=x, y=f"{col}_ci_low:Q",
-                                                 y2=f"{col}_ci_high:Q", color=color)]
+                                                 y2=f"{col}_ci_high:Q", color=colour)]
     if f"{score}_ci_low" in data:
         layers.append(base.mark_rule(opacity=0.5).encode(
             x=alt.X(f"{score}_ci_low:Q", scale=x_scale), x2=f"{score}_ci_high:Q",
-            y=f"{col}:Q", color=color))
+            y=f"{col}:Q", color=colour))
     layers.append(base.mark_point(filled=True, size=90, opacity=0.9).encode(
-        x=x, y=y, color=color, shape=alt.Shape("gap_label:N", title="Sim-to-real gap"),
-        tooltip=tooltip))
-    layers.append(alt.Chart(axes.in_range(data)).mark_text(
-        align="left", dx=8, dy=-6, fontSize=10).encode(x=x, y=f"{col}:Q", text="encoder:N",
-                                                        color=color))
+        x=x, y=y, color=colour, tooltip=tooltip))
+    named = axes.in_range(data)
+    head = named["gap"].max() if len(named) else None
+    named = named[named["gap"] == head]
+    layers += names.name_layers(named, score, col, "encoder",
+                                x_domain=x_axis.domain or (0.0, 1.0),
+                                y_domain=(0.0, 1.0), layout=layout, x_scale=x_scale,
+                                avoid=data[data["gap"] != head])
     layers += axes.edge_label_layers(data, x, col, "encoder", font_size=10)
     subtitle = "One point per encoder and gap; bars: 95% intervals."
+    if len(order) > 1 and head is not None:
+        subtitle += f" Names at gap {head:g} where they fit; hover a point for its encoder."
     if correlation and correlation.get("spearman") is not None:
         subtitle += (f" Spearman over the image encoders, pooled over all gaps "
                      f"{correlation['spearman']:+.2f} [{correlation['spearman_ci_low']:+.2f}, "
