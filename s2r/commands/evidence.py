@@ -54,14 +54,42 @@ def register(subparsers) -> None:
                    help="bootstrap replicates of each combined interval")
     p.add_argument("--seed", type=integer_arg, default=0, metavar="S",
                    help="seed of the combined intervals")
+    p.add_argument("--study", metavar="study.json", default=None,
+                   help="the manifest of the 's2r study' that wrote the reports: its command, "
+                        "s2r version and each cell's wall seconds go into the provenance")
     p.set_defaults(func=run)
 
 
 def _command_line(args) -> str:
     """The command as it could be typed again."""
-    extra = ["--force"] if args.force else []
+    extra = (["--study", args.study] if args.study else []) + (["--force"] if args.force else [])
     return shlex.join(["python", "-m", "s2r", "evidence", *args.reports, "--out", args.out,
                        "--n-boot", str(args.n_boot), "--seed", str(args.seed), *extra])
+
+
+def study_provenance(path) -> dict:
+    """What a study's manifest (:func:`s2r.closedloop.study.read_manifest`) says of how its
+    reports were made: ``command``, ``s2r_version``, ``cells`` (each cell's ``name``,
+    ``status`` and ``wall_s``: its wall seconds in the run that finished it, None while
+    pending) and ``wall_s`` (their sum; a cell resumed after an interruption counts only its
+    last run, so the sum is a lower bound of the study's wall time)."""
+    from pathlib import Path
+
+    from s2r.closedloop.study import read_manifest
+
+    manifest = read_manifest(Path(path))
+    if not manifest:
+        raise S2RError(f"--study {path}: no study manifest there")
+    cells = []
+    for entry in manifest["cells"]:
+        wall = entry.get("wall_s")
+        cells.append({"name": str(entry["cell"].get("name")), "status": entry.get("status"),
+                      "wall_s": round(float(wall), 1) if isinstance(wall, (int, float))
+                      and not isinstance(wall, bool) else None})
+    command = manifest.get("command")
+    return {"command": shlex.join(map(str, command)) if isinstance(command, list) else None,
+            "s2r_version": manifest.get("s2r_version"), "cells": cells,
+            "wall_s": round(sum(c["wall_s"] or 0.0 for c in cells), 1)}
 
 
 def _print_summary(doc: dict) -> None:
@@ -125,13 +153,14 @@ def run(args) -> int:
     from s2r.identity import source_commit
 
     reports = [ValidationReport.read(path) for path in args.reports]
+    study = {"study": study_provenance(args.study)} if args.study else {}
     start = time.perf_counter()
     doc = build_evidence(reports, n_boot=args.n_boot, seed=args.seed,
                          sources=[f"report {quoted(path)}" for path in args.reports],
                          provenance={"commit": source_commit(), "s2r_version": __version__,
                                      "command": _command_line(args),
                                      "report_files": list(args.reports),
-                                     "n_boot": args.n_boot, "seed": args.seed})
+                                     "n_boot": args.n_boot, "seed": args.seed, **study})
     doc["provenance"]["wall_s"] = round(time.perf_counter() - start, 3)
     with atomic_output(out, args, "evidence") as tmp:
         tmp.write_text(json.dumps(doc, indent=1, allow_nan=False))

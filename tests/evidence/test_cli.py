@@ -102,3 +102,35 @@ def test_one_mode_at_a_time(argv, words, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert all(w in err for w in words), err
+
+
+def test_the_study_manifest_goes_into_the_provenance(reports, tmp_path):
+    manifest = {"study_version": 1, "s2r_version": "9.9", "command": ["s2r", "study",
+                                                                     "--out-dir", "st"],
+                "cells": [{"cell": {"name": "hammer-v3--all"}, "status": "done",
+                           "wall_s": 100.04},
+                          {"cell": {"name": "drawer-open-v3--lighting"}, "status": "done",
+                           "wall_s": 20.0},
+                          {"cell": {"name": "assembly-v3--all"}, "status": "pending",
+                           "wall_s": None}]}
+    path = tmp_path / "study.json"
+    path.write_text(json.dumps(manifest))
+    out = tmp_path / "evidence.json"
+    assert main(["evidence", *reports, "--out", str(out), "--n-boot", "20",
+                 "--study", str(path)]) == 0
+    prov = read_evidence(out)["provenance"]
+    assert prov["study"] == {"command": "s2r study --out-dir st", "s2r_version": "9.9",
+                             "wall_s": 120.0,
+                             "cells": [{"name": "hammer-v3--all", "status": "done",
+                                        "wall_s": 100.0},
+                                       {"name": "drawer-open-v3--lighting", "status": "done",
+                                        "wall_s": 20.0},
+                                       {"name": "assembly-v3--all", "status": "pending",
+                                        "wall_s": None}]}
+    assert f"--study {path}" in prov["command"]
+    # not a manifest, or none there: one line, nothing written
+    (tmp_path / "bad.json").write_text('{"cells": 3}')
+    for bad in ("bad.json", "none.json"):
+        assert main(["evidence", *reports, "--out", str(tmp_path / "e2.json"), "--study",
+                     str(tmp_path / bad)]) == 2
+        assert not (tmp_path / "e2.json").exists()
