@@ -2,7 +2,8 @@
 evidence`` wrote from the published reports): the tables go between the markers
 ``<!-- evidence:success -->`` / ``<!-- evidence:progress -->`` (the task-gaps in shift all),
 ``<!-- evidence:shifts-success -->`` / ``<!-- evidence:shifts-progress -->`` (each kind of
-shift alone), ``<!-- evidence:narrowing -->`` (how more encoders narrow the intervals) and
+shift alone), ``<!-- evidence:narrowing -->`` (how more encoders narrow the intervals),
+``<!-- evidence:differences -->`` (the leading score against each other one) and
 ``<!-- /evidence -->`` of docs/validation.md,
 the plot to ``docs/evidence_forest.png``. Nothing in those blocks is typed
 by hand; tests/docs/test_evidence_docs.py checks the blocks are what this script writes.
@@ -21,11 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from s2r.evidence import read_evidence  # noqa: E402
+from s2r.evidence import read_evidence, strongest_score  # noqa: E402
 from s2r.evidence.situation import ALL_SHIFTS  # noqa: E402
 from s2r.figures import chart_bytes  # noqa: E402
-from s2r.figures.evidence import (evidence_table, forest_height, forest_plot,  # noqa: E402
-                                  markdown, narrowing_table, shift_table)
+from s2r.figures.evidence import (difference_table, evidence_table,  # noqa: E402
+                                  forest_height, forest_plot, markdown, narrowing_table,
+                                  shift_table)
 
 OUTCOMES = ("success", "progress")
 #: The narrowing table's draws: replicates of each interval and encoder subsets a cell and k
@@ -49,11 +51,19 @@ def shifts_block(evidence: dict, outcome: str) -> str:
 def blocks(evidence: dict) -> dict:
     """The Markdown of what goes between each pair of markers: each outcome's table of the
     task-gaps in shift all (``success``, ``progress``) and of the kinds of shift alone
-    (``shifts-success``, ``shifts-progress``), and the narrowing table (real success)."""
+    (``shifts-success``, ``shifts-progress``), the narrowing table (real success) and the
+    leading score's difference from each other score (``differences``)."""
     tables = {o: markdown(evidence_table(evidence, o, shift=ALL_SHIFTS)) for o in OUTCOMES}
     tables.update({f"shifts-{o}": shifts_block(evidence, o) for o in OUTCOMES})
     tables["narrowing"] = markdown(narrowing_table(evidence, "success", **NARROWING))
+    tables["differences"] = markdown(difference_table(evidence, leader(evidence)))
     return {name: "\n" + text + "\n" for name, text in tables.items()}
+
+
+def leader(evidence: dict) -> str:
+    """The score the product ranks by on this evidence (:func:`s2r.evidence.strongest_score`,
+    real success)."""
+    return strongest_score(evidence).score
 
 
 def fill(text: str, tables: dict) -> str:

@@ -24,7 +24,8 @@ import numpy as np
 from s2r.evidence.cells import spearman_rows
 from s2r.evidence.verdicts import ABOVE_CHANCE, verdict_of
 
-__all__ = ["CONFIDENCE", "combined_label", "hierarchical_interval", "combined_row"]
+__all__ = ["CONFIDENCE", "combined_label", "hierarchical_means", "percentile_interval",
+           "hierarchical_interval", "combined_row"]
 
 #: The interval's level.
 CONFIDENCE = 0.95
@@ -42,6 +43,55 @@ def combined_label(n_defined: int, n_task_gaps: int, n_undefined: int = 0) -> st
             f"task-gaps and encoders")
 
 
+def hierarchical_means(sizes: Sequence[int], clusters: Sequence, row_stat, *, n_boot: int,
+                       rng: np.random.Generator) -> np.ndarray:
+    """Replicates of the mean of a per-row statistic over task-gaps (module docstring):
+    each replicate draws the task-gaps with replacement and, for every draw, that row's
+    encoders with replacement.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Each row's number of encoders.
+    clusters : sequence (len(sizes),)
+        The task-gap of each row: rows of one task-gap (several reports of it) are drawn
+        together, each with its own draw of encoders.
+    row_stat : callable ``(row index, pick) -> ndarray (len(pick),)``
+        The row's statistic for each draw of its encoders (``pick``: indices, shape
+        ``(draws, size)``); NaN where it is undefined for that draw.
+    n_boot : int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray (m,)
+        The replicates' means, ``m <= n_boot``: a replicate's mean leaves out its undefined
+        draws, and a replicate with none defined is left out.
+    """
+    labels, member = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
+    drawn = rng.integers(0, labels.size, (n_boot, labels.size))
+    times = np.stack([(drawn == c).sum(axis=1) for c in range(labels.size)], axis=1)
+    sums, counts = np.zeros(n_boot), np.zeros(n_boot)
+    for k, (size, c) in enumerate(zip(sizes, member)):
+        replicate = np.repeat(np.arange(n_boot), times[:, c])   # one entry per draw of it
+        pick = rng.integers(0, size, (replicate.size, size))
+        values = row_stat(k, pick)
+        ok = ~np.isnan(values)
+        np.add.at(sums, replicate[ok], values[ok])
+        np.add.at(counts, replicate[ok], 1)
+    return sums[counts > 0] / counts[counts > 0]
+
+
+def percentile_interval(replicates: np.ndarray) -> tuple:
+    """The :data:`CONFIDENCE` percentile interval of ``replicates``; ``(None, None)`` when
+    there is none."""
+    if not replicates.size:
+        return None, None
+    alpha = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(replicates, [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
 def hierarchical_interval(pairs: Sequence[tuple], clusters: Sequence, *, n_boot: int,
                           rng: np.random.Generator) -> tuple:
     """The percentile interval of the mean Spearman over task-gaps (module docstring).
@@ -51,8 +101,7 @@ def hierarchical_interval(pairs: Sequence[tuple], clusters: Sequence, *, n_boot:
     pairs : sequence of (x, y), each two ndarrays ``(n_k,)``
         Each row's score values and outcomes, one per encoder (the rho defined).
     clusters : sequence (len(pairs),)
-        The task-gap of each row: rows of one task-gap (several reports of it) are drawn
-        together, each with its own draw of encoders.
+        The task-gap of each row (:func:`hierarchical_means`).
     n_boot : int
         Replicates.
     rng : numpy.random.Generator
@@ -63,23 +112,10 @@ def hierarchical_interval(pairs: Sequence[tuple], clusters: Sequence, *, n_boot:
         A replicate's mean leaves out the drawn rows whose encoder draw has no rho (a
         constant score or outcome among the drawn encoders).
     """
-    labels, member = np.unique(np.asarray([str(c) for c in clusters]), return_inverse=True)
-    drawn = rng.integers(0, labels.size, (n_boot, labels.size))
-    times = np.stack([(drawn == c).sum(axis=1) for c in range(labels.size)], axis=1)
-    sums, counts = np.zeros(n_boot), np.zeros(n_boot)
-    for (x, y), c in zip(pairs, member):
-        replicate = np.repeat(np.arange(n_boot), times[:, c])   # one entry per draw of it
-        pick = rng.integers(0, x.size, (replicate.size, x.size))
-        rhos = spearman_rows(x[pick], y[pick])
-        ok = ~np.isnan(rhos)
-        np.add.at(sums, replicate[ok], rhos[ok])
-        np.add.at(counts, replicate[ok], 1)
-    means = sums[counts > 0] / counts[counts > 0]
-    if not means.size:
-        return None, None
-    alpha = (1 - CONFIDENCE) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
-    return float(low), float(high)
+    return percentile_interval(hierarchical_means(
+        [x.size for x, _ in pairs], clusters,
+        lambda k, pick: spearman_rows(pairs[k][0][pick], pairs[k][1][pick]),
+        n_boot=n_boot, rng=rng))
 
 
 def combined_row(score: str, outcome: str, task_gaps: Sequence[dict], *, n_boot: int,

@@ -176,6 +176,25 @@ def narrowing_table(evidence: Mapping[str, Any], outcome: str = "success", *,
     return pd.DataFrame.from_dict(table, orient="index").rename_axis("score")
 
 
+def difference_table(evidence: Mapping[str, Any], leader: str,
+                     outcomes=("success", "progress")) -> pd.DataFrame:
+    """Each other score x outcome: ``leader``'s mean Spearman minus that score's over the
+    task-gaps both have, ``+0.12 [-0.05, +0.30] not told apart (18 task-gaps)``
+    (:func:`s2r.evidence.compare.score_differences`: a paired bootstrap)."""
+    from s2r.evidence.compare import score_differences
+
+    titles = catalogue.titles()
+    table: dict = {}
+    for outcome in outcomes:
+        for d in score_differences(evidence, leader, outcome=outcome):
+            text = "undefined" if d["verdict"] is None else (
+                f"{d['mean_difference']:+.2f} [{d['ci_low']:+.2f}, {d['ci_high']:+.2f}] "
+                f"{d['verdict']} ({d['n_task_gaps']} task-gaps)")
+            table.setdefault(titles.get(d["b"], d["b"]), {})[f"real {outcome}"] = text
+    return pd.DataFrame.from_dict(table, orient="index").rename_axis(
+        f"{titles.get(leader, leader)} minus")
+
+
 def markdown(table: pd.DataFrame) -> str:
     """``table`` as a Markdown pipe table, the index first (what the docs' tables are)."""
     header = [table.index.name or "", *map(str, table.columns)]

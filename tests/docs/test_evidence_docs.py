@@ -52,7 +52,8 @@ def test_the_published_reports_reproduce_the_published_evidence():
 def test_the_docs_tables_are_drawn_from_the_published_evidence():
     script = _script()
     page = (DOCS / "validation.md").read_text(encoding="utf-8")
-    for block in ("success", "progress", "shifts-success", "shifts-progress", "narrowing"):
+    for block in ("success", "progress", "shifts-success", "shifts-progress", "narrowing",
+                  "differences"):
         assert f"<!-- evidence:{block} -->" in page
     assert script.fill(page, script.blocks(read_evidence(PUBLISHED))) == page
 
