@@ -62,13 +62,17 @@ def section() -> None:
         outcome = st.radio("Real outcome", ("success", "progress"), horizontal=True,
                            key=S.VALIDATION_EVIDENCE_OUTCOME)
         st.altair_chart(figures.themed(forest_plot(doc, outcome)), width="stretch")
-        every, kinds = verdict.evidence_tables(outcome)
+        every, kinds, differences = verdict.evidence_tables(outcome)
         st.dataframe(every, width="stretch")
         if len(kinds.columns):
             st.caption("Each kind of shift alone (the real look changes only its lights, "
                        "textures, camera or distractors) at gap 1: per kind, the combined "
                        "estimate over its tasks, then each task's Spearman.")
             st.dataframe(kinds, width="stretch")
+        st.caption("Is the score s2r ranks by told apart from the others? Its Spearman minus "
+                   "each other score's, per task-gap over the encoders both rank, averaged, "
+                   "with a paired 95% interval (one bootstrap draw serves both scores).")
+        st.dataframe(differences, width="stretch")
         _remove_button()
 
 

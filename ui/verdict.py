@@ -58,17 +58,21 @@ def evidence() -> dict:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _tables(path: str, stamp: tuple, outcome: str) -> tuple:
-    from s2r.figures.evidence import evidence_table, shift_table
+    from s2r.evidence import strongest_score
+    from s2r.figures.evidence import difference_table, evidence_table, shift_table
 
     doc = _read(path, stamp)
-    return evidence_table(doc, outcome, shift="all"), shift_table(doc, outcome)
+    return (evidence_table(doc, outcome, shift="all"), shift_table(doc, outcome),
+            difference_table(doc, strongest_score(doc).score, outcomes=(outcome,)))
 
 
 def evidence_tables(outcome: str) -> tuple:
-    """``(all, kinds)`` tables of the evidence in effect for real ``outcome``: the task-gaps
-    of every kind of shift at once with the combined estimate, and the kinds of shift alone
-    (:func:`s2r.figures.evidence.shift_table`; no column when the evidence has none). Cached
-    per evidence file: the kinds' combined estimates are bootstraps."""
+    """``(all, kinds, differences)`` tables of the evidence in effect for real ``outcome``:
+    the task-gaps of every kind of shift at once with the combined estimate, the kinds of
+    shift alone (:func:`s2r.figures.evidence.shift_table`; no column when the evidence has
+    none), and the score ranked by minus each other score
+    (:func:`s2r.figures.evidence.difference_table`). Cached per evidence file: the
+    combined estimates and differences are bootstraps."""
     return _tables(*_version(), outcome)
 
 

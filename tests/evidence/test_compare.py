@@ -40,8 +40,9 @@ def test_the_mean_difference_is_the_mean_of_each_task_gaps_rho_difference():
              _cell("b", 0.0, {"good": [1, 2, 3], "noise": [3, 2, 1]}, [1, 2, 3])]   # sim look
     d = compare.score_difference(_evidence(cells), "good", "noise")
     # the first cell pairs the four encoders both score; the sim look is left out
-    one = spearmanr([1, 2, 3, 4], [.1, .2, .3, .4])[0] - spearmanr([3, 1, 2, 4], [.1, .2, .3, .4])[0]
-    two = spearmanr([4, 3, 1, 2], [.4, .3, .2, .1])[0] - spearmanr([1, 2, 3, 4], [.4, .3, .2, .1])[0]
+    up, down = [.1, .2, .3, .4], [.4, .3, .2, .1]
+    one = spearmanr([1, 2, 3, 4], up)[0] - spearmanr([3, 1, 2, 4], up)[0]
+    two = spearmanr([4, 3, 1, 2], down)[0] - spearmanr([1, 2, 3, 4], down)[0]
     assert d["n_task_gaps"] == 2
     assert d["mean_difference"] == pytest.approx((one + two) / 2)
 

@@ -58,9 +58,11 @@ def robomimic_pair(folder) -> tuple[str, str]:
 
 def validation_tables(at) -> list:
     """The Validation page's result tables in order, less the evidence section's (drawn above
-    them: the table with a ``combined`` column and the kinds-of-shift table)."""
+    them: the table with a ``combined`` column, the kinds-of-shift table and the differences
+    table, indexed by ``"<score> minus"``)."""
     from s2r.closedloop.study import STUDY_SHIFTS
 
     return [d.value for d in at.dataframe
             if not any(str(c).startswith("combined") for c in d.value.columns)
-            and not (len(d.value.columns) and set(d.value.columns) <= set(STUDY_SHIFTS))]
+            and not (len(d.value.columns) and set(d.value.columns) <= set(STUDY_SHIFTS))
+            and not str(d.value.index.name or "").endswith(" minus")]

@@ -104,11 +104,19 @@ def test_the_study_evidence_is_two_tables_on_the_validation_page(monkeypatch, tm
     at = open_app(pages.VALIDATION.path)
     at.run()
     no_exception(at)
-    every, kinds = (d.value for d in at.dataframe[:2])
+    every, kinds, differences = (d.value for d in at.dataframe[:3])
     assert "button-press-topdown-v3 gap 1" in every.columns
     assert not any("lighting" in c for c in every.columns)
     assert str(every.columns[-1]).startswith("combined (all 18 task-gaps")
     assert list(kinds.columns) == ["lighting", "texture", "camera", "distractors"]
     assert all(str(v).startswith("combined ") for v in kinds["camera"])
     assert "drawer-open-v3" in kinds.loc["Domain invariance (DIS)", "lighting"]
-    assert not validation_tables(at)                 # both are the evidence section's
+    from s2r.evidence import strongest_score
+    from s2r.metrics import catalogue
+
+    leader = catalogue.titles()[strongest_score(study_evidence()).score]
+    assert differences.index.name == f"{leader} minus" and leader not in differences.index
+    assert list(differences.columns) == ["real success"]
+    assert all(any(v in str(c) for v in ("ranks better", "not told apart", "ranks worse"))
+               for c in differences["real success"])
+    assert not validation_tables(at)                 # all three are the evidence section's
