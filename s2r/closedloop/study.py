@@ -329,6 +329,16 @@ def _finished(manifest: dict, plan: StudyPlan, out_dir: Path) -> dict:
             and (out_dir / e["report"]).is_file()}
 
 
+def _spent(manifest: dict, plan: StudyPlan) -> dict:
+    """``{cell name: wall seconds}`` that earlier, interrupted runs spent on cells ``manifest``
+    records pending, measured as ``plan`` measures (what the next run adds its own to)."""
+    if manifest.get("measured_as") != plan.measured_as():
+        return {}
+    return {e["cell"].get("name"): float(e["wall_s"]) for e in manifest["cells"]
+            if e.get("status") == "pending" and isinstance(e.get("wall_s"), (int, float))
+            and not isinstance(e.get("wall_s"), bool) and 0 <= e["wall_s"] < 1e9}
+
+
 def _report_name(name: str) -> str:
     """Where a cell's report goes, under the study's folder."""
     return f"reports/{name}.json"
@@ -359,9 +369,10 @@ def run_study(plan: StudyPlan, out_dir, *, cache=None,
     out_dir : str or PathLike
         Gets ``reports/<cell name>.json`` (each :func:`validate`'s report, as ``s2r
         validate`` writes it) and ``study.json``: the plan, each cell with its report, status
-        (``done``/``pending``) and wall seconds, the s2r version and ``command``. Written
-        after every cell. Once every cell is done, ``evidence.json``
-        (:func:`study_evidence`).
+        (``done``/``pending``) and wall seconds (over every run that worked on it: an
+        interrupted run writes its share before it stops, the next adds its own), the s2r
+        version and ``command``. Written after every cell and on an interruption. Once
+        every cell is done, ``evidence.json`` (:func:`study_evidence`).
     cache : Cache, False or None
         As for :func:`validate`; a cell interrupted midway resumes from it. The Ray path needs
         a cache folder (the workers write into it, the driver reads).
@@ -398,7 +409,8 @@ def run_study(plan: StudyPlan, out_dir, *, cache=None,
     cells = study_cells(plan)
     out_dir = Path(out_dir)
     manifest_path = out_dir / "study.json"
-    finished = _finished(read_manifest(manifest_path), plan, out_dir)
+    manifest = read_manifest(manifest_path)
+    finished, spent = _finished(manifest, plan, out_dir), _spent(manifest, plan)
     cache = as_cache(cache, settings)
     entries = []
     for cell in cells:
@@ -406,7 +418,7 @@ def run_study(plan: StudyPlan, out_dir, *, cache=None,
         done = old is not None and old["cell"] == cell.to_dict()
         entries.append(old if done else {"cell": cell.to_dict(), "status": "pending",
                                          "report": _report_name(cell.name),
-                                         "wall_s": None})
+                                         "wall_s": spent.get(cell.name)})
     clock = _Clock(progress, sum(cell_units(c) for c in cells))
     offsets = dict(zip((c.name for c in cells),
                        [sum(cell_units(c) for c in cells[:i]) for i in range(len(cells))]))
@@ -419,13 +431,20 @@ def run_study(plan: StudyPlan, out_dir, *, cache=None,
     _write_json(manifest_path, _manifest(plan, entries, command), writer)
     for i in _ready(todo, cells, plan, cache, address, device, settings, clock, offsets):
         cell, start = cells[i], time.monotonic()
-        result = validate(cell.spec, cell.encoders, cell.gaps, params=plan.params, cache=cache,
-                          device=device, n_boot=plan.n_boot, settings=settings,
-                          progress=clock.at(offsets[cell.name], cell.name),
-                          object_focus=plan.object_focus)
+        before = float(entries[i]["wall_s"] or 0.0)
+        try:
+            result = validate(cell.spec, cell.encoders, cell.gaps, params=plan.params,
+                              cache=cache, device=device, n_boot=plan.n_boot,
+                              settings=settings, progress=clock.at(offsets[cell.name], cell.name),
+                              object_focus=plan.object_focus)
+        except BaseException:      # interrupted: keep the time spent, the next run adds to it
+            entries[i] = {**entries[i], "wall_s": before + time.monotonic() - start}
+            _write_json(manifest_path, _manifest(plan, entries, command), writer)
+            raise
         path = out_dir / entries[i]["report"]
         _write_json(path, result.to_dict(), writer)
-        entries[i] = {**entries[i], "status": "done", "wall_s": time.monotonic() - start}
+        entries[i] = {**entries[i], "status": "done",
+                      "wall_s": before + time.monotonic() - start}
         _write_json(manifest_path, _manifest(plan, entries, command), writer)
         if on_cell is not None:
             on_cell(cell, path, entries[i]["wall_s"])

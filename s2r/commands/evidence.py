@@ -70,9 +70,9 @@ def _command_line(args) -> str:
 def study_provenance(path) -> dict:
     """What a study's manifest (:func:`s2r.closedloop.study.read_manifest`) says of how its
     reports were made: ``command``, ``s2r_version``, ``cells`` (each cell's ``name``,
-    ``status`` and ``wall_s``: its wall seconds in the run that finished it, None while
-    pending) and ``wall_s`` (their sum; a cell resumed after an interruption counts only its
-    last run, so the sum is a lower bound of the study's wall time)."""
+    ``status`` and ``wall_s``, its wall seconds as the manifest records them: docs/study.md)
+    and ``wall_s`` (their sum: the study's wall time less what a run spent outside any
+    cell, training controls on first use)."""
     from pathlib import Path
 
     from s2r.closedloop.study import read_manifest

@@ -18,6 +18,7 @@ cache.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from s2r.cli import (add_command, add_force_arg, add_runtime_args, announce_first_use,
@@ -146,6 +147,29 @@ def _dry_run(cells, params) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def sigterm_interrupts():
+    """Within it, SIGTERM (a batch scheduler's or ``kill``'s stop) ends the study as Ctrl-C
+    does: the manifest keeps the interrupted cell's time spent, the cache what was computed.
+    The previous handler comes back after; off the main thread (where Python runs no signal
+    handler) nothing changes."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run(args) -> int:
     from s2r.closedloop.study import run_study, study_cells
     from s2r.embed.ray_backend import check_address
@@ -172,7 +196,7 @@ def run(args) -> int:
         how = "already done" if seconds is None else f"{seconds / 60:,.1f} min"
         print(f"{cell.name}: {path} ({how})")
 
-    with tqdm_progress("study") as progress:
+    with sigterm_interrupts(), tqdm_progress("study") as progress:
         run_study(plan, out, cache=cache, progress=progress, settings=settings,
                   address=args.ray, device=args.device, command=["s2r", *sys.argv[1:]],
                   writer=lambda path: atomic_output(path, args, "study"), on_cell=finished)

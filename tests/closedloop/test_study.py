@@ -2,6 +2,7 @@
 manifest, the command."""
 
 import json
+import time
 
 import pytest
 
@@ -126,6 +127,7 @@ def test_finished_cells_are_skipped_and_the_manifest_says_what_is_done(tmp_path,
 
     def fake(spec, ids, gaps, **kw):
         calls.append(spec)
+        time.sleep(0.02)
         if interrupt[0] and len(calls) == 3:
             raise Interrupted
         return FakeReport(spec)
@@ -138,7 +140,10 @@ def test_finished_cells_are_skipped_and_the_manifest_says_what_is_done(tmp_path,
     manifest = json.loads((out / "study.json").read_text())
     assert [c["status"] for c in manifest["cells"]] == ["done"] * 2 + ["pending"] * 11
     assert manifest["cells"][0]["report"] == "reports/assembly-v3--all.json"
-    assert manifest["cells"][0]["wall_s"] >= 0 and manifest["cells"][2]["wall_s"] is None
+    # the interrupted cell keeps the time spent on it, the cells not begun have none
+    assert manifest["cells"][0]["wall_s"] >= 0.02 and manifest["cells"][2]["wall_s"] >= 0.02
+    assert manifest["cells"][3]["wall_s"] is None
+    spent = manifest["cells"][2]["wall_s"]
     assert manifest["command"] == ["s2r", "study"] and manifest["s2r_version"]
     assert manifest["plan"]["tasks"][0]["gaps"] == [0, 0.1, 0.25]
     calls.clear()
@@ -150,6 +155,9 @@ def test_finished_cells_are_skipped_and_the_manifest_says_what_is_done(tmp_path,
     assert paths == [out / "reports" / f"{c.name}.json" for c in cells]
     assert json.loads(paths[5].read_text()) == {"dataset": cells[5].spec}
     assert json.loads((out / "evidence.json").read_text()) == {"evidence of": 13}
+    again = json.loads((out / "study.json").read_text())["cells"]
+    assert again[2]["wall_s"] >= spent + 0.02          # the resumed run adds its own time
+    assert seen[2][1] == again[2]["wall_s"]
     calls.clear()                         # a manifest's report path is never followed elsewhere
     manifest = json.loads((out / "study.json").read_text())
     manifest["cells"][0]["report"] = "../elsewhere.json"
@@ -159,6 +167,19 @@ def test_finished_cells_are_skipped_and_the_manifest_says_what_is_done(tmp_path,
     calls.clear()                                          # another way of measuring: all again
     S.run_study(S.default_plan(gaps=GAPS, encoders=IDS, n_boot=10), out, cache=False)
     assert len(calls) == 13
+
+
+def test_sigterm_interrupts_the_study_and_the_handler_comes_back():
+    import os
+    import signal
+
+    from s2r.commands.study import sigterm_interrupts
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt), sigterm_interrupts():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)                    # the handler raises before this ends
+    assert signal.getsignal(signal.SIGTERM) == before
 
 
 def test_a_manifest_that_is_not_one_is_one_line(tmp_path):
