@@ -54,7 +54,7 @@ MAX_TASKS = 50
 MAX_CELLS = 500
 #: Seconds one encoder takes on one task (scores and rollouts) at 20 rollouts a look and three
 #: gaps on a 2-core machine, measured on Meta-World (docs/study.md): the dry run's estimate.
-ENCODER_TASK_SECONDS = 100.0
+ENCODER_TASK_SECONDS = 65.0
 #: The manifest is a few kilobytes a cell; anything larger is not one.
 MAX_MANIFEST_BYTES = 8 << 20
 

@@ -251,8 +251,9 @@ def test_the_dry_run_prints_the_cells_and_an_estimate(tmp_path, capsys):
                  "--encoders", ",".join(IDS), "--shifts", "", "--out-dir", str(tmp_path / "o"),
                  "--dry-run"]) == 0
     text = capsys.readouterr().out
-    # 3 encoders x 100 s at 20 rollouts and 3 gaps: 5 min
-    assert "demo--all" in text and "~5 min" in text and "1 cells; estimate:" in text
+    # 3 encoders x ENCODER_TASK_SECONDS at 20 rollouts and 3 gaps
+    minutes = round(3 * S.ENCODER_TASK_SECONDS / 60)
+    assert "demo--all" in text and f"~{minutes} min" in text and "1 cells; estimate:" in text
     assert not (tmp_path / "o").exists()
 
 
