@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from s2r.evidence import score_record, shipped_evidence
+from s2r.evidence.choice import PAPER_Y
 from s2r.metrics import catalogue
 from tests.ui.apptest import no_exception, open_app
 from ui import pages
@@ -54,7 +55,8 @@ def test_the_scores_page_names_each_scores_record(computed, own_cache):
     assert spec["title"]["subtitle"][1:] == [f"DIS: {dis}",
                                              f"{catalogue.get(y).short}: "
                                              f"{score_record(shipped_evidence(), y).phrase}"]
-    assert "paper Fig. 5" not in spec["title"]["text"]          # y is not the transfer skill
+    # the paper's Fig. 5 (DIS against the transfer skill) is named only when y is its y
+    assert ("paper Fig. 5" in spec["title"]["text"]) == (y == PAPER_Y)
     assert spec["config"]["title"]["subtitleColor"] == SUBTITLE_COLOUR   # read on both themes
     tips = {t["field"] for layer in spec["layer"]
             for t in layer.get("encoding", {}).get("tooltip", []) if isinstance(t, dict)}
