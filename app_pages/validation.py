@@ -239,8 +239,8 @@ score = st.radio("Score (x axis)", list(x_choices), horizontal=True, key=S.VALID
 scatter = V.success_scatter(df, score, correlation=rows_all.get(score), outcome=outcome)
 st.altair_chart(figures.themed(scatter), width="stretch")
 figures.chart_download(scatter, f"s2r_validation_{score}", S.VALIDATION_FIGURE,
-                       V.success_scatter(df, score, correlation=rows_all.get(score),
-                                         outcome=outcome, layout=paper_layout()))
+                       lambda: V.success_scatter(df, score, correlation=rows_all.get(score),
+                                                 outcome=outcome, layout=paper_layout()))
 st.caption(axes.range_note([score]))
 gap_pick = st.radio("Correlations at", [*gaps, "all"], index=len(gaps) - 1, horizontal=True,
                     key=S.VALIDATION_CORR_GAP,

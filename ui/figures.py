@@ -9,7 +9,7 @@ a two-column paper, SVG/PDF vector, PNG at 300 dpi), made only when a button is 
 from __future__ import annotations
 
 import functools
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 import streamlit as st
 
@@ -43,13 +43,14 @@ def _buttons(render: Callable[[str], bytes], name: str, key: str, what: str) -> 
                             help=f"{label}: one column of a two-column paper (8 pt text)")
 
 
-def chart_download(chart, name: str, key: str, printed=None) -> None:
+def chart_download(chart, name: str, key: str, printed: Optional[Callable] = None) -> None:
     """SVG/PDF/PNG buttons for an Altair ``chart`` (:func:`s2r.figures.chart_bytes`), or for
-    ``printed``, the same chart laid out for print (names on points placed for a paper
-    column's size, :func:`s2r.figures.names.paper_layout`)."""
+    ``printed()``, the same chart laid out for print (names on points placed for a paper
+    column's size, :func:`s2r.figures.names.paper_layout`), built only when a file is asked
+    for."""
     from s2r.figures import chart_bytes
 
-    _buttons(lambda fmt: chart_bytes(printed or chart, fmt), name, key, "Figure")
+    _buttons(lambda fmt: chart_bytes(printed() if printed else chart, fmt), name, key, "Figure")
 
 
 def grid_download(rows: Sequence, name: str, key: str, *,

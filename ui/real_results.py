@@ -91,8 +91,8 @@ def section() -> None:
         chart = success_scatter(rows, score, catalogue.get(score).title)
         st.altair_chart(figures.themed(chart), width="stretch", key=S.VALIDATION_REAL_CHART)
         figures.chart_download(chart, f"s2r_real_results_{score}", S.VALIDATION_REAL_FIGURE,
-                               success_scatter(rows, score, catalogue.get(score).title,
-                                               layout=paper_layout()))
+                               lambda: success_scatter(rows, score, catalogue.get(score).title,
+                                                       layout=paper_layout()))
         st.caption(range_note([score]))
         evidence.add_button(real_results_validation(
             report, file=name, dataset=frameset.name, fingerprint=frameset.fingerprint,
